@@ -1,0 +1,335 @@
+#include "cli.hpp"
+
+#include <cxxopts.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+namespace neuron_cache {
+
+namespace {
+
+constexpr const char* k_positional_key = "positional-arguments";
+
+std::string join_names(const OptionSpec& option)
+{
+  std::string names;
+  if (!option.short_name.empty()) {
+    names = option.short_name + ",";
+  }
+  names += option.long_name;
+  if (auto twin = option.underscore_twin(); !twin.empty()) {
+    names += "," + twin;
+  }
+  for (const auto& alias : option.aliases) {
+    names += "," + alias;
+    OptionSpec alias_spec;
+    alias_spec.long_name = alias;
+    if (auto twin = alias_spec.underscore_twin(); !twin.empty()) {
+      names += "," + twin;
+    }
+  }
+  return names;
+}
+
+std::vector<const OptionSpec*> options_of(const CommandSpec& command)
+{
+  std::vector<const OptionSpec*> all;
+  for (const auto& option : command.options) {
+    all.push_back(&option);
+  }
+  for (const auto& option : common_options()) {
+    all.push_back(&option);
+  }
+  return all;
+}
+
+Format resolve_format(const cxxopts::ParseResult& result)
+{
+  std::optional<Format> chosen;
+  std::string chosen_by;
+  auto choose = [&](Format format, const std::string& flag) {
+    if (chosen && *chosen != format) {
+      throw UsageError("'" + flag + "' conflicts with '" + chosen_by + "'; choose one output format");
+    }
+    chosen = format;
+    chosen_by = flag;
+  };
+  for (const auto& value : result.count("format") != 0U ? result["format"].as<std::vector<std::string>>()
+                                                          : std::vector<std::string>{}) {
+    if (value == "human") {
+      choose(Format::human, "--format human");
+    } else if (value == "json") {
+      choose(Format::json, "--format json");
+    } else if (value == "quiet") {
+      choose(Format::quiet, "--format quiet");
+    } else {
+      throw UsageError("--format must be one of human, json, quiet (got '" + value + "')");
+    }
+  }
+  if (result.count("json") != 0U) {
+    choose(Format::json, "--json");
+  }
+  if (result.count("quiet") != 0U) {
+    choose(Format::quiet, "--quiet");
+  }
+  return chosen.value_or(Format::human);
+}
+
+std::string wrap(const std::string& text, std::size_t indent, std::size_t width)
+{
+  std::istringstream words(text);
+  std::string word;
+  std::string out;
+  std::size_t column = indent;
+  bool first = true;
+  while (words >> word) {
+    if (!first && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (!first) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string OptionSpec::underscore_twin() const
+{
+  if (long_name.find('-') == std::string::npos) {
+    return {};
+  }
+  std::string twin = long_name;
+  std::replace(twin.begin(), twin.end(), '-', '_');
+  return twin;
+}
+
+const std::vector<OptionSpec>& common_options()
+{
+  static const std::vector<OptionSpec> options = {
+    {"", "format", ValueKind::choice, "FORMAT", "Output format: human (default), json or quiet.",
+     {"human", "json", "quiet"}, {}},
+    {"", "json", ValueKind::flag, "", "Same as --format json.", {}, {}},
+    {"q", "quiet", ValueKind::flag, "", "Same as --format quiet: only essential values, one per line.", {}, {}},
+    {"h", "help", ValueKind::flag, "", "Show this help and exit.", {}, {}},
+  };
+  return options;
+}
+
+const CommandSpec* find_command(const std::string& name)
+{
+  for (const auto& command : all_commands()) {
+    if (command.name == name) {
+      return &command;
+    }
+  }
+  return nullptr;
+}
+
+Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::Environment& env)
+  : m_command(command), m_env(env)
+{
+  auto separator = std::find(args.begin(), args.end(), "--");
+  if (separator != args.end()) {
+    m_trailing.assign(separator + 1, args.end());
+    args.erase(separator, args.end());
+  }
+
+  cxxopts::Options parser("neuron-cache " + command.name);
+  auto adder = parser.add_options();
+  for (const auto* option : options_of(command)) {
+    if (option->kind == ValueKind::flag) {
+      adder(join_names(*option), option->help);
+    } else {
+      adder(join_names(*option), option->help, cxxopts::value<std::vector<std::string>>());
+    }
+  }
+  adder(k_positional_key, "", cxxopts::value<std::vector<std::string>>());
+  parser.parse_positional({k_positional_key});
+
+  std::vector<char*> argv;
+  std::string program = "neuron-cache";
+  argv.push_back(program.data());
+  for (auto& arg : args) {
+    argv.push_back(arg.data());
+  }
+  try {
+    m_result = std::make_unique<cxxopts::ParseResult>(parser.parse(static_cast<int>(argv.size()), argv.data()));
+  } catch (const cxxopts::exceptions::exception& error) {
+    std::string message = error.what();
+    // cxxopts quotes with typographic quotes; keep messages plain ASCII.
+    for (const std::string quote : {"\xe2\x80\x98", "\xe2\x80\x99"}) {
+      for (auto at = message.find(quote); at != std::string::npos; at = message.find(quote)) {
+        message.replace(at, quote.size(), "'");
+      }
+    }
+    throw UsageError(message);
+  }
+  m_help = m_result->count("help") != 0U;
+  if (m_result->count(k_positional_key) != 0U) {
+    m_positionals = (*m_result)[k_positional_key].as<std::vector<std::string>>();
+  }
+  m_output = std::make_unique<Output>(resolve_format(*m_result));
+  if (m_help) {
+    return;
+  }
+  for (const auto* option : options_of(command)) {
+    if (option->kind != ValueKind::flag && m_result->count(option->long_name) > 1U) {
+      throw UsageError("--" + option->long_name + " was given more than once");
+    }
+    if (option->kind == ValueKind::choice && m_result->count(option->long_name) != 0U) {
+      auto value = (*m_result)[option->long_name].as<std::vector<std::string>>().front();
+      if (std::find(option->choices.begin(), option->choices.end(), value) == option->choices.end()) {
+        std::string allowed;
+        for (const auto& choice : option->choices) {
+          allowed += (allowed.empty() ? "" : ", ") + choice;
+        }
+        throw UsageError("--" + option->long_name + " must be one of " + allowed + " (got '" + value + "')");
+      }
+    }
+  }
+  if (m_positionals.size() > command.positionals.size()) {
+    throw UsageError("unexpected argument '" + m_positionals[command.positionals.size()] + "'");
+  }
+  for (std::size_t i = 0; i < command.positionals.size(); ++i) {
+    if (command.positionals[i].required && i >= m_positionals.size()) {
+      throw UsageError("missing argument " + command.positionals[i].name);
+    }
+  }
+  for (const auto& option : command.options) {
+    if (option.kind == ValueKind::integer && m_result->count(option.long_name) != 0U) {
+      integer(option.long_name);
+    }
+  }
+}
+
+Invocation::~Invocation() = default;
+
+bool Invocation::has(const std::string& long_name) const { return m_result->count(long_name) != 0U; }
+
+std::optional<std::string> Invocation::value(const std::string& long_name) const
+{
+  if (!has(long_name)) {
+    return std::nullopt;
+  }
+  return (*m_result)[long_name].as<std::vector<std::string>>().back();
+}
+
+std::vector<std::string> Invocation::values(const std::string& long_name) const
+{
+  if (!has(long_name)) {
+    return {};
+  }
+  return (*m_result)[long_name].as<std::vector<std::string>>();
+}
+
+std::optional<long long> Invocation::integer(const std::string& long_name, long long minimum) const
+{
+  auto text = value(long_name);
+  if (!text) {
+    return std::nullopt;
+  }
+  long long parsed = 0;
+  auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+  if (error != std::errc() || end != text->data() + text->size() || text->empty()) {
+    throw UsageError("--" + long_name + " expects an integer (got '" + *text + "')");
+  }
+  if (parsed < minimum) {
+    throw UsageError("--" + long_name + " must be at least " + std::to_string(minimum) + " (got " + *text + ")");
+  }
+  return parsed;
+}
+
+std::optional<std::string> Invocation::positional(const std::string& name) const
+{
+  for (std::size_t i = 0; i < m_command.positionals.size(); ++i) {
+    if (m_command.positionals[i].name == name) {
+      if (i < m_positionals.size()) {
+        return m_positionals[i];
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string render_command_help(const CommandSpec& command)
+{
+  std::ostringstream out;
+  out << "Usage: neuron-cache " << command.name << " [OPTIONS]";
+  for (const auto& positional : command.positionals) {
+    out << (positional.required ? " " + positional.name : " [" + positional.name + "]");
+  }
+  out << "\n\n" << wrap(command.summary, 0, 88) << "\n";
+  if (!command.description.empty()) {
+    out << "\n" << command.description << "\n";
+  }
+  if (!command.positionals.empty()) {
+    out << "\nArguments:\n";
+    for (const auto& positional : command.positionals) {
+      std::string left = "  " + positional.name;
+      out << left << std::string(left.size() < 32 ? 32 - left.size() : 1, ' ') << wrap(positional.help, 32, 100)
+          << "\n";
+    }
+  }
+  auto emit_options = [&](const std::string& title, const std::vector<OptionSpec>& options) {
+    if (options.empty()) {
+      return;
+    }
+    out << "\n" << title << ":\n";
+    for (const auto& option : options) {
+      std::string left = "  ";
+      left += option.short_name.empty() ? "    " : "-" + option.short_name + ", ";
+      left += "--" + option.long_name;
+      if (option.kind != ValueKind::flag) {
+        left += " " + option.value_name;
+      }
+      std::string help = option.help;
+      if (auto twin = option.underscore_twin(); !twin.empty()) {
+        help += " (also --" + twin + ")";
+      }
+      for (const auto& alias : option.aliases) {
+        help += " (alias --" + alias + ")";
+      }
+      if (left.size() >= 34) {
+        out << left << "\n" << std::string(34, ' ') << wrap(help, 34, 100) << "\n";
+      } else {
+        out << left << std::string(34 - left.size(), ' ') << wrap(help, 34, 100) << "\n";
+      }
+    }
+  };
+  emit_options("Options", command.options);
+  emit_options("Common options", common_options());
+  if (!command.examples.empty()) {
+    out << "\nExamples:\n";
+    for (const auto& example : command.examples) {
+      out << "  " << example << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string render_main_help()
+{
+  std::ostringstream out;
+  out << "Usage: neuron-cache [--version] [--help] COMMAND [OPTIONS]\n\n"
+      << "Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo:\n"
+      << "a Hugging Face Hub model repo (org/name) or a directory (/path or file:///path).\n"
+      << "Compatible with optimum-cli neuron cache.\n\nCommands:\n";
+  for (const auto& command : all_commands()) {
+    std::string left = "  " + command.name;
+    out << left << std::string(left.size() < 16 ? 16 - left.size() : 1, ' ') << command.summary << "\n";
+  }
+  out << "\nRun 'neuron-cache COMMAND --help' for a command's options and examples.\n"
+      << "Exit codes: 0 ok, 1 error, 2 usage error, 3 nothing found (lookup).\n";
+  return out.str();
+}
+
+} // namespace neuron_cache

@@ -1,0 +1,56 @@
+// `neuron-cache config`: which cache repo is in effect, and why.
+#include "commands.hpp"
+
+#include <hubcache/environment.hpp>
+#include <hubcache/repo_spec.hpp>
+
+namespace neuron_cache {
+
+namespace {
+
+int run_config(Invocation& invocation)
+{
+  const auto& env = invocation.env();
+  auto resolved = resolve_repo(invocation);
+  auto config_file = hubcache::custom_cache_config_path(env);
+  std::string kind = resolved.spec.kind == hubcache::RepoKind::hub ? "hub" : "directory";
+
+  std::string human;
+  human += "repo:         " + resolved.spec.canonical() + "\n";
+  human += "repo kind:    " + kind + "\n";
+  human += "repo source:  " + std::string(hubcache::to_string(resolved.source));
+  if (resolved.source != hubcache::RepoSource::default_value) {
+    human += " (" + resolved.origin + ")";
+  }
+  human += "\nconfig file:  " + config_file.string() + "\n";
+  human += "HF_HOME:      " + hubcache::hf_home(env).string() + "\n";
+
+  nlohmann::json data = {{"repo", resolved.spec.canonical()},
+                         {"kind", kind},
+                         {"source", hubcache::to_string(resolved.source)},
+                         {"origin", resolved.origin},
+                         {"config_file", config_file.string()},
+                         {"hf_home", hubcache::hf_home(env).string()}};
+  invocation.out().result(human, data, resolved.spec.canonical());
+  return k_exit_ok;
+}
+
+} // namespace
+
+CommandSpec make_config_command()
+{
+  CommandSpec command;
+  command.name = "config";
+  command.summary = "Show the cache repo in effect and where that choice comes from.";
+  command.description =
+    "The repo is chosen as optimum-neuron chooses it: --repo-id, then $CUSTOM_CACHE_REPO, then the\n"
+    "file $HF_HOME/optimum_neuron_custom_cache written by 'set' (HF_HOME defaults to\n"
+    "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then aws-neuron/optimum-neuron-cache.";
+  command.options = {repo_id_option()};
+  command.examples = {"neuron-cache config", "neuron-cache config --json",
+                      "CUSTOM_CACHE_REPO=/data/neuron-cache neuron-cache config -q"};
+  command.run = run_config;
+  return command;
+}
+
+} // namespace neuron_cache

@@ -1,0 +1,81 @@
+// `neuron-cache create [NAME]`: make an empty cache repo and set it locally.
+#include "commands.hpp"
+
+#include <hubcache/error.hpp>
+#include <hubcache/repo_spec.hpp>
+
+namespace neuron_cache {
+
+namespace {
+
+constexpr const char* k_default_repo_name = "optimum-neuron-cache";
+
+int run_create(Invocation& invocation)
+{
+  auto positional = invocation.positional("NAME");
+  auto option = invocation.value("name");
+  if (positional && option && *positional != *option) {
+    throw UsageError("give the repo name once, either as NAME or with --name");
+  }
+  std::string name = positional ? *positional : option.value_or(k_default_repo_name);
+  auto spec = hubcache::parse_repo_spec(name);
+  bool is_public = invocation.has("public");
+  if (is_public && spec.kind == hubcache::RepoKind::directory) {
+    invocation.out().warning("--public has no effect on a directory repo; its file permissions decide who reads it");
+  }
+
+  const auto& env = invocation.env();
+  auto config_file = hubcache::custom_cache_config_path(env);
+  // Refuse before creating anything we could not then register.
+  hubcache::ensure_config_writable(config_file);
+
+  auto repo = open_repository(invocation, spec);
+  bool existed = invocation.has("exist-ok") && repo->exists();
+  auto created = repo->create({.is_private = !is_public, .exist_ok = invocation.has("exist-ok")});
+
+  std::optional<std::string> previous;
+  try {
+    previous = hubcache::read_custom_cache_repo(config_file);
+  } catch (const hubcache::ConfigError&) {
+  }
+  if (previous && *previous != created) {
+    invocation.out().warning("A custom cache repo was already registered: " + *previous
+                             + ". It will be overwritten to " + created + ".");
+  }
+  hubcache::write_custom_cache_repo(config_file, created);
+
+  std::string visibility = spec.kind == hubcache::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
+  std::string human = (existed ? "Neuron cache already exists: " : "Neuron cache created: ") + created + " ["
+                      + visibility + "].\n" + "Neuron cache name set locally to " + created + " in "
+                      + config_file.string() + ".";
+  invocation.out().result(human,
+                          {{"repo", created}, {"created", !existed}, {"visibility", visibility},
+                           {"config_file", config_file.string()}},
+                          created);
+  return k_exit_ok;
+}
+
+} // namespace
+
+CommandSpec make_create_command()
+{
+  CommandSpec command;
+  command.name = "create";
+  command.summary = "Create an empty cache repo and set it as this host's cache repo.";
+  command.description =
+    "NAME is a Hub repo (org/name, or name under your own account; default optimum-neuron-cache)\n"
+    "or a directory (/abs/path or file:///abs/path) on local disk, NFS or FSx for Lustre.";
+  command.positionals = {{"NAME", ValueKind::repo, "The repo to create (same as --name).", false}};
+  command.options = {
+    {"n", "name", ValueKind::repo, "NAME", "The repo to create (default: optimum-neuron-cache on the Hub).", {}, {}},
+    {"", "public", ValueKind::flag, "", "Make a Hub repo public (default: private).", {}, {}},
+    {"", "exist-ok", ValueKind::flag, "", "Succeed when the repo already exists (still sets it).", {}, {}},
+    token_option(),
+  };
+  command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
+                      "neuron-cache create /fsx/neuron-cache-repo --exist-ok --json"};
+  command.run = run_create;
+  return command;
+}
+
+} // namespace neuron_cache

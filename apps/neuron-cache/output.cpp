@@ -1,0 +1,161 @@
+#include "output.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace neuron_cache {
+
+Output::Output(Format format) : m_format(format), m_stderr_tty(::isatty(STDERR_FILENO) != 0) {}
+
+void Output::info(const std::string& message) const
+{
+  if (m_format == Format::human) {
+    std::cerr << message << '\n';
+  }
+}
+
+void Output::warning(const std::string& message) const { std::cerr << "Warning: " << message << '\n'; }
+
+void Output::result(const std::string& human, const nlohmann::json& data, const std::string& quiet) const
+{
+  switch (m_format) {
+  case Format::human:
+    if (!human.empty()) {
+      std::cout << human << (human.back() == '\n' ? "" : "\n");
+    }
+    break;
+  case Format::json: std::cout << data.dump(2) << '\n'; break;
+  case Format::quiet:
+    if (!quiet.empty()) {
+      std::cout << quiet << (quiet.back() == '\n' ? "" : "\n");
+    }
+    break;
+  }
+  std::cout.flush();
+}
+
+std::string format_table(const Output::Table& table)
+{
+  std::vector<std::size_t> widths(table.headers.size(), 0);
+  for (std::size_t i = 0; i < table.headers.size(); ++i) {
+    widths[i] = table.headers[i].size();
+  }
+  for (const auto& row : table.rows) {
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::ostringstream out;
+  auto emit = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      std::string cell = i < cells.size() ? cells[i] : "";
+      bool right = i < table.right_aligned.size() && table.right_aligned[i];
+      std::string padding(widths[i] - std::min(widths[i], cell.size()), ' ');
+      line += right ? padding + cell : cell + (i + 1 < widths.size() ? padding : "");
+      if (i + 1 < widths.size()) {
+        line += "  ";
+      }
+    }
+    while (!line.empty() && line.back() == ' ') {
+      line.pop_back();
+    }
+    out << line << '\n';
+  };
+  emit(table.headers);
+  for (const auto& row : table.rows) {
+    emit(row);
+  }
+  if (!table.footer.empty()) {
+    out << '\n' << table.footer << '\n';
+  }
+  return out.str();
+}
+
+void Output::table(const Table& table, const nlohmann::json& data, std::size_t quiet_column) const
+{
+  switch (m_format) {
+  case Format::human:
+    if (table.rows.empty()) {
+      std::cout << "No results found.\n";
+      if (!table.footer.empty()) {
+        std::cout << '\n' << table.footer << '\n';
+      }
+    } else {
+      std::cout << format_table(table);
+    }
+    break;
+  case Format::json: std::cout << data.dump(2) << '\n'; break;
+  case Format::quiet:
+    for (const auto& row : table.rows) {
+      if (quiet_column < row.size()) {
+        std::cout << row[quiet_column] << '\n';
+      }
+    }
+    break;
+  }
+  std::cout.flush();
+}
+
+void Output::raw(const std::string& text) const
+{
+  std::cout << text;
+  std::cout.flush();
+}
+
+std::string human_size(std::uint64_t bytes)
+{
+  static const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000.0 && unit < 4) {
+    value /= 1000.0;
+    ++unit;
+  }
+  char buffer[32];
+  if (unit == 0) {
+    std::snprintf(buffer, sizeof(buffer), "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, units[unit]);
+  }
+  return buffer;
+}
+
+ProgressBar::ProgressBar(const Output& output, std::string label)
+  : m_enabled(output.is_human() && output.stderr_is_tty()), m_label(std::move(label))
+{
+}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+void ProgressBar::update(std::uint64_t done, std::uint64_t total)
+{
+  if (!m_enabled || total == 0) {
+    return;
+  }
+  int percent = static_cast<int>(done * 100 / total);
+  if (percent == m_last_percent) {
+    return;
+  }
+  m_last_percent = percent;
+  constexpr int width = 30;
+  int filled = percent * width / 100;
+  std::fprintf(stderr, "\r%s [%s%s] %3d%% %s/%s", m_label.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent, human_size(done).c_str(),
+               human_size(total).c_str());
+  std::fflush(stderr);
+}
+
+void ProgressBar::finish()
+{
+  if (m_enabled && m_last_percent >= 0) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    m_last_percent = -1;
+  }
+}
+
+} // namespace neuron_cache

@@ -1,0 +1,77 @@
+# Shared helpers for the end-to-end suites: each suite sources this file, defines
+# test_* functions, and calls run_tests. Every test runs in a fresh scratch directory
+# with its own HF_HOME, so the user's configuration is never read or touched.
+set -uo pipefail
+
+BIN_DIR="${NEURON_CACHE_BIN_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../build/bin" && pwd)}"
+SOURCE_DIR="${NEURON_CACHE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+NC="$BIN_DIR/neuron-cache"
+SUITE_ROOT="$(mktemp -d "${TMPDIR:-/tmp}/neuron-cache-e2e.XXXXXX")"
+trap 'rm -rf "$SUITE_ROOT"' EXIT
+
+# Variables a test must not inherit from the developer's shell.
+unset CUSTOM_CACHE_REPO HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_TOKEN_PATH HF_ENDPOINT HF_HUB_OFFLINE \
+      NEURON_CC_FLAGS NEURON_COMPILE_CACHE_URL XDG_CACHE_HOME
+
+fail() {
+  echo "    FAIL: $*" >&2
+  echo "$*" >>"$SCRATCH/.failures"
+  return 1
+}
+
+# run EXPECTED_EXIT CMD...: runs CMD, stdout to $OUT, stderr to $ERR, checks the exit code.
+run() {
+  local expected="$1"; shift
+  "$@" >"$OUT" 2>"$ERR"
+  local code=$?
+  if [[ "$code" != "$expected" ]]; then
+    fail "expected exit $expected, got $code from: $*"
+    echo "    stdout: $(head -c 2000 "$OUT")" >&2
+    echo "    stderr: $(head -c 2000 "$ERR")" >&2
+    return 1
+  fi
+}
+
+# contains FILE TEXT: FILE holds TEXT (fixed string).
+contains() { grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks: $2"$'\n'"$(head -c 1500 "$1")"; }
+lacks() { ! grep -qF -- "$2" "$1" || fail "$(basename "$1") unexpectedly has: $2"; }
+one_line() { [[ "$(wc -l <"$1")" -le 1 ]] || fail "$(basename "$1") has more than one line: $(cat "$1")"; }
+equals() { [[ "$1" == "$2" ]] || fail "expected '$2', got '$1'"; }
+
+# snapshot DIR: a listing of every file with its hash, to prove nothing changed.
+snapshot() {
+  if [[ -e "$1" ]]; then
+    (cd "$1" && find . -printf '%p %y %m\n' | sort && find . -type f -exec sha256sum {} + | sort)
+  else
+    echo "absent"
+  fi
+}
+
+# json_get FILE FILTER: a value from JSON output, e.g. json_get "$OUT" .repo
+json_get() { jq -r "$2" "$1"; }
+
+run_tests() {
+  local names
+  names=$(declare -F | awk '{print $3}' | grep '^test_' )
+  local passed=0 failed=0
+  for name in $names; do
+    export SCRATCH="$SUITE_ROOT/$name"
+    mkdir -p "$SCRATCH"
+    export HF_HOME="$SCRATCH/hf-home"
+    export HOME="$SCRATCH/home"
+    mkdir -p "$HOME"
+    OUT="$SCRATCH/stdout"
+    ERR="$SCRATCH/stderr"
+    ( cd "$SCRATCH" && "$name" )
+    local status=$?
+    if [[ $status -ne 0 || -s "$SCRATCH/.failures" ]]; then
+      echo "  FAIL $name"
+      failed=$((failed + 1))
+    else
+      echo "  ok   $name"
+      passed=$((passed + 1))
+    fi
+  done
+  echo "$passed passed, $failed failed"
+  [[ $failed -eq 0 ]]
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# End to end: create, set and config on directory repos, and every bad input the
+# foundation issue names — each a one-line error, a non-zero exit, and nothing changed.
+source "$(dirname "$0")/lib.sh"
+
+config_file() { echo "$HF_HOME/optimum_neuron_custom_cache"; }
+
+test_create_sets_and_config_shows_it() {
+  run 0 "$NC" create "$SCRATCH/repo" || return
+  contains "$OUT" "Neuron cache created: file://$SCRATCH/repo"
+  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/repo in $(config_file)."
+  equals "$(cat "$(config_file)")" "file://$SCRATCH/repo"
+  run 0 "$NC" config || return
+  contains "$OUT" "repo:         file://$SCRATCH/repo"
+  contains "$OUT" "config-file ($(config_file))"
+  run 0 "$NC" config -q
+  equals "$(cat "$OUT")" "file://$SCRATCH/repo"
+}
+
+test_config_file_has_no_trailing_newline() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  equals "$(od -An -c "$(config_file)" | tr -d ' \n' | tail -c 4)" "repo"
+  [[ "$(tail -c 1 "$(config_file)" | od -An -tx1 | tr -d ' ')" != "0a" ]] || fail "trailing newline"
+}
+
+test_resolution_precedence() {
+  run 0 "$NC" create "$SCRATCH/from-file" -q || return
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .source)" "config-file"
+  CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .repo)" "org/from-env"
+  equals "$(json_get "$OUT" .source)" "environment"
+  CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo-id /opt/from-option
+  equals "$(json_get "$OUT" .repo)" "file:///opt/from-option"
+  CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo_id hf://org/underscore
+  equals "$(json_get "$OUT" .repo)" "org/underscore"
+  rm "$(config_file)"
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .repo)" "aws-neuron/optimum-neuron-cache"
+  equals "$(json_get "$OUT" .source)" "default"
+}
+
+test_hf_home_defaults_to_xdg_then_home() {
+  unset HF_HOME
+  XDG_CACHE_HOME="$SCRATCH/xdg" run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .config_file)" "$SCRATCH/xdg/huggingface/optimum_neuron_custom_cache"
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .config_file)" "$HOME/.cache/huggingface/optimum_neuron_custom_cache"
+}
+
+test_set_overwrite_warns_like_optimum() {
+  run 0 "$NC" create "$SCRATCH/a" -q || return
+  run 0 "$NC" create "$SCRATCH/b" -q || return
+  contains "$ERR" "Warning: A custom cache repo was already registered: file://$SCRATCH/a. It will be overwritten to file://$SCRATCH/b."
+  run 0 "$NC" set "file://$SCRATCH/a"
+  contains "$ERR" "already registered: file://$SCRATCH/b. It will be overwritten to file://$SCRATCH/a."
+  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/a in $(config_file)."
+  run 0 "$NC" set -n "$SCRATCH/a"
+  lacks "$ERR" "Warning"
+}
+
+test_create_creates_hf_home() {
+  export HF_HOME="$SCRATCH/deep/new/hf"
+  run 0 "$NC" create "$SCRATCH/repo" || return
+  [[ -f "$HF_HOME/optimum_neuron_custom_cache" ]] || fail "config not written"
+}
+
+test_create_exist_ok_and_json() {
+  run 0 "$NC" create "$SCRATCH/repo" --json || return
+  equals "$(json_get "$OUT" .created)" "true"
+  run 0 "$NC" create "$SCRATCH/repo" --exist-ok --json
+  equals "$(json_get "$OUT" .created)" "false"
+  run 0 "$NC" create -n "$SCRATCH/repo" --exist_ok -q
+  equals "$(cat "$OUT")" "file://$SCRATCH/repo"
+}
+
+# --- bad input: one line on stderr, exit != 0, config and repo unchanged -----------
+
+assert_unchanged_after() { # assert_unchanged_after EXIT CMD...
+  local before_config before_repo
+  before_config=$(snapshot "$HF_HOME")
+  before_repo=$(snapshot "$SCRATCH/repo")
+  run "$@" || return
+  one_line "$ERR"
+  [[ ! -s "$OUT" ]] || fail "stdout not empty: $(cat "$OUT")"
+  equals "$(snapshot "$HF_HOME")" "$before_config"
+  equals "$(snapshot "$SCRATCH/repo")" "$before_repo"
+}
+
+test_bad_repo_specs() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  for bad in "a/b/c" "../x" "" "with space/x" $'org/ctl\x01' "./relative" "http://host/x" "file://host/x"; do
+    assert_unchanged_after 1 "$NC" set "$bad"
+    contains "$ERR" "neuron-cache: error:"
+    assert_unchanged_after 1 "$NC" create "$bad"
+    assert_unchanged_after 1 "$NC" config --repo-id "$bad"
+  done
+  assert_unchanged_after 1 "$NC" set "s3://bucket/x"
+  contains "$ERR" "not supported yet"
+}
+
+test_hub_repo_not_supported_yet() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  assert_unchanged_after 1 "$NC" set org/name
+  contains "$ERR" "not supported by this build yet"
+}
+
+test_set_missing_repo() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  assert_unchanged_after 1 "$NC" set "$SCRATCH/missing"
+  contains "$ERR" "create it with: neuron-cache create file://$SCRATCH/missing"
+  mkdir -p "$SCRATCH/not-a-repo" && echo data >"$SCRATCH/not-a-repo/file"
+  assert_unchanged_after 1 "$NC" set "$SCRATCH/not-a-repo"
+  equals "$(cat "$SCRATCH/not-a-repo/file")" "data"
+}
+
+test_create_over_existing_repo() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  assert_unchanged_after 1 "$NC" create "$SCRATCH/repo"
+  contains "$ERR" "already exists"
+  contains "$ERR" "--exist-ok"
+  mkdir -p "$SCRATCH/busy" && echo data >"$SCRATCH/busy/file"
+  local before; before=$(snapshot "$SCRATCH/busy")
+  assert_unchanged_after 1 "$NC" create "$SCRATCH/busy" --exist-ok
+  equals "$(snapshot "$SCRATCH/busy")" "$before"
+}
+
+test_empty_or_unreadable_config_file() {
+  mkdir -p "$HF_HOME"
+  printf '  \n' >"$HF_HOME/optimum_neuron_custom_cache"
+  assert_unchanged_after 1 "$NC" config
+  contains "$ERR" "is empty"
+  contains "$ERR" "neuron-cache set NAME"
+  # Explicit choices still work with a broken file.
+  run 0 "$NC" config --repo-id org/x -q
+  CUSTOM_CACHE_REPO=org/y run 0 "$NC" config -q
+  # A config "file" that cannot be read (a directory: unreadable even for root).
+  rm "$HF_HOME/optimum_neuron_custom_cache" && mkdir "$HF_HOME/optimum_neuron_custom_cache"
+  assert_unchanged_after 1 "$NC" config
+  contains "$ERR" "cannot read the cache repo config file"
+  # `set` repairs an empty file.
+  rmdir "$HF_HOME/optimum_neuron_custom_cache" && : >"$HF_HOME/optimum_neuron_custom_cache"
+  run 0 "$NC" create "$SCRATCH/repo" -q
+  equals "$(cat "$HF_HOME/optimum_neuron_custom_cache")" "file://$SCRATCH/repo"
+}
+
+test_hf_home_not_writable() {
+  : >"$SCRATCH/a-file"
+  export HF_HOME="$SCRATCH/a-file/hf" # below a regular file: unwritable even for root
+  assert_unchanged_after 1 "$NC" create "$SCRATCH/repo"
+  contains "$ERR" "make HF_HOME point at a writable directory"
+  [[ ! -e "$SCRATCH/repo" ]] || fail "create made a repo it could not register"
+  export HF_HOME="$SCRATCH/hf-ok"
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  export HF_HOME="$SCRATCH/a-file/hf"
+  assert_unchanged_after 1 "$NC" set "$SCRATCH/repo"
+  if [[ $(id -u) -ne 0 ]]; then
+    export HF_HOME="$SCRATCH/ro-home" && mkdir -p "$HF_HOME" && chmod 555 "$HF_HOME"
+    assert_unchanged_after 1 "$NC" set "$SCRATCH/repo"
+    chmod 755 "$HF_HOME"
+  fi
+}
+
+test_usage_errors_exit_2() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  assert_unchanged_after 2 "$NC" set --no-such-option x
+  contains "$ERR" "usage error"
+  assert_unchanged_after 2 "$NC" config --repo-id
+  assert_unchanged_after 2 "$NC" set
+  assert_unchanged_after 2 "$NC" set a/b extra
+  assert_unchanged_after 2 "$NC" config --json -q
+  assert_unchanged_after 2 "$NC" config --format yaml
+  assert_unchanged_after 2 "$NC" config --format json --format human
+  assert_unchanged_after 2 "$NC" no-such-command
+  run 2 "$NC"
+}
+
+test_help_and_version() {
+  run 0 "$NC" --version
+  contains "$OUT" "neuron-cache "
+  run 0 "$NC" --help
+  for command in create set config; do contains "$OUT" "  $command"; done
+  for command in create set config; do
+    run 0 "$NC" "$command" --help
+    contains "$OUT" "Examples:"
+    contains "$OUT" "Usage: neuron-cache $command"
+  done
+  run 0 "$NC" help set
+  contains "$OUT" "Usage: neuron-cache set"
+}
+
+test_global_options_before_command() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" --json config
+  equals "$(json_get "$OUT" .source)" "config-file"
+  run 0 "$NC" -q config
+  equals "$(cat "$OUT")" "file://$SCRATCH/repo"
+}
+
+run_tests

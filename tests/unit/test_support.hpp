@@ -1,0 +1,34 @@
+#pragma once
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace test_support {
+
+// A fresh directory under the system temp dir, removed when the test ends.
+class TempDir {
+public:
+  TempDir()
+  {
+    std::random_device random;
+    m_path = std::filesystem::temp_directory_path()
+             / ("neuron-cache-unit-" + std::to_string(random()) + "-" + std::to_string(random()));
+    std::filesystem::create_directories(m_path);
+  }
+  ~TempDir()
+  {
+    std::error_code ec;
+    std::filesystem::permissions(m_path, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path operator/(const std::string& child) const { return m_path / child; }
+
+private:
+  std::filesystem::path m_path;
+};
+
+} // namespace test_support
