@@ -37,6 +37,8 @@ int run_config(Invocation& invocation)
 
 } // namespace
 
+namespace {
+
 CommandSpec make_config_command()
 {
   CommandSpec command;
@@ -52,5 +54,9 @@ CommandSpec make_config_command()
   command.run = run_config;
   return command;
 }
+
+const CommandRegistration registration(30, make_config_command);
+
+} // namespace
 
 } // namespace neuron_cache

@@ -57,6 +57,8 @@ int run_create(Invocation& invocation)
 
 } // namespace
 
+namespace {
+
 CommandSpec make_create_command()
 {
   CommandSpec command;
@@ -77,5 +79,9 @@ CommandSpec make_create_command()
   command.run = run_create;
   return command;
 }
+
+const CommandRegistration registration(10, make_create_command);
+
+} // namespace
 
 } // namespace neuron_cache

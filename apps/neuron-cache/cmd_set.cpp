@@ -49,6 +49,8 @@ int run_set(Invocation& invocation)
 
 } // namespace
 
+namespace {
+
 CommandSpec make_set_command()
 {
   CommandSpec command;
@@ -63,5 +65,9 @@ CommandSpec make_set_command()
   command.run = run_set;
   return command;
 }
+
+const CommandRegistration registration(20, make_set_command);
+
+} // namespace
 
 } // namespace neuron_cache

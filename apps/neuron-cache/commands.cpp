@@ -2,15 +2,36 @@
 
 #include <hubcache/repository_factory.hpp>
 
+#include <algorithm>
+
 namespace neuron_cache {
+
+namespace {
+
+std::vector<std::pair<int, CommandSpec (*)()>>& registrations()
+{
+  static std::vector<std::pair<int, CommandSpec (*)()>> entries;
+  return entries;
+}
+
+} // namespace
+
+CommandRegistration::CommandRegistration(int order, CommandSpec (*make)())
+{
+  registrations().emplace_back(order, make);
+}
 
 const std::vector<CommandSpec>& all_commands()
 {
-  static const std::vector<CommandSpec> commands = {
-    make_create_command(),
-    make_set_command(),
-    make_config_command(),
-  };
+  static const std::vector<CommandSpec> commands = [] {
+    auto entries = registrations();
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<CommandSpec> specs;
+    for (const auto& [order, make] : entries) {
+      specs.push_back(make());
+    }
+    return specs;
+  }();
   return commands;
 }
 

@@ -17,8 +17,11 @@ OptionSpec token_option();
 hubcache::ResolvedRepo resolve_repo(const Invocation& invocation);
 std::unique_ptr<hubcache::Repository> open_repository(const Invocation& invocation, const hubcache::RepoSpec& spec);
 
-CommandSpec make_config_command();
-CommandSpec make_create_command();
-CommandSpec make_set_command();
+// Each cmd_*.cpp registers its command with a static CommandRegistration; `order`
+// places it in help and completion (create 10, set 20, config 30, synchronize 40,
+// lookup 50, list 60, add 70, completion 90).
+struct CommandRegistration {
+  CommandRegistration(int order, CommandSpec (*make)());
+};
 
 } // namespace neuron_cache
