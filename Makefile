@@ -15,12 +15,14 @@ DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
   bash zsh fish jq
 
-.PHONY: all deps build test demo install clean
+.PHONY: all deps deps-debian deps-npm build test demo install completions clean
 
 all: build
 
+deps: deps-debian deps-npm
+
 # Installs only what is missing; through sudo when not root; silent when all present.
-deps:
+deps-debian:
 	@missing=""; \
 	for package in $(DEBIAN_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
@@ -30,6 +32,18 @@ deps:
 	  sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
 	  $$sudo apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# The official JS Hub client, the witness that our test Hub is faithful (tests/hub-js).
+# Node and npm come with the machine image; Debian's are the fallback.
+deps-npm: deps-debian
+	@if [ -f tests/hub-js/package.json ] && [ ! -d tests/hub-js/node_modules/@huggingface/hub ]; then \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends nodejs npm; \
+	  fi; \
+	  echo "Installing tests/hub-js npm packages"; \
+	  npm ci --prefix tests/hub-js --no-audit --no-fund --loglevel=error; \
 	fi
 
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps
@@ -47,6 +61,13 @@ demo: build
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# Regenerates the committed completion scripts and man page from the CLI's option table.
+completions: build
+	$(BUILD_DIR)/bin/neuron-cache completion bash > completions/neuron-cache.bash
+	$(BUILD_DIR)/bin/neuron-cache completion zsh > completions/_neuron-cache
+	$(BUILD_DIR)/bin/neuron-cache completion fish > completions/neuron-cache.fish
+	$(BUILD_DIR)/bin/neuron-cache man > completions/neuron-cache.1
 
 clean:
 	rm -rf $(BUILD_DIR)

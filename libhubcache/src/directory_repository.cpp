@@ -456,6 +456,26 @@ std::string DirectoryRepository::store_manifest(const Manifest& manifest)
   return store_object(FileSource::from_bytes(serialize_manifest(manifest))).sha256;
 }
 
+std::size_t DirectoryRepository::sweep_stale_temp_files(std::chrono::seconds min_age)
+{
+  std::size_t removed = 0;
+  auto now = stdfs::file_time_type::clock::now();
+  for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
+    std::error_code ec;
+    for (const auto& item : stdfs::directory_iterator(directory, ec)) {
+      if (!fs::is_temp_name(item.path().filename().string())) {
+        continue;
+      }
+      std::error_code stat_error;
+      auto modified = stdfs::last_write_time(item.path(), stat_error);
+      if (!stat_error && now - modified >= min_age && stdfs::remove(item.path(), stat_error)) {
+        ++removed;
+      }
+    }
+  }
+  return removed;
+}
+
 CommitResult DirectoryRepository::commit(const CommitRequest& request, const ProgressCallback& progress)
 {
   if (request.message.empty()) {
@@ -548,6 +568,9 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const Pro
         fs::write_file_atomically(m_root / "HEAD", std::to_string(sequence) + " " + id + "\n");
       } catch (const IoError&) {
         // The hint is an optimization; readers find the head without it.
+      }
+      if (sequence % 32 == 0) {
+        sweep_stale_temp_files();
       }
       return CommitResult{id, true, changed, deleted};
     }

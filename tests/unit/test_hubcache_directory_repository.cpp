@@ -297,3 +297,19 @@ TEST_CASE("manifest round trip")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("stale temp files of dead writers are swept, young ones kept")
+{
+  test_support::TempDir dir;
+  DirectoryRepository repo(dir / "repo");
+  repo.create({});
+  auto old_temp = fs::unique_temp_path(dir / "repo" / "objects" / "incoming");
+  auto young_temp = fs::unique_temp_path(dir / "repo" / "commits" / "00000000000000000002");
+  fs::write_file_atomically(old_temp, "junk");
+  fs::write_file_atomically(young_temp, "junk");
+  std::filesystem::last_write_time(old_temp, std::filesystem::file_time_type::clock::now() - std::chrono::hours(48));
+  CHECK(repo.sweep_stale_temp_files() == 1);
+  CHECK(!std::filesystem::exists(old_temp));
+  CHECK(std::filesystem::exists(young_temp));
+  CHECK(repo.revision().has_value()); // the young temp is not mistaken for a commit
+}

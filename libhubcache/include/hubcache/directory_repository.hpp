@@ -2,6 +2,7 @@
 
 #include "hubcache/repository.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -40,6 +41,11 @@ public:
   CommitResult commit(const CommitRequest& request, const ProgressCallback& progress = {}) override;
 
   const std::filesystem::path& root() const { return m_root; }
+
+  // Removes temp files that writers killed mid-write left in objects/ and commits/.
+  // Only files older than `min_age` go: a younger one may belong to a live writer on
+  // another host. Commits call it now and then; returns the number removed.
+  std::size_t sweep_stale_temp_files(std::chrono::seconds min_age = std::chrono::hours(24));
 
   // A manifest entry: where a path's content lives.
   struct ManifestEntry {
