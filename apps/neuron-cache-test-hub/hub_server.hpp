@@ -1,0 +1,145 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+
+#include "faults.hpp"
+#include "http_util.hpp"
+#include "storage.hpp"
+
+namespace testhub {
+
+struct User {
+  std::string name;
+  std::string token;
+  std::string role; // read | write
+};
+
+struct HubOptions {
+  int port = 0;
+  stdfs::path data;
+  std::vector<User> users;
+  std::map<std::string, std::vector<std::string>> orgs; // org -> members
+  std::size_t page_size = 1000;
+  std::uint64_t lfs_threshold = 10 * 1024 * 1024;
+  std::uint64_t multipart_chunk_size = 5ull * 1024 * 1024 * 1024;
+  bool offer_verify = true;
+  std::size_t threads = 32;
+};
+
+// The request body, read once: buffered by httplib (small/absent bodies) or streamed
+// through its content reader (everything registered as a content-reader handler).
+class RequestBody {
+public:
+  RequestBody(const httplib::Request& request, const httplib::ContentReader* reader)
+      : m_request(request), m_reader(reader) {}
+  bool present() const;
+  // Passes the body in pieces to `sink`; stops (returning false) when sink returns false.
+  bool read(const std::function<bool(const char*, std::size_t)>& sink);
+  std::string read_all(std::uint64_t limit);
+  void drain();
+
+private:
+  const httplib::Request& m_request;
+  const httplib::ContentReader* m_reader;
+  bool m_consumed = false;
+};
+
+struct RequestContext {
+  RequestContext(const httplib::Request& req, const httplib::ContentReader* reader)
+      : request(req), body(req, reader) {}
+
+  const httplib::Request& request;
+  RequestBody body;
+  std::string method;
+  std::string target;                  // raw path + query, as sent
+  std::string path;                    // raw path
+  std::vector<std::string> segments;   // path segments, each percent-decoded once
+  std::multimap<std::string, std::string> query;
+  std::string base_url;                // http://host:port as the client addressed us
+  const User* user = nullptr;
+  bool bad_token = false;
+  std::string route = "unknown";
+
+  std::optional<std::string> param(const std::string& key) const;
+  std::vector<std::string> params(const std::string& key) const;
+  bool flag(const std::string& key) const;
+};
+
+class HubServer {
+public:
+  explicit HubServer(HubOptions options);
+  // Binds 127.0.0.1 (port 0: any free port) and returns the port.
+  int bind();
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  bool listen();
+  void stop();
+
+private:
+  enum class Access { read, write };
+
+  void handle(const httplib::Request& request, httplib::Response& response, const httplib::ContentReader* reader);
+  // Names the route (for statistics) and returns the handler that answers it.
+  std::function<Reply()> route(RequestContext& ctx);
+  void send(const RequestContext& ctx, Reply reply, httplib::Response& response, const std::optional<Fault>& body_fault,
+            const std::optional<Fault>& size_fault);
+
+  // Auth
+  bool is_member(const User& user, const std::string& ns) const;
+  RepoMeta require_repo(RequestContext& ctx, const std::string& repo_id, Access access);
+  const User& require_user(RequestContext& ctx);
+  std::string sign(const std::string& what) const;
+  bool signature_ok(const RequestContext& ctx, const std::string& what) const;
+
+  // /api routes (routes_repo.cpp)
+  Reply whoami(RequestContext& ctx);
+  Reply create_repo(RequestContext& ctx);
+  Reply delete_repo(RequestContext& ctx);
+  Reply repo_settings(RequestContext& ctx, const std::string& repo_id);
+  Reply model_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision);
+  Reply create_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch);
+  Reply delete_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch);
+  Reply list_refs(RequestContext& ctx, const std::string& repo_id);
+  Reply list_commits(RequestContext& ctx, const std::string& repo_id, const std::string& revision);
+
+  // Files (routes_files.cpp)
+  Reply list_tree(RequestContext& ctx, const std::string& repo_id, const std::string& revision,
+                  const std::string& path);
+  Reply paths_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision);
+  Reply resolve(RequestContext& ctx, const std::string& repo_id, const std::string& revision, const std::string& path,
+                bool raw);
+  Reply preupload(RequestContext& ctx, const std::string& repo_id, const std::string& revision);
+  Reply commit(RequestContext& ctx, const std::string& repo_id, const std::string& revision);
+  json entry_json(const RepoMeta& repo, const Commit& head, const std::string& path, bool is_directory, bool expand);
+  std::shared_ptr<const Commit> resolve_commit(const RepoMeta& repo, const std::string& revision, bool json_errors);
+
+  // LFS (routes_lfs.cpp)
+  Reply lfs_batch(RequestContext& ctx, const std::string& repo_id);
+  Reply lfs_verify(RequestContext& ctx, const std::string& repo_id);
+  Reply lfs_upload(RequestContext& ctx, const std::string& repo_id, const std::string& oid);
+  Reply lfs_part(RequestContext& ctx, const std::string& upload_id, const std::string& part);
+  Reply lfs_complete(RequestContext& ctx, const std::string& upload_id);
+  Reply lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid);
+  Reply serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size);
+
+  // /_test control routes (main file documents them)
+  Reply control(RequestContext& ctx);
+  Reply inject_tree_entry(RequestContext& ctx);
+
+  HubOptions m_options;
+  Storage m_storage;
+  FaultRegistry m_faults;
+  RequestStats m_stats;
+  httplib::Server m_server;
+  int m_port = 0;
+};
+
+} // namespace testhub

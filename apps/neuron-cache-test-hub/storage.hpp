@@ -1,0 +1,143 @@
+#pragma once
+
+// On-disk state of the test Hub. Layout under --data:
+//   server.json                       secret used to sign LFS/CDN URLs (so they survive restarts)
+//   tmp/                              incoming bodies, renamed into place when complete
+//   uploads/<id>/{meta.json,part-N}   multipart LFS uploads in progress
+//   repos/<ns>/<name>/repo.json       {"id","private","createdAt","author"}
+//   repos/<ns>/<name>/refs.json       {"<branch>": "<commit id>"}
+//   repos/<ns>/<name>/commits/<id>.json  the full file list of each commit
+//   repos/<ns>/<name>/blobs/<sha1>    git blobs (regular files and LFS pointer texts)
+//   repos/<ns>/<name>/lfs/<sha256>    LFS objects
+// Commit and tree ids are real git object ids computed from that content.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace testhub {
+
+namespace stdfs = std::filesystem;
+
+// An error that maps straight to a Hub HTTP error.
+class HubError : public std::runtime_error {
+public:
+  HubError(int status, const std::string& message, std::string code = {})
+      : std::runtime_error(message), m_status(status), m_code(std::move(code)) {}
+  int status() const { return m_status; }
+  const std::string& code() const { return m_code; }
+
+private:
+  int m_status;
+  std::string m_code;
+};
+
+struct FileEntry {
+  std::string oid; // git blob sha1 of the content, or of the pointer text for LFS files
+  std::uint64_t size = 0;
+  std::string lfs_sha256; // empty for regular files
+  std::uint64_t pointer_size = 0;
+  bool is_lfs() const { return !lfs_sha256.empty(); }
+};
+
+struct Commit {
+  std::string id;
+  std::string parent; // empty for the first commit
+  std::string title;
+  std::string message;
+  std::string author;
+  std::int64_t date = 0;
+  std::map<std::string, FileEntry> files;
+  std::map<std::string, std::string> directory_oids; // "" is the root tree
+};
+
+struct RepoMeta {
+  std::string repo_id; // ns/name
+  std::string ns;
+  std::string name;
+  std::string uid; // 24-hex, like the Hub's _id
+  bool is_private = false;
+  std::int64_t created = 0;
+  std::string author;
+};
+
+struct CommitOperation {
+  enum class Kind { add_regular, add_lfs, delete_file, delete_folder };
+  Kind kind = Kind::add_regular;
+  std::string path;
+  std::string content; // add_regular
+  std::string sha256;  // add_lfs
+  std::uint64_t size = 0;
+};
+
+struct CommitPlan {
+  std::string summary;
+  std::string description;
+  std::optional<std::string> parent_commit;
+  std::string author;
+  std::vector<CommitOperation> operations;
+};
+
+std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size);
+// Hub rules for a path inside a repo: no empty/'.'/'..' component, no leading '/', no .git.
+bool is_valid_repo_path(const std::string& path);
+bool is_valid_repo_name_part(const std::string& part);
+bool is_hex(const std::string& text, std::size_t length);
+
+class Storage {
+public:
+  explicit Storage(stdfs::path root);
+
+  const stdfs::path& root() const { return m_root; }
+  const std::string& secret() const { return m_secret; }
+  stdfs::path temp_path(const std::string& hint) const;
+  stdfs::path uploads_dir() const { return m_root / "uploads"; }
+
+  // Readers hold the shared lock; create/delete/commit/branch changes the exclusive one.
+  std::shared_mutex& mutex() { return m_mutex; }
+
+  std::optional<RepoMeta> find_repo(const std::string& repo_id) const;
+  RepoMeta create_repo(const std::string& ns, const std::string& name, bool is_private, const std::string& author);
+  bool delete_repo(const std::string& repo_id);
+  void set_private(const RepoMeta& repo, bool is_private);
+
+  std::map<std::string, std::string> branches(const RepoMeta& repo) const;
+  // Branch name, "HEAD", refs/heads/<b>, or a full commit id -> commit id; nullopt if unknown.
+  std::optional<std::string> resolve_revision(const RepoMeta& repo, const std::string& revision) const;
+  std::shared_ptr<const Commit> commit(const RepoMeta& repo, const std::string& id) const;
+  std::vector<std::shared_ptr<const Commit>> history(const RepoMeta& repo, const std::string& head,
+                                                     std::size_t limit) const;
+
+  stdfs::path blob_path(const RepoMeta& repo, const std::string& sha1) const;
+  stdfs::path lfs_path(const RepoMeta& repo, const std::string& sha256) const;
+  bool has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const;
+  // Moves a verified temp file into the LFS store.
+  void install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256);
+
+  // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError.
+  std::shared_ptr<const Commit> apply_commit(const RepoMeta& repo, const std::string& branch, const CommitPlan& plan);
+
+  void create_branch(const RepoMeta& repo, const std::string& branch, const std::string& commit_id);
+  void delete_branch(const RepoMeta& repo, const std::string& branch);
+
+private:
+  stdfs::path repo_dir(const std::string& repo_id) const;
+  void write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs);
+  std::string store_blob(const RepoMeta& repo, const std::string& content);
+  std::shared_ptr<Commit> write_commit(const RepoMeta& repo, Commit commit);
+
+  stdfs::path m_root;
+  std::string m_secret;
+  mutable std::shared_mutex m_mutex;
+  mutable std::mutex m_cache_mutex;
+  mutable std::map<std::string, std::shared_ptr<const Commit>> m_commit_cache; // key: repo uid + id
+};
+
+} // namespace testhub
