@@ -3,6 +3,7 @@
 #include "cli.hpp"
 
 #include <hubcache/error.hpp>
+#include <hubcache/http_client.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -82,6 +83,7 @@ int run(int argc, char** argv, const hubcache::Environment& env, std::string& co
 int main(int argc, char** argv)
 {
   std::signal(SIGPIPE, SIG_IGN);
+  hubcache::http::set_user_agent("neuron-cache/" NEURON_CACHE_VERSION);
   auto env = hubcache::Environment::process();
   std::string command_name;
   try {

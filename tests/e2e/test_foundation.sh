@@ -99,10 +99,10 @@ test_bad_repo_specs() {
   contains "$ERR" "not supported yet"
 }
 
-test_hub_repo_not_supported_yet() {
+test_hub_repo_offline_is_refused() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
-  assert_unchanged_after 1 "$NC" set org/name
-  contains "$ERR" "not supported by this build yet"
+  HF_HUB_OFFLINE=1 assert_unchanged_after 1 "$NC" set org/name
+  contains "$ERR" "HF_HUB_OFFLINE"
 }
 
 test_set_missing_repo() {

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# End to end on the Hub: the real neuron-cache binary against the real test Hub
+# (neuron-cache-test-hub on 127.0.0.1, port 0): create, set and config, token sources,
+# and every bad input and fault issue 3 names — each a one-line error, a non-zero exit,
+# nothing changed locally, and the token never printed.
+source "$(dirname "$0")/lib.sh"
+
+ALICE=hf_alice_e2e_write_token_0001
+CAROL=hf_carol_e2e_read_only_token_02 # read role
+BOB=hf_bob_e2e_write_token_0003
+UNKNOWN=hf_unknown_e2e_token_000000004
+
+HUB_LOG="$SUITE_ROOT/hub.log"
+mkdir -p "$SUITE_ROOT/hub-data"
+coproc HUB { exec "$BIN_DIR/neuron-cache-test-hub" --port 0 --data "$SUITE_ROOT/hub-data" \
+  --user "alice:$ALICE:write" --user "carol:$CAROL:read" --user "bob:$BOB:write" --org "acme:alice" \
+  --page-size 3 --lfs-threshold 64 --multipart-chunk-size 100 2>"$HUB_LOG"; }
+HUB_PID=$HUB_PID
+trap 'kill "$HUB_PID" 2>/dev/null; wait "$HUB_PID" 2>/dev/null; rm -rf "$SUITE_ROOT"' EXIT
+if ! read -r -t 20 HUB_URL <&"${HUB[0]}" || [[ "$HUB_URL" != http://127.0.0.1:* ]]; then
+  echo "the test Hub did not start: ${HUB_URL:-no output}; $(cat "$HUB_LOG")" >&2
+  exit 1
+fi
+HUB_PORT="${HUB_URL##*:}"
+export HF_ENDPOINT="$HUB_URL"
+# Backoff "seconds" last 2 ms here, so retry tests stay fast.
+export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
+
+# hub_control METHOD PATH [JSON]: the test Hub's /_test routes, over bash's /dev/tcp.
+hub_control() {
+  local method="$1" path="$2" body="${3:-}" response
+  exec 3<>"/dev/tcp/127.0.0.1/$HUB_PORT" || { fail "cannot reach the test Hub"; return 1; }
+  printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+    "$method" "$path" "${#body}" "$body" >&3
+  response="$(cat <&3)"
+  exec 3<&-
+  [[ "$response" == "HTTP/1.1 2"* ]] || { fail "control $method $path: ${response%%$'\r'*}"; return 1; }
+  printf '%s' "${response#*$'\r\n\r\n'}"
+}
+fault() { hub_control POST /_test/faults "$1" >/dev/null; }
+clear_faults() { hub_control DELETE /_test/faults >/dev/null; }
+reset_stats() { hub_control POST /_test/stats/reset >/dev/null; }
+route_count() { hub_control GET /_test/stats | jq -r ".by_route.$1 // 0"; }
+total_requests() { hub_control GET /_test/stats | jq -r '.total'; }
+
+config_file() { echo "$HF_HOME/optimum_neuron_custom_cache"; }
+
+# no_token_in_output TOKEN: neither stdout nor stderr shows it.
+no_token_in_output() { lacks "$OUT" "$1"; lacks "$ERR" "$1"; }
+
+# refused EXIT CMD...: a one-line error, the config dir unchanged.
+refused() {
+  local expected="$1"; shift
+  local before
+  mkdir -p "$HF_HOME" # create may make HF_HOME before it fails; only the files in it count
+  before="$(snapshot "$HF_HOME")"
+  run "$expected" "$@" || return 1
+  one_line "$ERR"
+  contains "$ERR" "neuron-cache: error: "
+  equals "$(snapshot "$HF_HOME")" "$before"
+}
+
+# --- create -------------------------------------------------------------------------
+
+test_create_bare_name_goes_under_the_token_user_and_is_private() {
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-private || return
+  contains "$OUT" "Neuron cache created: alice/cache-private [private]."
+  contains "$OUT" "Neuron cache name set locally to alice/cache-private in $(config_file)."
+  equals "$(cat "$(config_file)")" "alice/cache-private"
+  # Private: invisible without a token and to another user, readable by its owner.
+  refused 1 "$NC" set alice/cache-private
+  contains "$ERR" "does not exist or is not readable"
+  HF_TOKEN=$BOB refused 1 "$NC" set alice/cache-private
+  HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-private
+}
+
+test_create_default_name_and_json() {
+  HF_TOKEN=$BOB run 0 "$NC" create --json || return
+  equals "$(json_get "$OUT" .repo)" "bob/optimum-neuron-cache"
+  equals "$(json_get "$OUT" .created)" "true"
+  equals "$(json_get "$OUT" .visibility)" "private"
+  equals "$(cat "$(config_file)")" "bob/optimum-neuron-cache"
+}
+
+test_create_public() {
+  HF_TOKEN=$ALICE run 0 "$NC" create -n alice/cache-public --public || return
+  contains "$OUT" "alice/cache-public [public]."
+  run 0 "$NC" set alice/cache-public # anonymous read works
+}
+
+test_create_existing_refused_without_exist_ok() {
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-twice -q || return
+  equals "$(cat "$OUT")" "alice/cache-twice"
+  HF_TOKEN=$ALICE refused 1 "$NC" create cache-twice
+  contains "$ERR" "already exists"
+  contains "$ERR" "--exist-ok"
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-twice --exist-ok --json
+  equals "$(json_get "$OUT" .created)" "false"
+  equals "$(json_get "$OUT" .repo)" "alice/cache-twice"
+}
+
+test_create_in_an_org() {
+  HF_TOKEN=$ALICE run 0 "$NC" create acme/shared-cache || return
+  contains "$OUT" "acme/shared-cache [private]"
+  HF_TOKEN=$BOB refused 1 "$NC" create acme/bob-cache
+  contains "$ERR" "no write access"
+}
+
+test_create_token_sources() {
+  run 0 "$NC" create from-option --token "$ALICE" -q || return
+  equals "$(cat "$OUT")" "alice/from-option"
+  HUGGING_FACE_HUB_TOKEN=$ALICE run 0 "$NC" create from-legacy-env -q
+  equals "$(cat "$OUT")" "alice/from-legacy-env"
+  mkdir -p "$HF_HOME"
+  printf '  %s\n' "$BOB" >"$HF_HOME/token"
+  run 0 "$NC" create from-token-file -q
+  equals "$(cat "$OUT")" "bob/from-token-file"
+  printf '%s\r\n' "$ALICE" >"$SCRATCH/custom-token"
+  HF_TOKEN_PATH="$SCRATCH/custom-token" run 0 "$NC" create from-token-path -q
+  equals "$(cat "$OUT")" "alice/from-token-path"
+  # Precedence: --token > HF_TOKEN > HUGGING_FACE_HUB_TOKEN > token file.
+  HF_TOKEN=$ALICE run 0 "$NC" create precedence-env -q
+  equals "$(cat "$OUT")" "alice/precedence-env"
+  HF_TOKEN=$ALICE run 0 "$NC" create precedence-option --token "$BOB" -q
+  equals "$(cat "$OUT")" "bob/precedence-option"
+  # An empty HF_TOKEN means none: the file is used.
+  HF_TOKEN= run 0 "$NC" create precedence-empty -q
+  equals "$(cat "$OUT")" "bob/precedence-empty"
+}
+
+# --- set and config -----------------------------------------------------------------
+
+test_set_checks_existence_and_config_shows_it() {
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-set --public -q || return
+  rm -f "$(config_file)"
+  HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-set
+  contains "$OUT" "Neuron cache name set locally to alice/cache-set in $(config_file)."
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .repo)" "alice/cache-set"
+  equals "$(json_get "$OUT" .kind)" "hub"
+  # config never needs the network, even offline.
+  HF_HUB_OFFLINE=1 run 0 "$NC" config -q
+  equals "$(cat "$OUT")" "alice/cache-set"
+}
+
+test_set_missing_repo_hints_create() {
+  HF_TOKEN=$ALICE refused 1 "$NC" set alice/does-not-exist || return
+  contains "$ERR" "create it with: neuron-cache create alice/does-not-exist"
+  [[ ! -e "$(config_file)" ]] || fail "config written for a missing repo"
+}
+
+# --- credentials ----------------------------------------------------------------------
+
+test_no_token_for_create() {
+  refused 1 "$NC" create needs-token || return
+  contains "$ERR" "HF_TOKEN"
+  contains "$ERR" "hf auth login"
+  [[ ! -e "$(config_file)" ]] || fail "config written"
+}
+
+test_bad_token() {
+  HF_TOKEN=$UNKNOWN refused 1 "$NC" create bad-token || return
+  contains "$ERR" "rejected your token"
+  no_token_in_output "$UNKNOWN"
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-for-bad-token --public -q
+  rm -f "$(config_file)"
+  HF_TOKEN=$UNKNOWN refused 1 "$NC" set alice/cache-for-bad-token
+  contains "$ERR" "rejected your token"
+  no_token_in_output "$UNKNOWN"
+  refused 1 "$NC" set alice/cache-for-bad-token --token "$UNKNOWN" --json
+  no_token_in_output "$UNKNOWN"
+}
+
+test_read_only_token_cannot_create() {
+  HF_TOKEN=$CAROL refused 1 "$NC" create carol-cache || return
+  contains "$ERR" "use a token with write access"
+  no_token_in_output "$CAROL"
+}
+
+test_token_never_printed() {
+  local token
+  for token in "$ALICE" "$BOB" "$CAROL" "$UNKNOWN"; do
+    HF_TOKEN=$token run 1 "$NC" set acme/nothing-here
+    no_token_in_output "$token"
+    run 1 "$NC" create -n nobodys-org/nope --token "$token" --json
+    no_token_in_output "$token"
+    HF_HUB_OFFLINE=1 HF_TOKEN=$token run 1 "$NC" create x
+    no_token_in_output "$token"
+  done
+  fault '{"match":"whoami","method":"GET","count":1,"action":"malformed_json"}'
+  HF_TOKEN=$ALICE run 1 "$NC" create leak-check
+  no_token_in_output "$ALICE"
+  clear_faults
+}
+
+# --- faults -----------------------------------------------------------------------------
+
+test_error_bursts_then_recovery() {
+  clear_faults; reset_stats
+  fault '{"match":"whoami","method":"GET","count":2,"action":"status","status":503}'
+  fault '{"match":"/api/repos/create","method":"POST","count":2,"action":"status","status":429,"retry_after":1}'
+  HF_TOKEN=$ALICE run 0 "$NC" create burst-cache -q || return
+  equals "$(cat "$OUT")" "alice/burst-cache"
+  equals "$(route_count whoami)" "3"
+  equals "$(route_count repo_create)" "3"
+  reset_stats
+  fault '{"match":"/api/models/alice/burst-cache","method":"GET","count":3,"action":"status","status":500}'
+  HF_TOKEN=$ALICE run 0 "$NC" set alice/burst-cache
+  equals "$(route_count model_info)" "4"
+  clear_faults
+}
+
+test_persistent_server_errors_are_reported() {
+  HF_TOKEN=$ALICE run 0 "$NC" create flaky-cache -q || return
+  rm -f "$(config_file)"
+  fault '{"match":"/api/models/alice/flaky-cache","method":"*","count":100,"action":"status","status":502}'
+  HF_TOKEN=$ALICE refused 1 "$NC" set alice/flaky-cache
+  contains "$ERR" "HTTP 502"
+  contains "$ERR" "retry later"
+  clear_faults
+  [[ ! -e "$(config_file)" ]] || fail "config written"
+}
+
+test_malformed_json_answers() {
+  clear_faults
+  fault '{"match":"whoami","method":"GET","count":1,"action":"malformed_json"}'
+  HF_TOKEN=$ALICE refused 1 "$NC" create malformed-cache || return
+  contains "$ERR" "invalid JSON"
+  HF_TOKEN=$ALICE run 0 "$NC" create malformed-cache -q
+  rm -f "$(config_file)"
+  fault '{"match":"/api/models/alice/malformed-cache","method":"GET","count":1,"action":"malformed_json"}'
+  HF_TOKEN=$ALICE refused 1 "$NC" set alice/malformed-cache
+  contains "$ERR" "invalid JSON"
+  fault '{"match":"/api/repos/create","method":"POST","count":1,"action":"malformed_json"}'
+  HF_TOKEN=$ALICE refused 1 "$NC" create malformed-create
+  clear_faults
+}
+
+test_offline_mode_touches_no_network() {
+  reset_stats
+  HF_TOKEN=$ALICE HF_HUB_OFFLINE=1 refused 1 "$NC" create offline-cache || return
+  contains "$ERR" "HF_HUB_OFFLINE"
+  HF_TOKEN=$ALICE HF_HUB_OFFLINE=yes refused 1 "$NC" set alice/anything
+  contains "$ERR" "unset HF_HUB_OFFLINE"
+  equals "$(total_requests)" "0"
+}
+
+test_endpoint_variants() {
+  HF_ENDPOINT="$HUB_URL/" HF_TOKEN=$ALICE run 0 "$NC" create slash-endpoint -q || return
+  equals "$(cat "$OUT")" "alice/slash-endpoint"
+  rm -f "$(config_file)"
+  HF_ENDPOINT="http://127.0.0.1:1" HF_TOKEN=$ALICE refused 1 "$NC" set alice/slash-endpoint
+  contains "$ERR" "network error"
+  no_token_in_output "$ALICE"
+}
+
+# --- data paths through `synchronize` (uploads and downloads over the Hub) ---------------
+
+MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
+
+# same_tree A B: the same files with the same bytes (temp files aside).
+same_tree() {
+  diff -r -x '*.tmp.nc.*' "$1" "$2" >/dev/null || fail "$1 and $2 differ"
+}
+
+test_synchronize_push_survives_faults_in_one_commit() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 4 --neff-size 700 || { fail "cannot make the sample cache"; return; }
+  HF_TOKEN=$ALICE run 0 "$NC" create sync-faults -q || return
+  clear_faults; reset_stats
+  # 700-byte NEFFs are LFS multipart objects (threshold 64, parts of 100 bytes) here.
+  fault '{"match":"preupload","method":"POST","count":2,"action":"status","status":503}'
+  fault '{"match":"/_lfs/multipart/","method":"PUT","count":2,"action":"drop_after_bytes","bytes":40}'
+  fault '{"match":"/commit/","method":"POST","count":1,"action":"status","status":412}'
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "true"
+  equals "$(route_count commit)" "2" # the 412, then the re-planned commit
+  clear_faults
+  # A dropped connection mid-commit: re-planned, never duplicated.
+  "$MAKE_CACHE" "$SCRATCH/cache2" --entries 2 --neff-size 300 --seed 7 || return
+  fault '{"match":"/commit/","method":"POST","count":1,"action":"drop_after_bytes","bytes":100}'
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache2" --json || return
+  clear_faults
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache2" --json
+  equals "$(json_get "$OUT" .committed)" "false"
+  no_token_in_output "$ALICE"
+}
+
+test_synchronize_pull_resumes_and_rejects_bad_bytes() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 900 || { fail "cannot make the sample cache"; return; }
+  HF_TOKEN=$ALICE run 0 "$NC" create sync-pull --public -q || return
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  clear_faults
+  # Corrupt bytes: that entry is not installed, the command fails, nothing half-written.
+  fault '{"match":"/_lfs/cdn/","method":"GET","count":1,"action":"corrupt_body"}'
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-pull
+  cat "$OUT" "$ERR" | grep -q "does not match the hash the Hub announced" || fail "no hash mismatch reported: $(cat "$OUT" "$ERR")"
+  [[ -z "$(find "$SCRATCH/fresh" -name '*.tmp.nc.*' 2>/dev/null)" ]] || fail "temp files left"
+  # Dropped connections resume with Range; then every entry is there, byte for byte.
+  fault '{"match":"/_lfs/cdn/","method":"GET","count":2,"action":"drop_after_bytes","bytes":300}'
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-pull || return
+  clear_faults
+  same_tree "$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205" "$SCRATCH/fresh/neuronxcc-2.21.33363.0+82129205"
+}
+
+test_synchronize_pull_refuses_unsafe_listing() {
+  HF_TOKEN=$ALICE run 0 "$NC" create sync-evil --public -q || return
+  hub_control POST /_test/inject-tree-entry '{"repo":"alice/sync-evil","path":"../evil","content":"pwned"}' >/dev/null
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-evil
+  one_line "$ERR"
+  contains "$ERR" "unsafe path"
+  [[ ! -e "$SCRATCH/evil" ]] || fail "a file was written outside the cache"
+}
+
+run_tests
