@@ -1,0 +1,351 @@
+// `neuron-cache synchronize`: push the local compile cache to the cache repo, or --pull
+// the repo's entries into it.
+#include "commands.hpp"
+
+#include <hubcache/compile_cache.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/sync.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+namespace neuron_cache {
+
+namespace {
+
+namespace cc = hubcache::compile_cache;
+namespace sync = hubcache::sync;
+
+constexpr std::size_t k_listed_skips = 20;
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string format_seconds(double seconds)
+{
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f s", seconds);
+  return buffer;
+}
+
+std::string plural(std::size_t count, const std::string& word)
+{
+  if (count == 1) {
+    return "1 " + word;
+  }
+  return std::to_string(count) + " " + (word == "entry" ? std::string("entries") : word + "s");
+}
+
+std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped>& skipped)
+{
+  std::map<std::string, std::size_t> counts;
+  for (const auto& item : skipped) {
+    ++counts[item.reason];
+  }
+  return counts;
+}
+
+std::string skip_summary(const std::vector<cc::Skipped>& skipped)
+{
+  std::string text = std::to_string(skipped.size()) + " skipped";
+  if (skipped.empty()) {
+    return text;
+  }
+  text += " (";
+  bool first = true;
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    text += (first ? "" : ", ") + std::to_string(count) + " " + reason;
+    first = false;
+  }
+  return text + ")";
+}
+
+std::string skip_lines(const std::string& title, const std::vector<cc::Skipped>& skipped)
+{
+  if (skipped.empty()) {
+    return {};
+  }
+  std::string text = "\n" + title + ":";
+  for (std::size_t i = 0; i < skipped.size() && i < k_listed_skips; ++i) {
+    text += "\n  " + skipped[i].path + ": " + skipped[i].reason;
+    if (!skipped[i].detail.empty()) {
+      text += " (" + skipped[i].detail + ")";
+    }
+  }
+  if (skipped.size() > k_listed_skips) {
+    text += "\n  ... and " + std::to_string(skipped.size() - k_listed_skips) + " more (see --json)";
+  }
+  return text;
+}
+
+nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped)
+{
+  auto list = nlohmann::json::array();
+  for (const auto& item : skipped) {
+    list.push_back({{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}});
+  }
+  return list;
+}
+
+nlohmann::json counts_json(const std::vector<cc::Skipped>& skipped)
+{
+  auto counts = nlohmann::json::object();
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    counts[reason] = count;
+  }
+  return counts;
+}
+
+std::string lines(const std::vector<std::string>& items)
+{
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : "\n") + item;
+  }
+  return text;
+}
+
+// Local cleanup asked for before a push. Never while a compiler runs on this host: it
+// may own the locks and be about to replace a failed entry.
+nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const std::filesystem::path& root)
+{
+  nlohmann::json cleaned = {{"failed", nlohmann::json::array()}, {"locks", nlohmann::json::array()}};
+  bool clean_failed = invocation.has("clean-failed");
+  auto stale_minutes = invocation.integer("clear-stale-locks", 0);
+  if (!clean_failed && !stale_minutes) {
+    return cleaned;
+  }
+  if (invocation.has("dry-run")) {
+    invocation.out().info("Dry run: the local cache is not cleaned.");
+    return cleaned;
+  }
+  if (cc::compiler_running()) {
+    invocation.out().warning("a neuronx-cc process is running on this host: the local cache is not cleaned");
+    cleaned["skipped"] = "compiler running";
+    return cleaned;
+  }
+  if (stale_minutes) {
+    auto result = cc::remove_stale_locks(scan, *stale_minutes);
+    for (const auto& path : result.removed) {
+      cleaned["locks"].push_back(path);
+      invocation.out().info("Removed stale lock " + path);
+    }
+  }
+  if (clean_failed) {
+    auto result = cc::remove_failed_entries(scan);
+    for (const auto& path : result.removed) {
+      cleaned["failed"].push_back(path);
+      invocation.out().info("Removed failed entry " + path);
+    }
+    for (const auto& kept : result.kept) {
+      invocation.out().warning("could not remove failed entry " + kept);
+    }
+  }
+  scan = cc::scan(root);
+  return cleaned;
+}
+
+int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::Repository& repo)
+{
+  auto start = std::chrono::steady_clock::now();
+  bool dry_run = invocation.has("dry-run");
+  auto scan = cc::scan(root.path);
+  auto cleaned = clean_local_cache(invocation, scan, root.path);
+
+  sync::DigestCache digests(sync::DigestCache::default_path(root.path, invocation.env()));
+  auto remote = sync::list_remote_for(repo, scan);
+  auto plan = sync::plan_push(scan, remote, digests);
+
+  sync::PushResult result;
+  if (dry_run) {
+    result.plan = std::move(plan);
+    result.revision = repo.revision();
+  } else {
+    ProgressBar bar(invocation.out(), "Uploading");
+    result = sync::push(repo, std::move(plan), digests, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    bar.finish();
+    digests.save();
+  }
+  const auto& done = result.plan;
+  double seconds = seconds_since(start);
+
+  std::string human;
+  if (dry_run) {
+    human = "Dry run: would push " + plural(done.entries_to_push.size(), "entry") + " ("
+            + plural(done.uploads.size(), "file") + ", " + human_size(done.bytes_to_upload) + ") to " + repo.spec();
+  } else if (done.uploads.empty()) {
+    human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
+  } else {
+    human = "Pushed " + plural(done.entries_to_push.size(), "entry") + " (" + plural(done.uploads.size(), "file") + ", "
+            + human_size(done.bytes_to_upload) + ") to " + repo.spec() + " in one commit";
+    if (result.revision) {
+      human += " " + result.revision->substr(0, 12);
+    }
+  }
+  human += "; " + std::to_string(done.entries_present.size()) + " already present; " + skip_summary(done.skipped) + "; "
+           + format_seconds(seconds) + ".";
+  if (dry_run && !done.entries_to_push.empty()) {
+    human += "\nWould push:";
+    for (const auto& path : done.entries_to_push) {
+      human += "\n  " + path;
+    }
+  }
+  human += skip_lines("Skipped", done.skipped);
+
+  nlohmann::json data = {
+    {"direction", "push"},
+    {"dry_run", dry_run},
+    {"repo", repo.spec()},
+    {"cache_dir", root.path.string()},
+    {"cache_dir_source", cc::to_string(root.source)},
+    {"committed", result.committed},
+    {"revision", result.revision ? nlohmann::json(*result.revision) : nlohmann::json()},
+    {"entries_pushed", done.entries_to_push.size()},
+    {"entries_present", done.entries_present.size()},
+    {"entries_skipped", done.skipped.size()},
+    {"files_uploaded", dry_run ? 0 : done.uploads.size()},
+    {"bytes_uploaded", dry_run ? 0 : done.bytes_to_upload},
+    {"files_planned", done.uploads.size()},
+    {"bytes_planned", done.bytes_to_upload},
+    {"files_hashed", digests.hashed()},
+    {"pushed", done.entries_to_push},
+    {"present", done.entries_present},
+    {"skipped", skipped_json(done.skipped)},
+    {"skipped_by_reason", counts_json(done.skipped)},
+    {"cleaned", cleaned},
+    {"seconds", seconds},
+  };
+  invocation.out().result(human, data, lines(done.entries_to_push));
+  return k_exit_ok;
+}
+
+int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::Repository& repo)
+{
+  auto start = std::chrono::steady_clock::now();
+  sync::PullOptions options;
+  options.compiler_version = invocation.value("compiler-version");
+  options.dry_run = invocation.has("dry-run");
+  sync::DigestCache digests(sync::DigestCache::default_path(root.path, invocation.env()));
+  sync::PullReport report;
+  {
+    ProgressBar bar(invocation.out(), "Downloading");
+    report = sync::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+  }
+  if (!options.dry_run) {
+    digests.save();
+  }
+  double seconds = seconds_since(start);
+
+  std::string human;
+  if (options.dry_run) {
+    human = "Dry run: would pull " + plural(report.entries_pulled.size(), "entry") + " ("
+            + human_size(report.bytes_planned) + ") from " + repo.spec() + " into " + root.path.string();
+  } else {
+    human = "Pulled " + plural(report.entries_pulled.size(), "entry") + " (" + plural(report.files_downloaded, "file")
+            + ", " + human_size(report.bytes_downloaded) + ") from " + repo.spec() + " into " + root.path.string();
+  }
+  human += "; " + std::to_string(report.entries_present.size()) + " already present; " + skip_summary(report.skipped);
+  if (!report.errors.empty()) {
+    human += "; " + std::to_string(report.errors.size()) + " failed";
+  }
+  human += "; " + format_seconds(seconds) + ".";
+  if (options.dry_run && !report.entries_pulled.empty()) {
+    human += "\nWould pull:";
+    for (const auto& path : report.entries_pulled) {
+      human += "\n  " + path;
+    }
+  }
+  human += skip_lines("Skipped", report.skipped);
+  for (const auto& error : report.errors) {
+    invocation.out().warning("not installed: " + error.path + ": " + error.detail);
+  }
+
+  nlohmann::json data = {
+    {"direction", "pull"},
+    {"dry_run", options.dry_run},
+    {"repo", repo.spec()},
+    {"cache_dir", root.path.string()},
+    {"cache_dir_source", cc::to_string(root.source)},
+    {"compiler_version", options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json()},
+    {"entries_pulled", report.entries_pulled.size()},
+    {"entries_present", report.entries_present.size()},
+    {"entries_skipped", report.skipped.size()},
+    {"entries_failed", report.errors.size()},
+    {"files_downloaded", report.files_downloaded},
+    {"bytes_downloaded", report.bytes_downloaded},
+    {"bytes_planned", report.bytes_planned},
+    {"pulled", report.entries_pulled},
+    {"present", report.entries_present},
+    {"skipped", skipped_json(report.skipped)},
+    {"skipped_by_reason", counts_json(report.skipped)},
+    {"errors", skipped_json(report.errors)},
+    {"other_repo_files", report.other_files},
+    {"seconds", seconds},
+  };
+  invocation.out().result(human, data, lines(report.entries_pulled));
+  return report.errors.empty() ? k_exit_ok : k_exit_error;
+}
+
+int run_synchronize(Invocation& invocation)
+{
+  bool pull = invocation.has("pull");
+  if (pull && (invocation.has("clean-failed") || invocation.has("clear-stale-locks"))) {
+    throw UsageError("--clean-failed and --clear-stale-locks apply to a push, not to --pull");
+  }
+  if (!pull && invocation.has("compiler-version")) {
+    throw UsageError("--compiler-version filters a --pull");
+  }
+  invocation.integer("clear-stale-locks", 0);
+  auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
+  auto resolved = resolve_repo(invocation);
+  auto repo = open_repository(invocation, resolved.spec);
+  if (!repo->exists()) {
+    throw hubcache::RepoNotFound("the cache repo " + resolved.spec.canonical() + " does not exist",
+                                 "create it with: neuron-cache create " + resolved.spec.canonical());
+  }
+  return pull ? run_pull(invocation, root, *repo) : run_push(invocation, root, *repo);
+}
+
+CommandSpec make_synchronize_command()
+{
+  CommandSpec command;
+  command.name = "synchronize";
+  command.summary = "Push the local Neuron compile cache to the cache repo, or --pull the repo into it.";
+  command.description =
+    "Push (default): uploads the complete entries of the local compile cache (model.neff and, since\n"
+    "libneuronxla's model.done generation, model.done present; flags suffix matching the flags file),\n"
+    "the optimum registry (0_REGISTRY) and exported-model directories, in one commit, skipping what\n"
+    "the repo already has. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
+    "leaving the cache are never pushed; each is reported with its reason.\n"
+    "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
+    "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone.\n"
+    "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
+    "else /var/tmp/neuron-compile-cache.";
+  command.options = {
+    repo_id_option(),
+    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache (default: as the Neuron SDK resolves it).", {}, {}},
+    {"", "pull", ValueKind::flag, "", "Download the repo's entries into the local cache instead of pushing.", {}, {}},
+    {"", "compiler-version", ValueKind::text, "VERSION",
+     "With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15).", {}, {}},
+    {"", "dry-run", ValueKind::flag, "", "Print what would be transferred and change nothing.", {}, {}},
+    {"", "clean-failed", ValueKind::flag, "",
+     "Before pushing, delete failed entries (model.log without model.neff) from the local cache.", {}, {}},
+    {"", "clear-stale-locks", ValueKind::integer, "MINUTES",
+     "Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host.", {}, {}},
+    token_option(),
+  };
+  command.examples = {"neuron-cache synchronize", "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
+                      "neuron-cache synchronize --pull --compiler-version 2.21",
+                      "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};
+  command.run = run_synchronize;
+  return command;
+}
+
+const CommandRegistration registration(40, make_synchronize_command);
+
+} // namespace
+
+} // namespace neuron_cache

@@ -1,0 +1,431 @@
+#!/usr/bin/env bash
+# End to end: `synchronize` pushes a compile cache to a directory repo and --pull installs
+# it on a fresh root, with every fault the issue names: bad roots, incomplete, failed,
+# locked and mismatched entries, symlinks leaving the root, inconsistent repo entries,
+# write failures and SIGKILL at any moment.
+source "$(dirname "$0")/lib.sh"
+
+MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
+REPO_EDIT="$BIN_DIR/sync_repo_edit"
+VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
+
+commits() { ls "$SCRATCH/repo/commits" | wc -l; }
+
+# A sample cache with 5 good entries and one of each fault, and an empty repo.
+setup() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --faults "$@" || fail "cannot make the sample cache"
+  run 0 "$NC" create "$SCRATCH/repo" -q
+}
+
+# same_entries SRC DST: every complete module entry of SRC is byte-identical in DST.
+same_entries() {
+  local entry count=0
+  for entry in "$1/$VERSION_DIR"/MODULE_1*; do
+    diff -r -x '*.tmp.nc.*' "$entry" "$2/$VERSION_DIR/$(basename "$entry")" >/dev/null || fail "$(basename "$entry") differs"
+    count=$((count + 1))
+  done
+  [[ $count -gt 0 ]] || fail "no entries compared"
+}
+
+no_temp_files() {
+  local found
+  found=$(find "$1" -name '*.tmp.nc.*' -o -name '.neuron-cache-pull*' | grep -v 'somehost' || true)
+  [[ -z "$found" ]] || fail "temp files left: $found"
+}
+
+test_push_then_noop_repush() {
+  setup || return
+  local before; before=$(commits)
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .entries_pushed)" "7"
+  equals "$(json_get "$OUT" .files_uploaded)" "24"
+  equals "$(json_get "$OUT" .committed)" "true"
+  equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
+    "failed=1,flags-mismatch=1,incomplete=2,lock-file=1,locked=1,temp-file=1"
+  equals "$(commits)" "$((before + 1))"
+  local revision; revision=$(json_get "$OUT" .revision)
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+  equals "$(json_get "$OUT" .entries_pushed)" "0"
+  equals "$(json_get "$OUT" .entries_present)" "7"
+  equals "$(json_get "$OUT" .files_hashed)" "0"
+  equals "$(json_get "$OUT" .revision)" "$revision"
+  equals "$(commits)" "$((before + 1))"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  contains "$OUT" "Nothing to push"
+  contains "$OUT" "7 already present; 7 skipped (1 failed, 1 flags-mismatch, 2 incomplete, 1 lock-file, 1 locked, 1 temp-file)"
+}
+
+test_incremental_push_uploads_only_what_changed() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 1 --seed 7
+  local entry; entry=$(ls -d "$SCRATCH/cache/$VERSION_DIR"/MODULE_1000000000000002+*)
+  printf 'recompiled' >"$entry/model.neff"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .entries_pushed)" "2"
+  equals "$(json_get "$OUT" .files_uploaded)" "5"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/pulled" -q || return
+  equals "$(cat "$SCRATCH/pulled/$VERSION_DIR/$(basename "$entry")/model.neff")" "recompiled"
+}
+
+test_pull_into_empty_root() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  equals "$(json_get "$OUT" .files_downloaded)" "24"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  local v="$SCRATCH/fresh/$VERSION_DIR"
+  [[ -f "$v/MODULE_1000000000000000+39f12043/model.done" ]] || fail "model.done missing"
+  for bad in 900001 900002 900003 900004 900005; do
+    [[ -z "$(ls -d "$v"/MODULE_${bad}+* 2>/dev/null)" ]] || fail "skipped entry $bad was pulled"
+  done
+  [[ ! -e "$SCRATCH/fresh/lock" ]] || fail "root lock pulled"
+  diff -r "$SCRATCH/cache/$VERSION_DIR/MODULE_0123456789abcdef0123" "$v/MODULE_0123456789abcdef0123" || fail "exported model differs"
+  local alias="$v/0_REGISTRY/0.4.6/llama/meta-llama/Llama-3.2-1B/2d3e776c01807213e8e2.json"
+  [[ -f "$alias" && ! -L "$alias" ]] || fail "registry alias not pulled as a file"
+  no_temp_files "$SCRATCH/fresh"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "0"
+  equals "$(json_get "$OUT" .entries_present)" "7"
+  # A pulled cache pushes back as a no-op.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+}
+
+test_pull_filters_compiler_version() {
+  setup || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --version 2.15.128.0+56dc5a86
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --compiler_version 2.15 --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "2"
+  equals "$(ls "$SCRATCH/fresh")" "neuronxcc-2.15.128.0+56dc5a86"
+  run 2 "$NC" synchronize --cache-dir "$SCRATCH/cache" --compiler-version 2.15
+  one_line "$ERR"
+}
+
+test_root_missing_or_not_a_directory() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/missing"
+  contains "$ERR" "the compile cache $SCRATCH/missing does not exist"
+  one_line "$ERR"
+  echo x >"$SCRATCH/file"
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/file"
+  contains "$ERR" "is not a directory"
+  one_line "$ERR"
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/file/below"
+  one_line "$ERR"
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/file"
+  one_line "$ERR"
+  equals "$(commits)" "1"
+  if [[ "$(id -u)" != 0 ]]; then
+    mkdir "$SCRATCH/closed" && chmod 000 "$SCRATCH/closed"
+    run 1 "$NC" synchronize --cache-dir "$SCRATCH/closed"
+    contains "$ERR" "cannot read the compile cache"
+    chmod 755 "$SCRATCH/closed"
+  fi
+}
+
+test_missing_repo_is_an_error() {
+  "$MAKE_CACHE" "$SCRATCH/cache"
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache" --repo-id "$SCRATCH/nope"
+  contains "$ERR" "does not exist"
+  contains "$ERR" "neuron-cache create"
+  one_line "$ERR"
+  [[ ! -e "$SCRATCH/nope" ]] || fail "repo created"
+}
+
+test_cache_root_resolution() {
+  setup || return
+  NEURON_CC_FLAGS="--model-type=transformer --cache_dir $SCRATCH/cache" NEURON_COMPILE_CACHE_URL=/nowhere \
+    run 0 "$NC" synchronize --dry-run --json || return
+  equals "$(json_get "$OUT" .cache_dir)" "$SCRATCH/cache"
+  equals "$(json_get "$OUT" .cache_dir_source)" "NEURON_CC_FLAGS"
+  NEURON_COMPILE_CACHE_URL="file://$SCRATCH/cache" run 0 "$NC" synchronize --dry-run --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "NEURON_COMPILE_CACHE_URL"
+  NEURON_CC_FLAGS="--cache_dir=/nowhere" run 0 "$NC" synchronize --cache_dir "$SCRATCH/cache" --dry-run --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "option"
+  NEURON_COMPILE_CACHE_URL=s3://bucket/cache run 1 "$NC" synchronize
+  contains "$ERR" "not supported yet"
+  one_line "$ERR"
+}
+
+test_symlinks_leaving_the_root_are_not_pushed() {
+  setup || return
+  echo "secret" >"$SCRATCH/outside.neff"
+  local v="$SCRATCH/cache/$VERSION_DIR"
+  local entry; entry=$(ls -d "$v"/MODULE_1000000000000001+*)
+  rm "$entry/model.neff" && ln -s "$SCRATCH/outside.neff" "$entry/model.neff"
+  ln -s "$SCRATCH/outside.neff" "$v/0_REGISTRY/0.4.6/escape.json"
+  mkdir -p "$SCRATCH/outside-dir" && cp -r "$(ls -d "$v"/MODULE_1000000000000002+*)/." "$SCRATCH/outside-dir/"
+  ln -s "$SCRATCH/outside-dir" "$v/MODULE_5555+39f12043"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" '.skipped_by_reason["symlink-outside-root"]')" "3"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/$(basename "$entry")" ]] || fail "entry with an escaping neff pushed"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_5555+39f12043" ]] || fail "escaping entry dir pushed"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/0_REGISTRY/0.4.6/escape.json" ]] || fail "escaping registry file pushed"
+  ! grep -rq secret "$SCRATCH/fresh" || fail "outside content reached the repo"
+}
+
+test_odd_names_are_reported_not_fatal() {
+  setup || return
+  local v="$SCRATCH/cache/$VERSION_DIR"
+  mkdir -p "$v/MODULE_not-hex+39f12043" "$v/$(printf 'MODULE_\xff')" "$v/with space"
+  : >"$v/$(printf 'MODULE_1000000000000000+39f12043/new\nline')"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .entries_pushed)" "7"
+  equals "$(json_get "$OUT" '.skipped_by_reason.unrecognized')" "2"
+  equals "$(json_get "$OUT" '.skipped_by_reason["invalid-name"]')" "2"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
+  [[ -f "$SCRATCH/fresh/$VERSION_DIR/MODULE_1000000000000000+39f12043/model.done" ]] || fail "entry with an odd file not pushed"
+}
+
+test_repo_entry_missing_or_inconsistent_files_not_installed() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local v="$VERSION_DIR"
+  local e0 e1 e2 e3
+  e0=$(cd "$SCRATCH/cache" && ls -d "$v"/MODULE_1000000000000000+*)
+  e1=$(cd "$SCRATCH/cache" && ls -d "$v"/MODULE_1000000000000001+*)
+  e2=$(cd "$SCRATCH/cache" && ls -d "$v"/MODULE_1000000000000002+*)
+  e3=$(cd "$SCRATCH/cache" && ls -d "$v"/MODULE_1000000000000003+*)
+  echo "Failed compilation" >"$SCRATCH/log"
+  echo '["--other"]' >"$SCRATCH/flags"
+  # gen C neff without done; a failed entry; flags that do not match the name; a lock.
+  "$REPO_EDIT" "$SCRATCH/repo" delete "$e0/model.done" delete "$e1/model.neff" add "$e1/model.log" "$SCRATCH/log" \
+    add "$e2/compile_flags.json" "$SCRATCH/flags" add "$e3/model.hlo_module.pb.lock" "$SCRATCH/log" >/dev/null \
+    || fail "repo edit failed"
+  # An object whose bytes no longer match its hash (bit rot on the repo's storage).
+  local neff4; neff4=$(sha256sum "$SCRATCH/cache/$v/MODULE_1000000000000004+39f12043/model.neff" | cut -c1-64)
+  printf 'rotten' >"$SCRATCH/repo/objects/${neff4:0:2}/$neff4"
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
+  equals "$(json_get "$OUT" .entries_pulled)" "3"
+  equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
+    "failed-in-repo=1,flags-mismatch-in-repo=1,incomplete-in-repo=1"
+  equals "$(json_get "$OUT" '.errors[0].path')" "$v/MODULE_1000000000000004+39f12043"
+  contains "$ERR" "not installed: $v/MODULE_1000000000000004+39f12043"
+  for e in "$e0" "$e1" "$e2" "$v/MODULE_1000000000000004+39f12043"; do
+    [[ ! -e "$SCRATCH/fresh/$e" ]] || fail "$e installed"
+  done
+  # The locked-in-repo entry is complete: installed, without the lock.
+  [[ -f "$SCRATCH/fresh/$e3/model.done" && ! -e "$SCRATCH/fresh/$e3/model.hlo_module.pb.lock" ]] || fail "$e3 wrong"
+  no_temp_files "$SCRATCH/fresh"
+}
+
+test_locked_or_different_local_entries_are_left_alone() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local e0 e1
+  e0=$(cd "$SCRATCH/cache" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
+  e1=$(cd "$SCRATCH/cache" && ls -d "$VERSION_DIR"/MODULE_1000000000000001+*)
+  mkdir -p "$SCRATCH/fresh/$e0" "$SCRATCH/fresh/$e1"
+  cp "$SCRATCH/cache/$e0/model.hlo_module.pb" "$SCRATCH/fresh/$e0/"
+  : >"$SCRATCH/fresh/$e0/model.hlo_module.pb.lock"
+  echo "Failed compilation" >"$SCRATCH/fresh/$e1/model.log"
+  local before; before=$(snapshot "$SCRATCH/fresh")
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" '.skipped_by_reason["locked-locally"]')" "1"
+  equals "$(json_get "$OUT" '.skipped_by_reason["local-entry-differs"]')" "1"
+  [[ ! -e "$SCRATCH/fresh/$e0/model.neff" ]] || fail "locked entry written"
+  [[ ! -e "$SCRATCH/fresh/$e1/model.neff" ]] || fail "failed local entry overwritten"
+}
+
+test_partial_entry_is_completed_done_last() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local e0; e0=$(cd "$SCRATCH/cache" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
+  mkdir -p "$SCRATCH/fresh/$e0"
+  cp "$SCRATCH/cache/$e0/model.neff" "$SCRATCH/cache/$e0/compile_flags.json" "$SCRATCH/fresh/$e0/"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  diff -r -x '*.tmp.nc.*' "$SCRATCH/cache/$e0" "$SCRATCH/fresh/$e0" || fail "partial entry not completed"
+  # done is the newest file of the entry: it landed last.
+  equals "$(ls -t --time=ctime "$SCRATCH/fresh/$e0" | head -1)" "model.done"
+}
+
+test_write_failure_during_pull_leaves_nothing_half_written() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 6 --big-every 3 --big-size 1500000 || return
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  # Files larger than 1 MB fail with EFBIG, a real write error.
+  ( trap '' XFSZ; ulimit -f 1000; exec "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json ) >"$OUT" 2>"$ERR"
+  equals "$?" "1"
+  equals "$(json_get "$OUT" .entries_pulled)" "4"
+  equals "$(json_get "$OUT" .entries_failed)" "2"
+  contains "$ERR" "File too large"
+  local entry
+  for entry in "$SCRATCH/fresh/$VERSION_DIR"/*; do
+    [[ -f "$entry/model.done" ]] || fail "$(basename "$entry") half-written"
+  done
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_1000000000000000+39f12043" ]] || fail "failed entry present"
+  no_temp_files "$SCRATCH/fresh"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "2"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+}
+
+test_push_killed_then_rerun() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 24 --neff-size 1000000 || return
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  "$NC" synchronize --cache-dir "$SCRATCH/cache" -q >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 200); do
+    [[ -n "$(find "$SCRATCH/repo/objects" -type f -name '[0-9a-f]*' -print -quit 2>/dev/null)" ]] && break
+    sleep 0.01
+  done
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  [[ "$(commits)" -le 3 ]] || fail "too many commits: $(commits)"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .entries_present)" "24"
+  equals "$(json_get "$OUT" .committed)" "false"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .files_downloaded)" "96"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+}
+
+test_pull_killed_then_rerun() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 24 --neff-size 1000000 || return
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 300); do
+    [[ -n "$(find "$SCRATCH/fresh" -name model.done -print -quit 2>/dev/null)" ]] && break
+    sleep 0.01
+  done
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  # Whatever landed is whole: every entry present has its done marker and its bytes.
+  local entry
+  for entry in "$SCRATCH/fresh/$VERSION_DIR"/MODULE_*; do
+    [[ -e "$entry" ]] || continue
+    [[ -f "$entry/model.done" ]] || fail "$(basename "$entry") visible without model.done"
+    diff -r "$SCRATCH/cache/$VERSION_DIR/$(basename "$entry")" "$entry" >/dev/null || fail "$(basename "$entry") partial"
+  done
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(( $(json_get "$OUT" .entries_pulled) + $(json_get "$OUT" .entries_present) ))" "24"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  no_temp_files "$SCRATCH/fresh"
+}
+
+test_dry_run_changes_nothing() {
+  setup || return
+  local cache_before repo_before
+  cache_before=$(snapshot "$SCRATCH/cache"); repo_before=$(snapshot "$SCRATCH/repo")
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --clean-failed --clear-stale-locks 0 || return
+  contains "$OUT" "Dry run: would push 7 entries (24 files"
+  contains "$OUT" "Would push:"
+  equals "$(snapshot "$SCRATCH/cache")" "$cache_before"
+  equals "$(snapshot "$SCRATCH/repo")" "$repo_before"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  repo_before=$(snapshot "$SCRATCH/repo")
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --dry-run --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  [[ ! -e "$SCRATCH/fresh" ]] || fail "dry run created the root"
+  equals "$(snapshot "$SCRATCH/repo")" "$repo_before"
+}
+
+test_json_report_fields() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  for key in direction dry_run repo cache_dir cache_dir_source committed revision entries_pushed entries_present \
+    entries_skipped files_uploaded bytes_uploaded files_hashed pushed present skipped skipped_by_reason cleaned seconds; do
+    [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "push report lacks $key"
+  done
+  equals "$(json_get "$OUT" '.skipped[] | select(.reason == "failed") | .detail')" \
+    "compilation failed (model.log without model.neff)"
+  [[ "$(json_get "$OUT" .bytes_uploaded)" -gt 0 ]] || fail "no bytes"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  for key in direction repo cache_dir entries_pulled entries_present entries_skipped entries_failed files_downloaded \
+    bytes_downloaded pulled present skipped skipped_by_reason errors seconds; do
+    [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "pull report lacks $key"
+  done
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh2" -q || return
+  equals "$(wc -l <"$OUT")" "7"
+}
+
+test_clean_failed_and_stale_locks() {
+  setup || return
+  local v="$SCRATCH/cache/$VERSION_DIR"
+  # A process named neuronx-cc: cleaning must wait for it.
+  cp "$(command -v sleep)" "$SCRATCH/neuronx-cc"
+  "$SCRATCH/neuronx-cc" 30 &
+  local compiler=$!
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --clean-failed --clear-stale-locks 0 -q
+  kill "$compiler"; wait "$compiler" 2>/dev/null
+  contains "$ERR" "a neuronx-cc process is running"
+  [[ -d "$v/MODULE_900001+39f12043" && -f "$v/MODULE_900002+39f12043/model.hlo_module.pb.lock" ]] || fail "cleaned anyway"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --clear-stale-locks 60 --json || return
+  [[ -f "$v/MODULE_900002+39f12043/model.hlo_module.pb.lock" ]] || fail "fresh lock removed"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --clean-failed --clear-stale-locks 0 --json || return
+  equals "$(json_get "$OUT" '.cleaned.failed | length')" "1"
+  equals "$(json_get "$OUT" '.cleaned.locks | length')" "1"
+  [[ ! -e "$v/MODULE_900001+39f12043" ]] || fail "failed entry kept"
+  [[ ! -e "$v/MODULE_900002+39f12043/model.hlo_module.pb.lock" ]] || fail "stale lock kept"
+  [[ -f "$v/MODULE_900002+39f12043/model.hlo_module.pb" ]] || fail "locked entry's files removed"
+  [[ -f "$SCRATCH/cache/lock" ]] || fail "root lock removed"
+  run 2 "$NC" synchronize --pull --cache-dir "$SCRATCH/cache" --clean-failed
+  one_line "$ERR"
+  run 2 "$NC" synchronize --cache-dir "$SCRATCH/cache" --clear-stale-locks soon
+  one_line "$ERR"
+}
+
+test_corrupt_digest_cache_is_ignored() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  local file; file=$(ls "$HOME/.cache/neuron-cache"/digests-*.tsv)
+  [[ -f "$file" ]] || fail "no digest cache"
+  printf 'garbage\x00\x01' >"$file"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+  [[ "$(json_get "$OUT" .files_hashed)" -gt 0 ]] || fail "corrupt cache was trusted"
+  # A file changed in place (same size) is noticed despite the cache.
+  local neff; neff=$(ls "$SCRATCH/cache/$VERSION_DIR"/MODULE_1000000000000003+*/model.neff)
+  local size; size=$(stat -c %s "$neff")
+  head -c "$size" /dev/zero | tr '\0' 'z' >"$neff"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files_uploaded)" "1"
+}
+
+# The same code through the Hub backend, against the local test Hub.
+test_hub_push_noop_pull() {
+  local hub="$BIN_DIR/neuron-cache-test-hub"
+  if [[ ! -x "$hub" ]]; then
+    echo "    (skipped: $hub not built)"
+    return 0
+  fi
+  mkfifo "$SCRATCH/hub.out"
+  "$hub" --port 0 --data "$SCRATCH/hub-data" --user alice:hf_alice_sync_token:write >"$SCRATCH/hub.out" 2>"$SCRATCH/hub.err" &
+  local hub_pid=$!
+  # Expanded now: the function's locals are gone when the subshell's EXIT trap runs.
+  trap "kill $hub_pid 2>/dev/null" EXIT
+  local url
+  read -r -t 10 url <"$SCRATCH/hub.out" || { fail "test hub did not start: $(cat "$SCRATCH/hub.err")"; return; }
+  cat "$SCRATCH/hub.out" >/dev/null &
+  export HF_ENDPOINT="$url" HF_TOKEN=hf_alice_sync_token
+  "$MAKE_CACHE" "$SCRATCH/cache" --faults
+  run 0 "$NC" create alice/sync -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .entries_pushed)" "7"
+  equals "$(json_get "$OUT" .committed)" "true"
+  curl -fsS -X POST "$url/_test/stats/reset" >/dev/null
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+  equals "$(json_get "$OUT" .entries_present)" "7"
+  local requests; requests=$(curl -fsS "$url/_test/stats" | jq .total)
+  [[ "$requests" -le 5 ]] || fail "no-op push made $requests requests"
+  [[ "$(curl -fsS "$url/_test/stats" | jq '.by_route.commit // 0')" == 0 ]] || fail "no-op push committed"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  no_temp_files "$SCRATCH/fresh"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" .entries_present)" "7"
+  kill "$hub_pid" 2>/dev/null
+  wait "$hub_pid" 2>/dev/null
+}
+
+run_tests
