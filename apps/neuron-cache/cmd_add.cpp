@@ -1,0 +1,402 @@
+// `neuron-cache add`: populate the cache repo by running a compilation, for one model
+// configuration or for every configuration of a YAML manifest (CI jobs).
+#include "commands.hpp"
+
+#include <hubcache/compile_cache.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/fs.hpp>
+#include <hubcache/process.hpp>
+#include <registry/add_job.hpp>
+#include <registry/add_manifest.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+
+namespace neuron_cache {
+
+namespace {
+
+namespace add = registry::add;
+
+// Options that describe one configuration; with --manifest they come from the file.
+const std::vector<std::string> k_configuration_options = {
+  "model", "task", "precision", "num-cores", "train-batch-size", "eval-batch-size", "sequence-length",
+  "encoder-sequence-length", "decoder-sequence-length", "gradient-accumulation-steps", "max-steps"};
+
+std::string format_seconds(std::chrono::milliseconds elapsed)
+{
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f s", static_cast<double>(elapsed.count()) / 1000.0);
+  return buffer;
+}
+
+add::Configuration configuration_from_options(const Invocation& invocation)
+{
+  for (const auto* required : {"model", "task", "precision", "num-cores", "train-batch-size"}) {
+    if (!invocation.has(required)) {
+      throw UsageError(std::string("--") + required
+                       + " is required (or give a YAML manifest with --manifest)");
+    }
+  }
+  add::Configuration configuration;
+  configuration.task = *invocation.value("task");
+  configuration.precision = *invocation.value("precision");
+  configuration.num_cores = *invocation.integer("num-cores", 1);
+  configuration.train_batch_size = *invocation.integer("train-batch-size", 1);
+  configuration.eval_batch_size = invocation.integer("eval-batch-size", 1);
+  configuration.sequence_length = invocation.integer("sequence-length", 1);
+  configuration.encoder_sequence_length = invocation.integer("encoder-sequence-length", 1);
+  configuration.decoder_sequence_length = invocation.integer("decoder-sequence-length", 1);
+  configuration.gradient_accumulation_steps = invocation.integer("gradient-accumulation-steps", 1).value_or(1);
+  configuration.max_steps = invocation.integer("max-steps", 1).value_or(10);
+  try {
+    configuration.validate();
+  } catch (const hubcache::InvalidArgument& error) {
+    throw UsageError(error.what());
+  }
+  return configuration;
+}
+
+[[noreturn]] void no_command()
+{
+  throw UsageError("no command to run: give it after '--' (e.g. neuron-cache add -m MODEL ... -- torchrun "
+                   "--nproc_per_node {num_cores} train.py), as 'command' in the manifest, or as a template in $"
+                   + std::string(add::k_command_env));
+}
+
+std::string status_word(add::JobStatus status)
+{
+  switch (status) {
+  case add::JobStatus::added:
+    return "added";
+  case add::JobStatus::already_registered:
+    return "skipped (registered)";
+  case add::JobStatus::planned:
+    return "would run";
+  case add::JobStatus::failed:
+    return "FAILED";
+  case add::JobStatus::interrupted:
+    return "interrupted";
+  case add::JobStatus::not_run:
+    return "not run";
+  }
+  return "?";
+}
+
+// A temp directory removed (with everything below it) when the run ends.
+class StagingDirectory {
+public:
+  explicit StagingDirectory(const hubcache::Environment& env)
+  {
+    auto base = env.get_non_empty("TMPDIR").value_or("/tmp");
+    std::string pattern = base + "/neuron-cache-add.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw hubcache::IoError("cannot create a staging directory in " + base + ": " + std::strerror(errno),
+                              "set TMPDIR to a writable directory");
+    }
+    m_path = pattern;
+  }
+  ~StagingDirectory()
+  {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  StagingDirectory(const StagingDirectory&) = delete;
+  StagingDirectory& operator=(const StagingDirectory&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  std::filesystem::path m_path;
+};
+
+int run_add(Invocation& invocation)
+{
+  const auto& env = invocation.env();
+  auto& out = invocation.out();
+  auto manifest_file = invocation.value("manifest");
+  std::optional<add::Manifest> manifest;
+  if (manifest_file) {
+    for (const auto& option : k_configuration_options) {
+      if (invocation.has(option)) {
+        throw UsageError("--" + option + " cannot be used with --manifest: configurations come from the manifest");
+      }
+    }
+    manifest = add::parse_manifest(*manifest_file);
+  } else {
+    for (const auto* option : {"jobs", "continue-on-error"}) {
+      if (invocation.has(option)) {
+        throw UsageError(std::string("--") + option + " only applies to --manifest runs");
+      }
+    }
+  }
+  auto parallelism = static_cast<unsigned>(invocation.integer("jobs", 1).value_or(1));
+
+  // The command: after `--`, else the manifest's, else the environment's template.
+  std::optional<std::vector<std::string>> default_command;
+  if (!invocation.trailing().empty()) {
+    default_command = invocation.trailing();
+  } else if (manifest && manifest->command) {
+    default_command = manifest->command;
+  } else if (auto from_env = env.get_non_empty(std::string(add::k_command_env))) {
+    default_command = add::command_words(*from_env);
+  }
+  std::optional<add::Configuration> single_configuration;
+  if (!manifest) {
+    single_configuration = configuration_from_options(invocation);
+    if (!default_command) {
+      no_command();
+    }
+  } else if (!default_command) {
+    for (const auto& model : manifest->models) {
+      if (!model.command) {
+        no_command();
+      }
+    }
+  }
+
+  // Where: repo and local compile cache root.
+  std::optional<std::string> repo_option = invocation.value("repo-id");
+  if (!repo_option && manifest) {
+    repo_option = manifest->repo;
+  }
+  auto resolved = hubcache::resolve_repo(repo_option, env);
+  std::optional<std::string> cache_dir_option = invocation.value("cache-dir");
+  if (!cache_dir_option && manifest) {
+    cache_dir_option = manifest->cache_dir;
+  }
+  auto cache_root = hubcache::compile_cache::resolve_cache_root(cache_dir_option, env);
+
+  // Preconditions, before anything compiles.
+  auto repo = open_repository(invocation, resolved.spec);
+  auto report = add::check_preconditions(*repo, resolved.spec, env, invocation.value("token"));
+  for (const auto& warning : report.warnings) {
+    out.warning(warning);
+  }
+  std::vector<add::Job> jobs;
+  std::map<std::string, add::Model> models;
+  auto load = [&](const std::string& spec) -> const add::Model& {
+    auto found = models.find(spec);
+    if (found == models.end()) {
+      found = models.emplace(spec, add::load_model(spec, env, invocation.value("token"))).first;
+    }
+    return found->second;
+  };
+  std::optional<std::chrono::seconds> timeout;
+  if (auto seconds = invocation.integer("timeout", 1)) {
+    timeout = std::chrono::seconds(*seconds);
+  } else if (manifest) {
+    timeout = manifest->timeout;
+  }
+  if (manifest) {
+    for (const auto& model : manifest->models) {
+      for (const auto& configuration : model.configurations) {
+        add::Job job{load(model.model), configuration,
+                     invocation.trailing().empty() && model.command ? *model.command : *default_command,
+                     manifest->environment, timeout};
+        jobs.push_back(std::move(job));
+      }
+    }
+  } else {
+    jobs.push_back(add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
+  }
+
+  add::Settings settings;
+  settings.cache_root = cache_root.path;
+  settings.cc_flags = env.get("NEURON_CC_FLAGS").value_or("");
+  settings.dry_run = invocation.has("dry-run");
+  settings.force = invocation.has("force");
+  if (manifest) {
+    settings.compiler_version = manifest->compiler_version;
+  }
+  std::optional<StagingDirectory> staging;
+  if (manifest && !settings.dry_run) {
+    staging.emplace(env);
+    settings.staging_directory = staging->path();
+  }
+  std::mutex print_mutex;
+  if (manifest) {
+    // Piped, so the report keeps each command's last lines; concurrent jobs' lines are
+    // prefixed with their configuration. A single add keeps the terminal as it is.
+    settings.on_line = [&print_mutex, parallelism](const add::Job& job, hubcache::ProcessStream,
+                                                   std::string_view line) {
+      std::lock_guard lock(print_mutex);
+      if (parallelism > 1) {
+        std::cerr << "[" << job.label() << "] ";
+      }
+      std::cerr << line << "\n";
+    };
+  }
+  std::size_t job_count = jobs.size();
+  std::size_t started = 0;
+  settings.on_event = [&](const add::Job& job, const std::string& event) {
+    std::lock_guard lock(print_mutex);
+    if (event == "compiling") {
+      ++started;
+      out.info(manifest ? "[" + std::to_string(started) + "/" + std::to_string(job_count) + "] compiling "
+                            + job.label()
+                        : "Compiling " + job.label() + " into " + cache_root.path.string());
+    } else {
+      out.info("Pushing " + job.label() + " to " + resolved.spec.canonical());
+    }
+  };
+
+  hubcache::InterruptScope interrupt_scope;
+  add::Runner runner(*repo, std::move(settings));
+  auto results = runner.run_all(jobs, parallelism, invocation.has("continue-on-error"));
+
+  std::size_t added = 0, registered = 0, failed = 0, planned = 0, not_run = 0;
+  for (const auto& result : results) {
+    added += result.status == add::JobStatus::added ? 1 : 0;
+    registered += result.status == add::JobStatus::already_registered ? 1 : 0;
+    failed += result.status == add::JobStatus::failed ? 1 : 0;
+    planned += result.status == add::JobStatus::planned ? 1 : 0;
+    not_run += result.status == add::JobStatus::not_run || result.status == add::JobStatus::interrupted ? 1 : 0;
+  }
+  int signal = hubcache::interrupt_signal();
+  nlohmann::json data = {{"repo", resolved.spec.canonical()},
+                         {"cache_dir", cache_root.path.string()},
+                         {"dry_run", invocation.has("dry-run")},
+                         {"results", nlohmann::json::array()},
+                         {"summary",
+                          {{"added", added}, {"already_registered", registered}, {"failed", failed},
+                           {"would_run", planned}, {"not_run", not_run}}}};
+  if (signal != 0) {
+    data["interrupted_by"] = std::string("SIG") + (sigabbrev_np(signal) != nullptr ? sigabbrev_np(signal) : "?");
+  }
+  for (const auto& result : results) {
+    data["results"].push_back(result.to_json());
+  }
+
+  if (!manifest) {
+    const auto& result = results.front();
+    std::string human;
+    switch (result.status) {
+    case add::JobStatus::added:
+      human = "Added " + result.label + " to " + resolved.spec.canonical() + ": " + std::to_string(result.entries.size())
+              + " compiled graphs (compiler " + result.compiler_version + ") and the registry entry "
+              + result.registry_files.front() + ", in one commit.";
+      break;
+    case add::JobStatus::already_registered:
+      human = result.label + " is already registered in " + resolved.spec.canonical()
+              + "; nothing compiled (use --force to compile it again).";
+      break;
+    case add::JobStatus::planned:
+      human = "Would run: " + [&] {
+        std::string text;
+        for (const auto& word : result.command) {
+          text += (text.empty() ? "" : " ") + hubcache::quote_argument(word);
+        }
+        return text;
+      }() + "\nwith NEURON_COMPILE_CACHE_URL=" + cache_root.path.string() + ", then push its new entries to "
+              + resolved.spec.canonical() + ".";
+      break;
+    default:
+      if (invocation.out().format() == Format::json) {
+        out.result("", data, "");
+      }
+      if (result.status == add::JobStatus::interrupted) {
+        std::cerr << "neuron-cache: interrupted: " << result.message << "; " << result.hint << "\n";
+        return 128 + (signal != 0 ? signal : SIGINT);
+      }
+      throw hubcache::Error("could not add " + result.label + " to the cache: " + result.message, result.hint);
+    }
+    out.result(human, data, result.status == add::JobStatus::added ? result.registry_files.front() : "");
+    return k_exit_ok;
+  }
+
+  Output::Table table;
+  table.headers = {"STATUS", "MODEL", "TASK", "CONFIGURATION", "ENTRIES", "TIME"};
+  table.right_aligned = {false, false, false, false, true, true};
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& result = results[i];
+    table.rows.push_back({status_word(result.status), jobs[i].model.model_id, jobs[i].configuration.task,
+                          jobs[i].configuration.summary(),
+                          result.status == add::JobStatus::added ? std::to_string(result.entries.size()) : "-",
+                          format_seconds(result.elapsed)});
+  }
+  table.footer = std::to_string(results.size()) + " configurations: " + std::to_string(added) + " added, "
+                 + std::to_string(registered) + " already registered, "
+                 + (planned > 0 ? std::to_string(planned) + " would run, " : "") + std::to_string(failed) + " failed"
+                 + (not_run > 0 ? ", " + std::to_string(not_run) + " not run" : "") + ".";
+  if (out.format() == Format::json) {
+    out.result("", data, "");
+  } else {
+    out.table(table, data["results"], 1);
+  }
+  for (const auto& result : results) {
+    if (result.status == add::JobStatus::planned) {
+      std::string text;
+      for (const auto& word : result.command) {
+        text += (text.empty() ? "" : " ") + hubcache::quote_argument(word);
+      }
+      out.info("would run for " + result.label + ": " + text);
+    }
+    if (result.status == add::JobStatus::failed) {
+      out.warning(result.label + ": " + result.message + (result.hint.empty() ? "" : "; " + result.hint));
+    }
+  }
+  if (signal != 0) {
+    std::cerr << "neuron-cache: interrupted; nothing half-pushed: run the same command again to continue\n";
+    return 128 + signal;
+  }
+  return failed > 0 ? k_exit_error : k_exit_ok;
+}
+
+CommandSpec make_add_command()
+{
+  CommandSpec command;
+  command.name = "add";
+  command.positionals = {{"COMMAND", ValueKind::shell_command, "The compile or training command to run, after --.", false}};
+  command.summary = "Compile a model configuration (or a manifest of them) and push the result to the cache repo.";
+  command.description =
+    "Runs COMMAND (your compile or short training run) with the compile cache at a local root\n"
+    "(NEURON_COMPILE_CACHE_URL; NEURON_CC_FLAGS is kept), then pushes the compiled graphs it\n"
+    "created and a registry entry for the configuration to the cache repo in one commit.\n"
+    "COMMAND may use placeholders: {model} {model_id} {task} {batch_size} {train_batch_size}\n"
+    "{eval_batch_size} {sequence_length} {encoder_sequence_length} {decoder_sequence_length}\n"
+    "{num_cores} {precision} {gradient_accumulation_steps} {max_steps} {cache_dir}; without\n"
+    "COMMAND, the manifest's 'command' or $NEURON_CACHE_ADD_COMMAND is used.\n"
+    "Configurations already registered in the repo are skipped. Exit 1 when a configuration\n"
+    "failed, 128+N when interrupted by signal N.";
+  command.options = {
+    {"m", "model", ValueKind::model, "MODEL", "Hub model id or local model directory (with config.json).", {}, {}},
+    {"", "task", ValueKind::text, "TASK", "Task, e.g. text-generation, text-classification.", {}, {}},
+    {"", "precision", ValueKind::choice, "PRECISION", "fp or bf16.", {"fp", "bf16"}, {}},
+    {"", "num-cores", ValueKind::integer, "N", "Neuron cores the run uses.", {}, {}},
+    {"", "train-batch-size", ValueKind::integer, "N", "Training batch size.", {}, {}},
+    {"", "eval-batch-size", ValueKind::integer, "N", "Evaluation batch size (default: the train batch size).", {}, {}},
+    {"", "sequence-length", ValueKind::integer, "N", "Sequence length.", {}, {}},
+    {"", "encoder-sequence-length", ValueKind::integer, "N", "Encoder sequence length (encoder-decoder models).", {}, {}},
+    {"", "decoder-sequence-length", ValueKind::integer, "N", "Decoder sequence length (encoder-decoder models).", {}, {}},
+    {"", "gradient-accumulation-steps", ValueKind::integer, "N", "Gradient accumulation steps (default 1).", {}, {}},
+    {"", "max-steps", ValueKind::integer, "N", "Training steps of the run (default 10).", {}, {}},
+    repo_id_option(),
+    {"", "cache-dir", ValueKind::directory, "DIR",
+     "Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, "
+     "/var/tmp/neuron-compile-cache).", {}, {}},
+    {"", "manifest", ValueKind::file, "FILE.yaml", "Add every configuration of a YAML manifest.", {}, {}},
+    {"j", "jobs", ValueKind::integer, "N", "Manifest configurations compiled at a time (default 1).", {}, {}},
+    {"", "dry-run", ValueKind::flag, "", "Show what would be compiled and pushed; change nothing.", {}, {}},
+    {"", "continue-on-error", ValueKind::flag, "", "Keep going after a configuration fails (manifest).", {}, {}},
+    {"", "force", ValueKind::flag, "", "Compile even configurations the repo already registers.", {}, {}},
+    {"", "timeout", ValueKind::integer, "SECONDS", "Terminate a command running longer than this.", {}, {}},
+    token_option(),
+  };
+  command.examples = {
+    "neuron-cache add -m bert-base-uncased --task text-classification --precision bf16 --num-cores 2 "
+    "--train-batch-size 16 --sequence-length 128 -- torchrun --nproc_per_node 2 train.py",
+    "neuron-cache add --manifest examples/add-manifest.yaml --jobs 2",
+    "neuron-cache add --manifest ci.yaml --dry-run --json"};
+  command.run = run_add;
+  return command;
+}
+
+const CommandRegistration registration(70, make_add_command);
+
+} // namespace
+
+} // namespace neuron_cache

@@ -1,0 +1,182 @@
+// `neuron-cache list [REPO]`: the models a cache repo holds, or every configuration of one.
+#include "commands.hpp"
+
+#include <hubcache/environment.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/fs.hpp>
+#include <hubcache/repo_spec.hpp>
+#include <registry/catalog.hpp>
+
+#include <filesystem>
+
+namespace neuron_cache {
+
+namespace {
+
+constexpr unsigned k_parallel_reads = 8;
+
+std::string join(const std::set<std::string>& values)
+{
+  std::string out;
+  for (const auto& value : values) {
+    out += (out.empty() ? "" : ", ") + value;
+  }
+  return out;
+}
+
+std::string optional_text(const std::optional<long long>& value) { return value ? std::to_string(*value) : "-"; }
+
+nlohmann::json optional_json(const std::optional<long long>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// Shell completion offers these ids; a failure here must never fail `list`.
+void remember_models_for_completion(const Invocation& invocation, const registry::Catalog& catalog)
+{
+  try {
+    const auto& env = invocation.env();
+    std::filesystem::path cache_home;
+    if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
+      cache_home = *xdg;
+    } else if (auto home = env.get_non_empty("HOME")) {
+      cache_home = std::filesystem::path(*home) / ".cache";
+    } else {
+      return;
+    }
+    auto directory = cache_home / "neuron-cache" / "completion";
+    std::filesystem::create_directories(directory);
+    std::string content;
+    for (const auto& model : catalog.models) {
+      content += model.model_id + "\n";
+    }
+    hubcache::fs::write_file_atomically(directory / "models.txt", content);
+  } catch (const std::exception&) {
+  }
+}
+
+int run_list(Invocation& invocation)
+{
+  auto positional = invocation.positional("REPO");
+  auto option = invocation.value("repo-id");
+  if (positional && option && *positional != *option) {
+    throw UsageError("give the repo once, either as REPO or with --repo-id");
+  }
+  hubcache::RepoSpec spec = positional ? hubcache::parse_repo_spec(*positional) : resolve_repo(invocation).spec;
+  auto repo = open_repository(invocation, spec);
+  if (!repo->exists()) {
+    throw hubcache::RepoNotFound("cache repo " + spec.canonical() + " does not exist or is not readable",
+                                 "check the name, or create it with: neuron-cache create " + spec.canonical());
+  }
+  registry::CatalogOptions options;
+  options.compiler_version = invocation.value("version");
+  options.model_id = invocation.value("model");
+  options.parallelism = k_parallel_reads;
+  auto index = registry::index_registry(repo->list_files(""));
+  auto catalog = registry::build_catalog(index, [&] { return open_repository(invocation, spec); }, options);
+  for (const auto& warning : catalog.warnings) {
+    invocation.out().warning(warning);
+  }
+  if (!index.unexpected.empty()) {
+    invocation.out().warning(std::to_string(index.unexpected.size())
+                             + " registry file(s) ignored at unexpected paths, e.g. " + index.unexpected.front().path
+                             + " (" + index.unexpected.front().problem + ")");
+  }
+
+  std::set<std::string> compilers;
+  for (const auto& configuration : catalog.configurations) {
+    compilers.insert(configuration.compiler_version);
+  }
+  std::string scope = options.compiler_version ? " for neuronx-cc " + *options.compiler_version : "";
+
+  Output::Table table;
+  nlohmann::json data = nlohmann::json::array();
+  if (options.model_id) {
+    table.headers = {"compiler version", "registry", "task", "batch size", "sequence length", "cores", "dtype",
+                     "instance type", "size", "entry"};
+    table.right_aligned = {false, false, false, true, true, true, false, false, true, false};
+    for (const auto& configuration : catalog.configurations) {
+      registry::EntryShape shape;
+      nlohmann::json neuron = nullptr;
+      std::optional<std::string> task;
+      if (configuration.entry) {
+        shape = registry::entry_shape(*configuration.entry);
+        neuron = configuration.entry->neuron_config();
+        task = configuration.entry->task;
+      }
+      table.rows.push_back({configuration.compiler_version, configuration.registry_version, task.value_or("-"),
+                            optional_text(shape.batch_size), optional_text(shape.sequence_length),
+                            optional_text(shape.num_cores), shape.dtype.value_or("-"),
+                            shape.instance_type.value_or("-"),
+                            configuration.size ? human_size(*configuration.size) : "-", configuration.paths.front()});
+      data.push_back({{"model_id", configuration.model_id},
+                      {"model_type", configuration.model_type},
+                      {"compiler_version", configuration.compiler_version},
+                      {"registry_version", configuration.registry_version},
+                      {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)},
+                      {"batch_size", optional_json(shape.batch_size)},
+                      {"sequence_length", optional_json(shape.sequence_length)},
+                      {"num_cores", optional_json(shape.num_cores)},
+                      {"dtype", shape.dtype ? nlohmann::json(*shape.dtype) : nlohmann::json(nullptr)},
+                      {"instance_type",
+                       shape.instance_type ? nlohmann::json(*shape.instance_type) : nlohmann::json(nullptr)},
+                      {"size", configuration.size ? nlohmann::json(*configuration.size) : nlohmann::json(nullptr)},
+                      {"hash", configuration.hash},
+                      {"paths", configuration.paths},
+                      {"neuron", neuron}});
+    }
+    table.footer = std::to_string(catalog.configurations.size()) + " configuration(s) of " + *options.model_id
+                   + " across " + std::to_string(compilers.size()) + " compiler version(s)" + scope;
+    // -q: the entry paths, one per line.
+    invocation.out().table(table, data, 9);
+  } else {
+    table.headers = {"model", "arch", "compiler versions", "configurations", "size"};
+    table.right_aligned = {false, false, false, true, true};
+    for (const auto& model : catalog.models) {
+      table.rows.push_back({model.model_id, join(model.model_types), join(model.compiler_versions),
+                            std::to_string(model.configurations), model.size ? human_size(*model.size) : "-"});
+      data.push_back({{"model_id", model.model_id},
+                      {"model_types", model.model_types},
+                      {"compiler_versions", model.compiler_versions},
+                      {"configurations", model.configurations},
+                      {"size", model.size ? nlohmann::json(*model.size) : nlohmann::json(nullptr)}});
+    }
+    table.footer = std::to_string(catalog.models.size()) + " model(s), "
+                   + std::to_string(catalog.configurations.size()) + " configuration(s), "
+                   + std::to_string(compilers.size()) + " compiler version(s) in " + spec.canonical() + scope;
+    invocation.out().table(table, data, 0);
+    remember_models_for_completion(invocation, catalog);
+  }
+  return k_exit_ok;
+}
+
+CommandSpec make_list_command()
+{
+  CommandSpec command;
+  command.name = "list";
+  command.summary = "List the models a cache repo holds, or every configuration of one model.";
+  command.description =
+    "Without a filter: one line per model with its architecture, compiler versions, number of\n"
+    "compiled configurations and size (when the repo holds its MODULE_<hash> folder). -v keeps one\n"
+    "compiler version; -m shows every configuration of a model. -q prints model ids (with -m: entry\n"
+    "paths), one per line, ready for 'neuron-cache lookup'.";
+  command.positionals = {{"REPO", ValueKind::repo, "The cache repo to list (default: as --repo-id resolves).", false}};
+  command.options = {
+    {"m", "model", ValueKind::model, "MODEL", "List every configuration of this model id.", {}, {}},
+    {"v", "version", ValueKind::text, "COMPILER_VERSION",
+     "Only this neuronx-cc version (with or without its +hash).", {}, {"compiler-version"}},
+    repo_id_option(),
+    token_option(),
+  };
+  command.examples = {"neuron-cache list", "neuron-cache list /fsx/neuron-cache -v 2.21.33363.0",
+                      "neuron-cache list -m meta-llama/Llama-3.1-8B-Instruct --json",
+                      "neuron-cache list -q | head -1"};
+  command.run = run_list;
+  return command;
+}
+
+const CommandRegistration registration(60, make_list_command);
+
+} // namespace
+
+} // namespace neuron_cache

@@ -1,0 +1,226 @@
+// `neuron-cache lookup MODEL`: which compiled configurations of a model the cache repo
+// holds, across every compiler and registry version (optimum only sees its own).
+#include "commands.hpp"
+
+#include <hubcache/environment.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/hub_api.hpp>
+#include <hubcache/repo_spec.hpp>
+#include <registry/json_text.hpp>
+#include <registry/lookup.hpp>
+#include <registry/model_source.hpp>
+
+#include <sstream>
+
+namespace neuron_cache {
+
+namespace {
+
+constexpr unsigned k_parallel_reads = 8;
+
+registry::ModelConfigs load_model_configs(const Invocation& invocation, const std::string& model)
+{
+  auto local = hubcache::expand_user(model, invocation.env());
+  if (auto configs = registry::read_local_model(local)) {
+    return *configs;
+  }
+  bool looks_like_path = model.empty() || model.front() == '/' || model.front() == '.' || model.front() == '~';
+  if (looks_like_path || !hubcache::is_valid_hub_repo_id(model)) {
+    throw hubcache::InvalidArgument("model '" + model + "' is neither an existing local path nor a Hub model id",
+                                    "give a model directory, a config.json file, or a Hub id such as org/name");
+  }
+  auto token = invocation.value("token");
+  try {
+    return registry::model_configs_from_text(
+      hubcache::download_hub_file_text(invocation.env(), token, model, "config.json"), model + "/config.json");
+  } catch (const hubcache::EntryNotFound&) {
+  } catch (const hubcache::RepoNotFound&) {
+    throw hubcache::RepoNotFound("model " + model + " was not found on the Hub (or is private and no token was given)",
+                                 "check the model id, or pass --token / set HF_TOKEN for a private model");
+  }
+  // A diffusers pipeline: model_index.json names the components, each with a config.json.
+  std::string index_text;
+  try {
+    index_text = hubcache::download_hub_file_text(invocation.env(), token, model, "model_index.json");
+  } catch (const hubcache::EntryNotFound&) {
+    throw hubcache::InvalidArgument("the Hub model " + model + " has neither config.json nor model_index.json",
+                                    "is it a transformers or diffusers model?");
+  }
+  registry::ModelConfigs configs;
+  configs.multi_model = true;
+  configs.origin = model + "/model_index.json";
+  configs.components = nlohmann::json::object();
+  auto index = registry::parse_json(index_text, configs.origin);
+  for (const auto& [component, value] : index.items()) {
+    if (!value.is_array() || registry::is_unchecked_component(component)) {
+      continue;
+    }
+    try {
+      configs.components[component] = registry::parse_json(
+        hubcache::download_hub_file_text(invocation.env(), token, model, component + "/config.json"),
+        model + "/" + component + "/config.json");
+    } catch (const hubcache::EntryNotFound&) {
+      // schedulers and tokenizers have no config.json
+    }
+  }
+  return configs;
+}
+
+std::string optional_text(const std::optional<long long>& value)
+{
+  return value ? std::to_string(*value) : "-";
+}
+
+nlohmann::json optional_json(const std::optional<long long>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_json(const std::optional<std::string>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+int run_lookup(Invocation& invocation)
+{
+  auto model = *invocation.positional("MODEL");
+  registry::Filters filters;
+  filters.task = invocation.value("task");
+  filters.batch_size = invocation.integer("batch-size", 1);
+  filters.sequence_length = invocation.integer("sequence-length", 1);
+  filters.num_cores = invocation.integer("num-cores", 1);
+  filters.dtype = invocation.value("dtype");
+  filters.instance_type = invocation.value("instance-type");
+  filters.compiler_version = invocation.value("compiler-version");
+
+  auto configs = load_model_configs(invocation, model);
+  auto target = registry::make_lookup_target(model, filters.task, configs);
+
+  auto resolved = resolve_repo(invocation);
+  auto repo = open_repository(invocation, resolved.spec);
+  if (!repo->exists()) {
+    throw hubcache::RepoNotFound("cache repo " + resolved.spec.canonical() + " does not exist or is not readable",
+                                 "check --repo-id, or create it with: neuron-cache create "
+                                   + resolved.spec.canonical());
+  }
+  auto index = registry::index_registry(repo->list_files(""));
+  auto candidates = registry::select_candidates(index, target, filters.compiler_version);
+  auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates,
+                                       k_parallel_reads);
+  for (const auto& warning : report.warnings) {
+    invocation.out().warning(warning);
+  }
+  if (!index.unexpected.empty()) {
+    invocation.out().warning(std::to_string(index.unexpected.size())
+                             + " registry file(s) ignored at unexpected paths, e.g. " + index.unexpected.front().path
+                             + " (" + index.unexpected.front().problem + ")");
+  }
+
+  std::vector<registry::LookupMatch> matches;
+  for (auto& loaded : report.entries) {
+    if (auto reason = registry::match_entry(loaded, target); reason && registry::passes_filters(loaded, filters)) {
+      matches.push_back({std::move(loaded), *reason});
+    }
+  }
+  matches = registry::deduplicate(std::move(matches));
+
+  nlohmann::json data = nlohmann::json::array();
+  std::string quiet;
+  for (const auto& match : matches) {
+    const auto& entry = match.loaded.entry;
+    const auto& location = match.loaded.location;
+    auto shape = registry::entry_shape(entry);
+    data.push_back({{"model_id", entry.model_id},
+                    {"task", optional_json(entry.task)},
+                    {"model_type", entry.model_type},
+                    {"compiler_version", location.compiler_version},
+                    {"registry_version", location.registry_version},
+                    {"path", location.path},
+                    {"hash", match.loaded.content_hash},
+                    {"matched_by", std::string(registry::to_string(match.reason))},
+                    {"batch_size", optional_json(shape.batch_size)},
+                    {"sequence_length", optional_json(shape.sequence_length)},
+                    {"num_cores", optional_json(shape.num_cores)},
+                    {"dtype", optional_json(shape.dtype)},
+                    {"instance_type", optional_json(shape.instance_type)},
+                    {"neuron", entry.neuron_config()}});
+    quiet += location.path + "\n";
+  }
+
+  if (matches.empty()) {
+    invocation.out().result("No cached entries found for " + model + ".", data, "");
+    return k_exit_not_found;
+  }
+  if (invocation.has("table") && invocation.out().is_human()) {
+    Output::Table table;
+    table.headers = {"batch size", "sequence length", "tensor parallel", "dtype", "instance type",
+                     "compiler version", "model"};
+    table.right_aligned = {true, true, true, false, false, false, false};
+    for (const auto& match : matches) {
+      auto shape = registry::entry_shape(match.loaded.entry);
+      table.rows.push_back({optional_text(shape.batch_size), optional_text(shape.sequence_length),
+                            optional_text(shape.num_cores), shape.dtype.value_or("-"),
+                            shape.instance_type.value_or("-"), match.loaded.location.compiler_version,
+                            match.loaded.entry.model_id});
+    }
+    table.footer = std::to_string(matches.size()) + " cached entrie(s) for " + model;
+    invocation.out().table(table, data, 0);
+    return k_exit_ok;
+  }
+  // optimum-cli's format: a header, then one "key: value" block per entry.
+  std::ostringstream human;
+  human << "*** " << matches.size() << " entrie(s) found in cache for " << model << " ***\n";
+  for (const auto& match : matches) {
+    human << "\n";
+    auto neuron = match.loaded.entry.neuron_config();
+    if (neuron.is_object()) {
+      for (const auto& [key, value] : neuron.items()) {
+        human << key << ": " << registry::python_str(value) << "\n";
+      }
+    }
+  }
+  invocation.out().result(human.str(), data, quiet);
+  return k_exit_ok;
+}
+
+CommandSpec make_lookup_command()
+{
+  CommandSpec command;
+  command.name = "lookup";
+  command.summary = "Show the cached compiled configurations of a model (exit 3 when there are none).";
+  command.description =
+    "MODEL is a local model directory (config.json, or model_index.json for diffusers), a config.json\n"
+    "file, or a Hub model id. Every compiler and registry version in the repo is searched; only the\n"
+    "registry files that can match are read. Filters compare exactly; instance types inf2 and trn1n\n"
+    "count as trn1 on both sides, as optimum-neuron compiles them. Exit status: 0 when something\n"
+    "matches, 3 when nothing does, 1 on errors, 2 on usage errors.";
+  command.positionals = {{"MODEL", ValueKind::model, "Model directory, config.json file or Hub model id.", true}};
+  command.options = {
+    {"", "task", ValueKind::text, "TASK", "Only entries compiled for this task (e.g. text-generation).", {}, {}},
+    {"", "batch-size", ValueKind::integer, "N", "Only entries with this batch size.", {}, {}},
+    {"", "sequence-length", ValueKind::integer, "N", "Only entries with this sequence length.", {}, {}},
+    {"", "num-cores", ValueKind::integer, "N", "Only entries using this many Neuron cores (tensor parallel degree).",
+     {}, {"tensor-parallel-size"}},
+    {"", "dtype", ValueKind::text, "DTYPE", "Only entries with this dtype (bfloat16, float16, bf16, fp16...).", {},
+     {"auto-cast-type"}},
+    {"", "instance-type", ValueKind::choice, "TYPE", "Only entries for this instance type.",
+     {"trn1", "inf2", "trn1n", "trn2"}, {}},
+    {"", "compiler-version", ValueKind::text, "VERSION",
+     "Only entries of this neuronx-cc version (with or without its +hash).", {}, {}},
+    {"", "table", ValueKind::flag, "", "Print a table (optimum >= 0.4 style) instead of key: value blocks.", {}, {}},
+    repo_id_option(),
+    token_option(),
+  };
+  command.examples = {"neuron-cache lookup ./Llama-3.1-8B-Instruct",
+                      "neuron-cache lookup ./config.json --batch-size 4 --instance-type trn1 --table",
+                      "neuron-cache lookup ./bert-base-uncased --json --repo-id /fsx/neuron-cache",
+                      "neuron-cache lookup ./model -q || echo 'not cached: compile it'"};
+  command.run = run_lookup;
+  return command;
+}
+
+const CommandRegistration registration(50, make_lookup_command);
+
+} // namespace
+
+} // namespace neuron_cache

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "registry/entry.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Where registry entries live in a cache repo, in every layout optimum has written:
+//   neuronxcc-<compiler>/0_REGISTRY/<registry ver>/<model_type>/<org>/<model>/<hash>.json   (alias; ours)
+//   neuronxcc-<compiler>/0_REGISTRY/<registry ver>/<arch digest>/<hash>.json                 (optimum >= 0.4.5)
+//   neuronxcc-<compiler>/0_REGISTRY/<registry ver>/{inference|training}/<model_type>/...      (0.0.19 - 0.1.x)
+// and model ids without an org one level shallower.
+namespace registry {
+
+inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
+inline constexpr std::string_view k_compiler_dir_prefix = "neuronxcc-";
+
+enum class RegistryPathKind {
+  alias,      // <model_type>/<model_id>/<hash>.json, optionally below a mode level
+  digest,     // <64-hex arch digest>/<hash>.json
+  unexpected, // under a 0_REGISTRY but at a depth or name no layout uses
+};
+
+struct RegistryPath {
+  std::string path;             // the repo path, as listed
+  RegistryPathKind kind = RegistryPathKind::unexpected;
+  std::string compiler_dir;     // "neuronxcc-2.21.33363.0+82129205"
+  std::string compiler_version; // "2.21.33363.0+82129205"
+  std::string registry_version; // the optimum-neuron version that wrote it, e.g. "0.4.5"
+  std::string registry_root;    // "<compiler_dir>/0_REGISTRY/<registry_version>"
+  std::string mode;             // "inference" / "training" for the 0.0.19 - 0.1.x layout
+  std::string arch_digest;      // digest kind only
+  std::string model_type;       // alias kind only
+  std::string model_id;         // alias kind only: "org/model" or "model"
+  std::string file_hash;        // file name without ".json"
+  std::string problem;          // why an unexpected path is unexpected
+};
+
+// Classifies a repo path: nullopt when it is not under a 0_REGISTRY directory at all;
+// otherwise a RegistryPath whose kind says which layout it follows. Never throws.
+std::optional<RegistryPath> parse_registry_path(std::string_view path);
+
+bool is_arch_digest(std::string_view text) noexcept;
+// "2.21.33363.0+82129205" matches a filter "2.21.33363.0+82129205" or "2.21.33363.0".
+bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept;
+
+// Registry root for a compiler and registry version: neuronxcc-<cv>/0_REGISTRY/<rv>.
+std::string registry_root(const std::string& compiler_version, const std::string& registry_version);
+// Our primary layout: <root>/<model_type>/<model_id>/<hash>.json. Throws InvalidArgument
+// when the model id or versions would not make a valid repo path.
+std::string registry_path(const std::string& compiler_version, const std::string& registry_version,
+                          const CacheEntry& entry);
+// optimum >= 0.4.5's lookup key: <root>/<arch digest>/<hash>.json. Writers that want
+// optimum >= 0.4.5 to find the entry add this copy too.
+std::string digest_registry_path(const std::string& compiler_version, const std::string& registry_version,
+                                 const CacheEntry& entry);
+
+} // namespace registry

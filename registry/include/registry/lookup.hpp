@@ -1,0 +1,132 @@
+#pragma once
+
+#include "registry/entry.hpp"
+#include "registry/layout.hpp"
+
+#include <hubcache/repository.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+// Finding registry entries in a cache repo from one listing, reading only candidates.
+namespace registry {
+
+// Every registry path of a repo listing, classified once.
+struct RegistryIndex {
+  std::vector<RegistryPath> entries;    // alias and digest paths
+  std::vector<RegistryPath> unexpected; // under a 0_REGISTRY but in no known layout
+  std::map<std::string, std::uint64_t> file_sizes; // every listed file, for MODULE_<hash> sizes
+  std::vector<std::string> module_dirs;            // "<compiler_dir>/MODULE_<x>" folders
+
+  // Registry roots that hold at least one digest directory (optimum >= 0.4.5 layout).
+  std::set<std::string> digest_roots;
+};
+RegistryIndex index_registry(const std::vector<hubcache::RepoFile>& files);
+
+// Total size of `<compiler_dir>/MODULE_<entry hash>/` (traced models keep their whole
+// export there); nullopt when the repo has no such folder.
+std::optional<std::uint64_t> module_size(const RegistryIndex& index, const std::string& compiler_dir,
+                                         const std::string& entry_hash);
+
+// What lookup searches for: built from the model's config.json (or its diffusers
+// components).
+struct LookupTarget {
+  std::string model_id;
+  std::string model_type;
+  bool multi_model = false;
+  std::optional<std::string> task;            // --task; unset = any task
+  nlohmann::json config;                      // cleaned config (single) or component configs (multi)
+  std::map<std::string, std::string> digests; // arch digest -> task it was computed for
+};
+
+// Tasks optimum exports; without --task, digests are computed for each, since optimum's
+// task inference needs the Python exporters.
+const std::vector<std::string>& known_tasks();
+
+// From a config.json object. Throws InvalidArgument when it has no model_type. A
+// text_config (multimodal models) also yields the digest optimum computes for
+// text-generation from config.get_text_config().
+LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,
+                                const nlohmann::json& config);
+// From a diffusers pipeline's component configs ({"unet": {...}, "text_encoder": {...}}).
+LookupTarget make_multi_model_lookup_target(const std::string& model_id, const nlohmann::json& component_configs);
+
+// The paths worth reading for `target`: its arch digest dirs, the alias dirs of its
+// model id (and the digest dirs those aliases share file names with), and for legacy
+// roots without digest dirs every alias of its model type. Never the whole registry.
+std::vector<RegistryPath> select_candidates(const RegistryIndex& index, const LookupTarget& target,
+                                            const std::optional<std::string>& compiler_version = std::nullopt);
+
+struct LoadedEntry {
+  RegistryPath location;
+  CacheEntry entry;
+  std::string content_hash;   // sha512[:20] of the file bytes
+  std::uint64_t size = 0;
+};
+
+struct LoadReport {
+  std::vector<LoadedEntry> entries;
+  std::vector<std::string> warnings; // malformed files, names that do not match content
+};
+
+// Opens a repository per worker: backends are not required to be thread-safe.
+using RepositoryOpener = std::function<std::unique_ptr<hubcache::Repository>()>;
+
+// Reads and parses `paths` with up to `parallelism` workers. Malformed files and name /
+// content hash mismatches become warnings (mismatching entries are still returned:
+// their content is readable, only the name is off). Repository errors propagate.
+LoadReport load_entries(const RepositoryOpener& open, const std::vector<RegistryPath>& paths,
+                        unsigned parallelism = 8);
+
+enum class MatchReason { arch_digest, same_config, same_model_id };
+std::string_view to_string(MatchReason reason);
+
+// optimum's rules: same arch digest (>= 0.4.5), or same model type and cleaned config
+// (has_same_arch, 0.2 - 0.4.4; multi-model: one config contains the other), or the
+// target's own entries (same model id).
+std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTarget& target);
+
+struct Filters {
+  std::optional<std::string> task;
+  std::optional<long long> batch_size;
+  std::optional<long long> sequence_length;
+  std::optional<long long> num_cores;
+  std::optional<std::string> dtype;         // normalized with normalize_dtype
+  std::optional<std::string> instance_type; // normalized with normalize_instance_type
+  std::optional<std::string> compiler_version;
+};
+
+// optimum's INSTANCE_VALUE_MAP: inf2 and trn1n run trn1 code.
+std::string normalize_instance_type(const std::string& instance_type);
+// bf16 / torch.bfloat16 -> bfloat16, fp16 / f16 -> float16, fp32 -> float32.
+std::string normalize_dtype(const std::string& dtype);
+
+// The neuron-config fields filters and tables read, across entry generations
+// (NxD decoders, traced models, transformers-neuronx).
+struct EntryShape {
+  std::optional<long long> batch_size;
+  std::optional<long long> sequence_length;
+  std::optional<long long> num_cores;
+  std::optional<std::string> dtype;
+  std::optional<std::string> instance_type;
+};
+EntryShape entry_shape(const CacheEntry& entry);
+
+bool passes_filters(const LoadedEntry& loaded, const Filters& filters);
+
+struct LookupMatch {
+  LoadedEntry loaded;
+  MatchReason reason = MatchReason::arch_digest;
+};
+
+// Deduplicates copies of one entry (alias + digest path of the same root) keeping the
+// alias path, and sorts by compiler version, registry version, then as optimum's table:
+// cores, batch size, sequence length, dtype.
+std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches);
+
+} // namespace registry

@@ -1,0 +1,102 @@
+#include "registry/catalog.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace registry {
+
+Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, const CatalogOptions& options)
+{
+  // (compiler dir, registry version, hash) -> configuration
+  std::map<std::tuple<std::string, std::string, std::string>, Configuration> by_key;
+  std::map<std::tuple<std::string, std::string, std::string>, RegistryPath> first_path;
+  for (const auto& path : index.entries) {
+    if (options.compiler_version && !compiler_version_matches(path.compiler_version, *options.compiler_version)) {
+      continue;
+    }
+    auto key = std::make_tuple(path.compiler_dir, path.registry_version, path.file_hash);
+    auto& configuration = by_key[key];
+    if (configuration.paths.empty()) {
+      configuration.compiler_dir = path.compiler_dir;
+      configuration.compiler_version = path.compiler_version;
+      configuration.registry_version = path.registry_version;
+      configuration.hash = path.file_hash;
+      first_path[key] = path;
+    }
+    if (path.kind == RegistryPathKind::alias) {
+      configuration.paths.insert(configuration.paths.begin(), path.path); // the browsable copy first
+    } else {
+      configuration.paths.push_back(path.path);
+    }
+    if (path.kind == RegistryPathKind::alias && configuration.model_id.empty()) {
+      configuration.model_id = path.model_id;
+      configuration.model_type = path.model_type;
+      first_path[key] = path; // prefer reading the alias copy (legacy entries need its model id)
+    }
+  }
+
+  std::vector<RegistryPath> to_read;
+  std::vector<std::tuple<std::string, std::string, std::string>> read_keys;
+  for (auto& [key, configuration] : by_key) {
+    bool unknown = configuration.model_id.empty();
+    bool wanted = options.model_id && configuration.model_id == *options.model_id;
+    if (unknown || wanted) {
+      to_read.push_back(first_path[key]);
+      read_keys.push_back(key);
+    }
+  }
+  Catalog catalog;
+  auto report = load_entries(open, to_read, options.parallelism);
+  catalog.files_read = to_read.size();
+  catalog.warnings = std::move(report.warnings);
+  for (auto& loaded : report.entries) {
+    auto key = std::make_tuple(loaded.location.compiler_dir, loaded.location.registry_version,
+                               loaded.location.file_hash);
+    auto& configuration = by_key[key];
+    if (configuration.model_id.empty()) {
+      configuration.model_id = loaded.entry.model_id;
+    }
+    if (configuration.model_type.empty()) {
+      configuration.model_type = loaded.entry.model_type;
+    }
+    configuration.entry = std::move(loaded.entry);
+  }
+
+  for (auto& [key, configuration] : by_key) {
+    if (configuration.model_id.empty()) {
+      continue; // unreadable digest-only copy: already reported as a warning
+    }
+    if (options.model_id && configuration.model_id != *options.model_id) {
+      continue;
+    }
+    configuration.size = module_size(index, configuration.compiler_dir, configuration.hash);
+    catalog.configurations.push_back(std::move(configuration));
+  }
+  auto order = [](const Configuration& configuration) {
+    EntryShape shape;
+    if (configuration.entry) {
+      shape = entry_shape(*configuration.entry);
+    }
+    return std::make_tuple(configuration.model_id, configuration.compiler_version, configuration.registry_version,
+                           shape.num_cores.value_or(0), shape.batch_size.value_or(0),
+                           shape.sequence_length.value_or(0), configuration.hash);
+  };
+  std::sort(catalog.configurations.begin(), catalog.configurations.end(),
+            [&](const Configuration& a, const Configuration& b) { return order(a) < order(b); });
+
+  for (const auto& configuration : catalog.configurations) {
+    if (catalog.models.empty() || catalog.models.back().model_id != configuration.model_id) {
+      catalog.models.push_back(ModelSummary{configuration.model_id, {}, {}, 0, std::nullopt});
+    }
+    auto& model = catalog.models.back();
+    model.model_types.insert(configuration.model_type);
+    model.compiler_versions.insert(configuration.compiler_version);
+    ++model.configurations;
+    if (configuration.size) {
+      model.size = model.size.value_or(0) + *configuration.size;
+    }
+  }
+  return catalog;
+}
+
+} // namespace registry

@@ -1,0 +1,485 @@
+#include "registry/lookup.hpp"
+
+#include <hubcache/error.hpp>
+#include <hubcache/hash.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+namespace registry {
+
+RegistryIndex index_registry(const std::vector<hubcache::RepoFile>& files)
+{
+  RegistryIndex index;
+  std::set<std::string> modules;
+  for (const auto& file : files) {
+    index.file_sizes[file.path] = file.size;
+    auto parsed = parse_registry_path(file.path);
+    if (!parsed) {
+      // neuronxcc-<ver>/MODULE_<x>/...: remember the folder for size lookups.
+      auto slash = file.path.find('/');
+      if (slash != std::string::npos && file.path.compare(slash + 1, 7, "MODULE_") == 0) {
+        auto end = file.path.find('/', slash + 1);
+        if (end != std::string::npos) {
+          modules.insert(file.path.substr(0, end));
+        }
+      }
+      continue;
+    }
+    if (parsed->kind == RegistryPathKind::unexpected) {
+      index.unexpected.push_back(std::move(*parsed));
+      continue;
+    }
+    if (parsed->kind == RegistryPathKind::digest) {
+      index.digest_roots.insert(parsed->registry_root);
+    }
+    index.entries.push_back(std::move(*parsed));
+  }
+  index.module_dirs.assign(modules.begin(), modules.end());
+  return index;
+}
+
+std::optional<std::uint64_t> module_size(const RegistryIndex& index, const std::string& compiler_dir,
+                                         const std::string& entry_hash)
+{
+  auto folder = compiler_dir + "/MODULE_" + entry_hash;
+  if (!std::binary_search(index.module_dirs.begin(), index.module_dirs.end(), folder)) {
+    return std::nullopt;
+  }
+  std::uint64_t total = 0;
+  auto prefix = folder + "/";
+  for (auto it = index.file_sizes.lower_bound(prefix); it != index.file_sizes.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) {
+      break;
+    }
+    total += it->second;
+  }
+  return total;
+}
+
+const std::vector<std::string>& known_tasks()
+{
+  static const std::vector<std::string> tasks = {
+    "text-generation", "feature-extraction", "fill-mask", "text-classification", "token-classification",
+    "question-answering", "multiple-choice", "sentence-similarity", "text2text-generation",
+    "image-classification", "object-detection", "semantic-segmentation", "image-segmentation",
+    "automatic-speech-recognition", "audio-classification", "audio-frame-classification", "audio-xvector",
+    "zero-shot-image-classification", "image-to-text", "image-to-image", "text-to-image", "text-to-audio",
+    "depth-estimation", "masked-im", "mask-generation", "text-generation-with-past"};
+  return tasks;
+}
+
+namespace {
+
+std::string model_type_or_throw(const nlohmann::json& config, const std::string& what)
+{
+  if (!config.is_object()) {
+    throw hubcache::InvalidArgument(what + " is not a JSON object", "give a transformers config.json");
+  }
+  auto model_type = config.contains("model_type") ? config["model_type"] : nlohmann::json();
+  if (!model_type.is_string() || model_type.get_ref<const std::string&>().empty()) {
+    throw hubcache::InvalidArgument(what + " has no model_type",
+                                    "lookup needs a transformers config.json or a diffusers model_index.json");
+  }
+  return model_type.get<std::string>();
+}
+
+} // namespace
+
+LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,
+                                const nlohmann::json& config)
+{
+  LookupTarget target;
+  target.model_id = model_id;
+  target.model_type = model_type_or_throw(config, "the config of " + model_id);
+  target.task = task;
+  target.config = clean_config(config);
+  target.config.erase("neuron");
+  std::vector<std::optional<std::string>> tasks;
+  if (task) {
+    tasks.emplace_back(*task);
+  } else {
+    for (const auto& known : known_tasks()) {
+      tasks.emplace_back(known);
+    }
+    tasks.emplace_back(std::nullopt);
+  }
+  for (const auto& candidate : tasks) {
+    target.digests.emplace(single_model_arch_digest(target.model_type, candidate, target.config),
+                           candidate.value_or(""));
+  }
+  // optimum builds text-generation entries from config.get_text_config().
+  auto text_config = config.contains("text_config") ? config["text_config"] : nlohmann::json();
+  if (text_config.is_object() && (!task || *task == "text-generation")) {
+    auto text = clean_config(text_config);
+    if (text.contains("model_type") && text["model_type"].is_string()) {
+      target.digests.emplace(
+        single_model_arch_digest(text["model_type"].get<std::string>(), std::string("text-generation"), text),
+        "text-generation");
+    }
+  }
+  return target;
+}
+
+LookupTarget make_multi_model_lookup_target(const std::string& model_id, const nlohmann::json& component_configs)
+{
+  LookupTarget target;
+  target.model_id = model_id;
+  target.multi_model = true;
+  target.model_type = multi_model_type(component_configs);
+  target.config = nlohmann::json::object();
+  for (const auto& [name, component] : component_configs.items()) {
+    if (!is_unchecked_component(name)) {
+      auto cleaned = clean_config(component);
+      cleaned.erase("neuron");
+      target.config[name] = cleaned;
+    }
+  }
+  target.digests.emplace(multi_model_arch_digest(target.model_type, component_configs), "");
+  return target;
+}
+
+std::vector<RegistryPath> select_candidates(const RegistryIndex& index, const LookupTarget& target,
+                                            const std::optional<std::string>& compiler_version)
+{
+  std::vector<RegistryPath> selected;
+  std::set<std::string> selected_paths;
+  // (registry root, file hash) of the target's own aliases: the digest dirs holding the
+  // same file names are its architecture's dirs even when our digest differs.
+  std::set<std::pair<std::string, std::string>> alias_hashes;
+  auto take = [&](const RegistryPath& path) {
+    if (selected_paths.insert(path.path).second) {
+      selected.push_back(path);
+    }
+  };
+  auto in_scope = [&](const RegistryPath& path) {
+    return !compiler_version || compiler_version_matches(path.compiler_version, *compiler_version);
+  };
+  for (const auto& path : index.entries) {
+    if (!in_scope(path)) {
+      continue;
+    }
+    if (path.kind == RegistryPathKind::digest) {
+      if (target.digests.count(path.arch_digest) != 0U) {
+        take(path);
+      }
+      continue;
+    }
+    if (path.model_type != target.model_type) {
+      continue;
+    }
+    if (path.model_id == target.model_id) {
+      take(path);
+      alias_hashes.emplace(path.registry_root, path.file_hash);
+    } else if (index.digest_roots.count(path.registry_root) == 0U) {
+      take(path); // legacy root: no digest dirs, so compare configs like optimum < 0.4.5
+    }
+  }
+  if (!alias_hashes.empty()) {
+    std::set<std::pair<std::string, std::string>> sibling_dirs;
+    for (const auto& path : index.entries) {
+      if (path.kind == RegistryPathKind::digest && alias_hashes.count({path.registry_root, path.file_hash}) != 0U) {
+        sibling_dirs.emplace(path.registry_root, path.arch_digest);
+      }
+    }
+    for (const auto& path : index.entries) {
+      if (path.kind == RegistryPathKind::digest && in_scope(path)
+          && sibling_dirs.count({path.registry_root, path.arch_digest}) != 0U) {
+        take(path);
+      }
+    }
+  }
+  return selected;
+}
+
+LoadReport load_entries(const RepositoryOpener& open, const std::vector<RegistryPath>& paths, unsigned parallelism)
+{
+  std::vector<std::optional<LoadedEntry>> loaded(paths.size());
+  std::vector<std::string> warnings(paths.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      auto repo = open();
+      for (auto i = next++; i < paths.size(); i = next++) {
+        const auto& location = paths[i];
+        std::string text;
+        try {
+          text = repo->read_file(location.path);
+        } catch (const hubcache::EntryNotFound&) {
+          warnings[i] = location.path + ": listed but gone when read (a concurrent change?); skipped";
+          continue;
+        }
+        auto content_hash = hubcache::hex_digest(hubcache::HashAlgorithm::sha512, text).substr(0, 20);
+        try {
+          std::optional<std::string> legacy_id;
+          if (location.kind == RegistryPathKind::alias) {
+            legacy_id = location.model_id;
+          }
+          auto entry = CacheEntry::deserialize(text, location.path, legacy_id);
+          if (content_hash != location.file_hash) {
+            warnings[i] = location.path + ": file name does not match the hash of its content (" + content_hash
+                          + "); entry used anyway";
+          }
+          loaded[i] = LoadedEntry{location, std::move(entry), content_hash, text.size()};
+        } catch (const hubcache::InvalidArgument& error) {
+          warnings[i] = std::string(error.what()) + "; skipped";
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) {
+        failure = std::current_exception();
+      }
+      next = paths.size(); // stop the others early
+    }
+  };
+  auto workers_count = std::max(1U, std::min<unsigned>(parallelism, static_cast<unsigned>(paths.size())));
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < workers_count; ++i) {
+    workers.emplace_back(worker);
+  }
+  worker();
+  for (auto& thread : workers) {
+    thread.join();
+  }
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  LoadReport report;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (loaded[i]) {
+      report.entries.push_back(std::move(*loaded[i]));
+    }
+    if (!warnings[i].empty()) {
+      report.warnings.push_back(std::move(warnings[i]));
+    }
+  }
+  return report;
+}
+
+std::string_view to_string(MatchReason reason)
+{
+  switch (reason) {
+  case MatchReason::arch_digest: return "arch_digest";
+  case MatchReason::same_config: return "same_config";
+  case MatchReason::same_model_id: return "model_id";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool contains_all(const nlohmann::json& container, const nlohmann::json& containee)
+{
+  if (!container.is_object() || !containee.is_object()) {
+    return container == containee;
+  }
+  for (const auto& [key, value] : containee.items()) {
+    if (!container.contains(key) || container[key] != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool same_multi_model_arch(const CacheEntry& entry, const LookupTarget& target)
+{
+  std::set<std::string> entry_components;
+  for (const auto& [name, component] : entry.config.items()) {
+    if (!is_unchecked_component(name)) {
+      entry_components.insert(name);
+    }
+  }
+  std::set<std::string> target_components;
+  for (const auto& [name, component] : target.config.items()) {
+    target_components.insert(name);
+  }
+  if (entry_components != target_components) {
+    return false;
+  }
+  for (const auto& name : entry_components) {
+    auto stored = entry.config[name];
+    if (stored.is_object()) {
+      stored.erase("neuron");
+    }
+    const auto& wanted = target.config[name];
+    if (!contains_all(stored, wanted) && !contains_all(wanted, stored)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<long long> as_integer(const nlohmann::json& value)
+{
+  if (value.is_number_integer()) {
+    return value.get<long long>();
+  }
+  if (value.is_number_float()) {
+    double number = value.get<double>();
+    if (number == static_cast<double>(static_cast<long long>(number))) {
+      return static_cast<long long>(number);
+    }
+    return std::nullopt;
+  }
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    long long parsed = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (error == std::errc() && end == text.data() + text.size() && !text.empty()) {
+      return parsed;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<nlohmann::json> first_of(const nlohmann::json& neuron, std::initializer_list<const char*> keys)
+{
+  if (!neuron.is_object()) {
+    return std::nullopt;
+  }
+  for (const char* key : keys) {
+    if (neuron.contains(key) && !neuron[key].is_null()) {
+      return neuron[key];
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTarget& target)
+{
+  const auto& entry = loaded.entry;
+  if (loaded.location.kind == RegistryPathKind::digest && target.digests.count(loaded.location.arch_digest) != 0U) {
+    return MatchReason::arch_digest;
+  }
+  if (target.digests.count(entry.arch_digest()) != 0U) {
+    return MatchReason::arch_digest;
+  }
+  if (entry.model_type == target.model_type) {
+    bool same = target.multi_model ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
+                                   : entry.entry_class == EntryClass::single_model && entry.config == target.config;
+    if (same) {
+      return MatchReason::same_config;
+    }
+  }
+  if (entry.model_id == target.model_id) {
+    return MatchReason::same_model_id;
+  }
+  return std::nullopt;
+}
+
+std::string normalize_instance_type(const std::string& instance_type)
+{
+  if (instance_type == "inf2" || instance_type == "trn1n") {
+    return "trn1";
+  }
+  return instance_type;
+}
+
+std::string normalize_dtype(const std::string& dtype)
+{
+  std::string value = dtype;
+  if (value.rfind("torch.", 0) == 0) {
+    value = value.substr(6);
+  }
+  if (value == "bf16" || value == "bfloat16") {
+    return "bfloat16";
+  }
+  if (value == "fp16" || value == "f16" || value == "float16" || value == "half") {
+    return "float16";
+  }
+  if (value == "fp32" || value == "f32" || value == "float32" || value == "float") {
+    return "float32";
+  }
+  return value;
+}
+
+EntryShape entry_shape(const CacheEntry& entry)
+{
+  EntryShape shape;
+  auto neuron = entry.neuron_config();
+  if (auto value = first_of(neuron, {"batch_size", "static_batch_size"})) {
+    shape.batch_size = as_integer(*value);
+  }
+  if (auto value = first_of(neuron, {"sequence_length", "static_sequence_length"})) {
+    shape.sequence_length = as_integer(*value);
+  }
+  if (auto value = first_of(neuron, {"tp_degree", "tensor_parallel_size", "num_cores"})) {
+    shape.num_cores = as_integer(*value);
+  }
+  if (auto value = first_of(neuron, {"torch_dtype", "dtype", "auto_cast_type"}); value && value->is_string()) {
+    shape.dtype = normalize_dtype(value->get<std::string>());
+  }
+  if (auto value = first_of(neuron, {"target"}); value && value->is_string()) {
+    shape.instance_type = normalize_instance_type(value->get<std::string>());
+  }
+  return shape;
+}
+
+bool passes_filters(const LoadedEntry& loaded, const Filters& filters)
+{
+  const auto& entry = loaded.entry;
+  if (filters.compiler_version && !compiler_version_matches(loaded.location.compiler_version, *filters.compiler_version)) {
+    return false;
+  }
+  // Multi-model entries have no task: they serve every task of their pipeline.
+  if (filters.task && entry.task && *entry.task != *filters.task) {
+    return false;
+  }
+  auto shape = entry_shape(entry);
+  auto integer_ok = [](const std::optional<long long>& wanted, const std::optional<long long>& actual) {
+    return !wanted || (actual && *actual == *wanted);
+  };
+  auto text_ok = [](const std::optional<std::string>& wanted, const std::optional<std::string>& actual) {
+    return !wanted || (actual && *actual == *wanted);
+  };
+  return integer_ok(filters.batch_size, shape.batch_size) && integer_ok(filters.sequence_length, shape.sequence_length)
+         && integer_ok(filters.num_cores, shape.num_cores)
+         && text_ok(filters.dtype ? std::optional(normalize_dtype(*filters.dtype)) : std::nullopt, shape.dtype)
+         && text_ok(filters.instance_type ? std::optional(normalize_instance_type(*filters.instance_type))
+                                          : std::nullopt,
+                    shape.instance_type);
+}
+
+std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches)
+{
+  auto key = [](const LookupMatch& match) {
+    return std::tie(match.loaded.location.compiler_dir, match.loaded.location.registry_version,
+                    match.loaded.content_hash);
+  };
+  // Alias paths first so they win among copies of the same entry.
+  std::stable_sort(matches.begin(), matches.end(), [&](const LookupMatch& a, const LookupMatch& b) {
+    if (key(a) != key(b)) {
+      return key(a) < key(b);
+    }
+    return a.loaded.location.kind == RegistryPathKind::alias && b.loaded.location.kind != RegistryPathKind::alias;
+  });
+  std::vector<LookupMatch> unique;
+  for (auto& match : matches) {
+    if (!unique.empty() && key(unique.back()) == key(match)) {
+      continue;
+    }
+    unique.push_back(std::move(match));
+  }
+  // Within a compiler and registry version, optimum's table order: cores, batch, sequence, dtype.
+  auto order = [](const LookupMatch& match) {
+    auto shape = entry_shape(match.loaded.entry);
+    return std::make_tuple(match.loaded.location.compiler_version, match.loaded.location.registry_version,
+                           shape.num_cores.value_or(0), shape.batch_size.value_or(0),
+                           shape.sequence_length.value_or(0), shape.dtype.value_or(""), match.loaded.location.path);
+  };
+  std::sort(unique.begin(), unique.end(),
+            [&](const LookupMatch& a, const LookupMatch& b) { return order(a) < order(b); });
+  return unique;
+}
+
+} // namespace registry

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# End to end: `lookup` and `list` on directory repos seeded through the real
+# DirectoryRepository::commit (tests/tools/registry_seed), and every bad input the
+# registry issue names: a clear one-line error or warning, the right exit code, and the
+# repo left untouched (both commands are read-only).
+source "$(dirname "$0")/lib.sh"
+
+SEED="$BIN_DIR/registry_seed"
+CV="2.21.33363.0+82129205"
+
+write_llama() { # DIR [HIDDEN]
+  mkdir -p "$1"
+  cat >"$1/config.json" <<JSON
+{"_name_or_path": "meta-llama/Tiny", "model_type": "llama", "hidden_size": ${2:-64}, "num_hidden_layers": 2,
+ "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "torch_dtype": "bfloat16", "eos_token_id": [1, 2]}
+JSON
+}
+
+neuron() { # BATCH SEQ TP TARGET
+  echo "{\"batch_size\": $1, \"sequence_length\": $2, \"tp_degree\": $3, \"torch_dtype\": \"bfloat16\", \"target\": \"$4\", \"checkpoint_id\": \"org/tiny-llama\"}"
+}
+
+seed_entry() { # MODEL_ID CONFIG NEURON COMPILER REGISTRY LAYOUT (into ${REPO:-$SCRATCH/repo})
+  "$SEED" "${REPO:-$SCRATCH/repo}" entry --model-id "$1" --task text-generation --config "$2" --neuron "$3" \
+    --compiler-version "$4" --registry-version "$5" --layout "$6" >/dev/null || fail "seeding $1 failed"
+}
+
+# A repo with org/tiny-llama in three configurations over two compilers (new and old
+# layouts), plus an unrelated bert model.
+seed_repo() {
+  run 0 "$NC" create "${REPO:-$SCRATCH/repo}" -q || return 1
+  write_llama "$SCRATCH/llama"
+  seed_entry org/tiny-llama "$SCRATCH/llama/config.json" "$(neuron 4 512 2 trn1)" "$CV" 0.4.5 both
+  seed_entry org/tiny-llama "$SCRATCH/llama/config.json" "$(neuron 1 128 8 inf2)" "$CV" 0.4.5 both
+  seed_entry org/tiny-llama "$SCRATCH/llama/config.json" "$(neuron 1 128 2 trn2)" 2.19.1.0 0.2.0 alias
+  seed_entry bert-base-uncased '{"model_type": "bert", "hidden_size": 768}' \
+    '{"static_batch_size": 1, "static_sequence_length": 128, "tensor_parallel_size": 1, "auto_cast_type": "bf16"}' \
+    "$CV" 0.4.5 both
+}
+
+test_lookup_prints_optimum_format_across_versions() {
+  seed_repo || return
+  local before; before=$(snapshot "$SCRATCH/repo")
+  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  equals "$(head -1 "$OUT")" "*** 3 entrie(s) found in cache for $SCRATCH/llama ***"
+  equals "$(sed -n 2p "$OUT")" ""
+  contains "$OUT" "checkpoint_id: org/tiny-llama"
+  contains "$OUT" "tp_degree: 8"
+  contains "$OUT" "target: trn2"
+  lacks "$OUT" "768"
+  [[ ! -s "$ERR" ]] || fail "unexpected stderr: $(cat "$ERR")"
+  equals "$(snapshot "$SCRATCH/repo")" "$before"
+}
+
+test_lookup_json_and_quiet() {
+  seed_repo || return
+  run 0 "$NC" lookup "$SCRATCH/llama/config.json" --json || return
+  equals "$(jq length "$OUT")" "3"
+  equals "$(jq -r '[.[].compiler_version] | unique | join(",")' "$OUT")" "2.19.1.0,$CV"
+  equals "$(jq -r '[.[].registry_version] | unique | join(",")' "$OUT")" "0.2.0,0.4.5"
+  equals "$(jq -r '.[0] | [.model_id, .task, .neuron.target] | join(" ")' "$OUT")" "org/tiny-llama text-generation trn2"
+  for path in $(jq -r '.[].path' "$OUT"); do
+    [[ "$path" == neuronxcc-*/0_REGISTRY/*/*.json ]] || fail "bad path $path"
+  done
+  run 0 "$NC" lookup "$SCRATCH/llama" -q
+  equals "$(wc -l <"$OUT")" "3"
+  contains "$OUT" "neuronxcc-2.19.1.0/0_REGISTRY/0.2.0/llama/org/tiny-llama/"
+  run 0 "$NC" lookup "$SCRATCH/llama" --table
+  contains "$OUT" "batch size"
+  contains "$OUT" "3 cached entrie(s)"
+}
+
+test_lookup_filters_and_instance_normalization() {
+  seed_repo || return
+  run 0 "$NC" lookup "$SCRATCH/llama" --batch-size 4 --json || return
+  equals "$(jq length "$OUT")" "1"
+  # inf2 entries are stored as trn1 by optimum; both spellings find the trn1/inf2 entries.
+  run 0 "$NC" lookup "$SCRATCH/llama" --instance-type inf2 --json
+  equals "$(jq length "$OUT")" "2"
+  run 0 "$NC" lookup "$SCRATCH/llama" --instance_type trn1n --json
+  equals "$(jq length "$OUT")" "2"
+  run 0 "$NC" lookup "$SCRATCH/llama" --instance-type trn2 --sequence-length 128 --json
+  equals "$(jq -r '.[0].compiler_version' "$OUT")" "2.19.1.0"
+  run 0 "$NC" lookup "$SCRATCH/llama" --tensor-parallel-size 8 --auto-cast-type bf16 -q
+  equals "$(wc -l <"$OUT")" "1"
+  run 0 "$NC" lookup "$SCRATCH/llama" --num_cores 2 --dtype bfloat16 --compiler-version 2.21.33363.0 --json
+  equals "$(jq length "$OUT")" "1"
+  run 0 "$NC" lookup "$SCRATCH/llama" --task text-generation --json
+  equals "$(jq length "$OUT")" "3"
+  run 3 "$NC" lookup "$SCRATCH/llama" --task fill-mask
+  equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/llama."
+  run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3 --json
+  equals "$(jq length "$OUT")" "0"
+  run 3 "$NC" lookup "$SCRATCH/llama" --dtype float16 -q
+  [[ ! -s "$OUT" ]] || fail "quiet output on no match"
+}
+
+test_lookup_matches_same_architecture_under_another_name() {
+  seed_repo || return
+  # Same architecture, other name/_name_or_path/white-listed keys: the arch digest matches.
+  write_llama "$SCRATCH/finetune"
+  sed -i 's/"meta-llama\/Tiny"/"me\/finetune"/; s/\[1, 2\]/7/' "$SCRATCH/finetune/config.json"
+  run 0 "$NC" lookup "$SCRATCH/finetune" --json || return
+  equals "$(jq length "$OUT")" "3"
+  equals "$(jq -r '.[0].matched_by' "$OUT")" "arch_digest"
+  # A different architecture does not.
+  write_llama "$SCRATCH/bigger" 128
+  run 3 "$NC" lookup "$SCRATCH/bigger"
+}
+
+test_lookup_reads_legacy_layouts() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  write_llama "$SCRATCH/llama"
+  # optimum 0.0.19 - 0.1.x: inference/ level, bare config without "_" keys.
+  "$SEED" "$SCRATCH/repo" raw \
+    "neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/meta-llama/Tiny/0000aaaa.json" \
+    '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "neuron": {"task": "text-generation", "batch_size": 1, "num_cores": 24, "auto_cast_type": "fp16", "sequence_length": 2048, "compiler_version": "2.12.54.0+f631c2365"}}' || fail seed
+  run 0 "$NC" lookup "$SCRATCH/llama" --num-cores 24 --dtype fp16 || return
+  contains "$OUT" "*** 1 entrie(s) found in cache for $SCRATCH/llama ***"
+  contains "$OUT" "auto_cast_type: fp16"
+  contains "$ERR" "file name does not match the hash of its content"
+}
+
+test_lookup_diffusers_model_index() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  mkdir -p "$SCRATCH/sd/unet" "$SCRATCH/sd/text_encoder" "$SCRATCH/sd/vae"
+  echo '{"_class_name": "StableDiffusionPipeline", "unet": ["diffusers", "UNet2DConditionModel"]}' >"$SCRATCH/sd/model_index.json"
+  echo '{"cross_attention_dim": 768, "_diffusers_version": "0.30.0"}' >"$SCRATCH/sd/unet/config.json"
+  echo '{"model_type": "clip_text_model", "hidden_size": 768}' >"$SCRATCH/sd/text_encoder/config.json"
+  echo '{"latent_channels": 4}' >"$SCRATCH/sd/vae/config.json"
+  local entry='{"_entry_class": "MultiModelCacheEntry", "_model_id": "org/sd", "_task": null,
+    "unet": {"cross_attention_dim": 768, "neuron": {"static_batch_size": 2, "auto_cast_type": "bf16"}},
+    "text_encoder": {"model_type": "clip_text_model", "hidden_size": 768, "neuron": {"static_batch_size": 2}}}'
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/stable-diffusion/org/sd/1111.json" "$entry" || fail seed
+  run 0 "$NC" lookup "$SCRATCH/sd" --batch-size 2 --json || return
+  equals "$(jq -r '.[0].model_type' "$OUT")" "stable-diffusion"
+  equals "$(jq -r '.[0].neuron.auto_cast_type' "$OUT")" "bf16"
+}
+
+test_lookup_missing_model_is_a_clear_error() {
+  seed_repo || return
+  run 1 "$NC" lookup "$SCRATCH/does-not-exist" || return
+  one_line "$ERR"
+  contains "$ERR" "neither an existing local path nor a Hub model id"
+  run 1 "$NC" lookup ./nope/also-missing
+  one_line "$ERR"
+  mkdir -p "$SCRATCH/empty-dir"
+  run 1 "$NC" lookup "$SCRATCH/empty-dir"
+  one_line "$ERR"
+  contains "$ERR" "holds neither config.json nor model_index.json"
+}
+
+test_lookup_bad_config_json() {
+  seed_repo || return
+  mkdir -p "$SCRATCH/broken" "$SCRATCH/notype"
+  echo '{"model_type": "llama",' >"$SCRATCH/broken/config.json"
+  run 1 "$NC" lookup "$SCRATCH/broken" || return
+  one_line "$ERR"
+  contains "$ERR" "$SCRATCH/broken/config.json is not valid JSON"
+  echo '{"hidden_size": 64}' >"$SCRATCH/notype/config.json"
+  run 1 "$NC" lookup "$SCRATCH/notype"
+  one_line "$ERR"
+  contains "$ERR" "has no model_type"
+  echo '[1, 2]' >"$SCRATCH/notype/config.json"
+  run 1 "$NC" lookup "$SCRATCH/notype/config.json"
+  one_line "$ERR"
+}
+
+test_lookup_filter_values_of_the_wrong_type() {
+  seed_repo || return
+  run 2 "$NC" lookup "$SCRATCH/llama" --batch-size abc || return
+  contains "$ERR" "--batch-size expects an integer (got 'abc')"
+  run 2 "$NC" lookup "$SCRATCH/llama" --sequence-length 12.5
+  run 2 "$NC" lookup "$SCRATCH/llama" --num-cores -1
+  run 2 "$NC" lookup "$SCRATCH/llama" --batch-size 0
+  run 2 "$NC" lookup "$SCRATCH/llama" --instance-type trn3
+  contains "$ERR" "--instance-type must be one of trn1, inf2, trn1n, trn2"
+  run 2 "$NC" lookup
+}
+
+test_malformed_and_misnamed_registry_files_are_reported() {
+  seed_repo || return
+  local digest
+  digest=$(jq -r '.[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
+    | grep -o '/[0-9a-f]\{64\}/' | head -1 | tr -d /)
+  [[ -n "$digest" ]] || { fail "no digest dir"; return; }
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/badbadbadbadbadbad00.json" '{"_entry_class": ' || fail seed
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/notahash.json" \
+    "$(jq -c '.[0] | {_entry_class: "SingleModelCacheEntry", _model_id: "org/tiny-llama", _task: "text-generation", model_type: "llama", neuron: {batch_size: 64}}' <("$NC" lookup "$SCRATCH/llama" --json 2>/dev/null))" || fail seed
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/array.json" '[1, 2, 3]' || fail seed
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/a/b/c/d/e/deep.json" '{}' || fail seed
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/stray.json" '{}' || fail seed
+  local before; before=$(snapshot "$SCRATCH/repo")
+  run 0 "$NC" lookup "$SCRATCH/llama" --json || return
+  equals "$(jq length "$OUT")" "4" # the three good ones + the misnamed but readable one
+  contains "$ERR" "badbadbadbadbadbad00.json is not valid JSON"
+  contains "$ERR" "notahash.json: file name does not match the hash of its content"
+  contains "$ERR" "array.json is not a JSON object"
+  contains "$ERR" "2 registry file(s) ignored at unexpected paths"
+  run 0 "$NC" list
+  contains "$OUT" "org/tiny-llama"
+  contains "$ERR" "unexpected paths"
+  run 0 "$NC" list -m org/tiny-llama --json
+  contains "$ERR" "badbadbadbadbadbad00.json is not valid JSON"
+  equals "$(snapshot "$SCRATCH/repo")" "$before"
+}
+
+test_list_models_totals_and_filters() {
+  seed_repo || return
+  run 0 "$NC" list || return
+  contains "$OUT" "org/tiny-llama"
+  contains "$OUT" "bert-base-uncased"
+  contains "$OUT" "2.19.1.0, $CV"
+  contains "$OUT" "2 model(s), 4 configuration(s), 2 compiler version(s) in file://$SCRATCH/repo"
+  run 0 "$NC" list --json
+  equals "$(jq -r '.[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
+  equals "$(jq -r '.[] | select(.model_id == "bert-base-uncased") | .model_types[0]' "$OUT")" "bert"
+  run 0 "$NC" list -v 2.19.1.0
+  contains "$OUT" "1 model(s), 1 configuration(s), 1 compiler version(s)"
+  lacks "$OUT" "bert"
+  run 0 "$NC" list -q
+  equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
+  run 0 "$NC" list --version 9.9.9
+  contains "$OUT" "0 model(s), 0 configuration(s)"
+}
+
+test_list_one_model_shows_every_configuration() {
+  seed_repo || return
+  run 0 "$NC" list -m org/tiny-llama || return
+  contains "$OUT" "3 configuration(s) of org/tiny-llama across 2 compiler version(s)"
+  contains "$OUT" "bfloat16"
+  run 0 "$NC" list -m org/tiny-llama --json
+  equals "$(jq -r '[.[] | "\(.batch_size)x\(.sequence_length)/\(.num_cores)"] | join(" ")' "$OUT")" "1x128/2 4x512/2 1x128/8"
+  run 0 "$NC" list -m org/tiny-llama -q
+  equals "$(wc -l <"$OUT")" "3"
+  grep -q '/llama/org/tiny-llama/' "$OUT" || fail "quiet -m should print alias paths"
+  run 0 "$NC" list -m bert-base-uncased --json
+  equals "$(jq -r '.[0] | "\(.batch_size) \(.sequence_length) \(.dtype)"' "$OUT")" "1 128 bfloat16"
+}
+
+test_list_positional_repo_and_completion_cache() {
+  seed_repo || return
+  run 0 "$NC" create "$SCRATCH/other" -q || return
+  run 0 "$NC" list "$SCRATCH/repo" -q
+  equals "$(wc -l <"$OUT")" "2"
+  equals "$(cat "$HOME/.cache/neuron-cache/completion/models.txt")" $'bert-base-uncased\norg/tiny-llama'
+  XDG_CACHE_HOME="$SCRATCH/xdg" run 0 "$NC" list --repo-id "$SCRATCH/repo" -q
+  [[ -f "$SCRATCH/xdg/neuron-cache/completion/models.txt" ]] || fail "XDG completion cache missing"
+  # An unwritable completion cache never fails the command.
+  echo file >"$SCRATCH/not-a-dir"
+  XDG_CACHE_HOME="$SCRATCH/not-a-dir" run 0 "$NC" list "$SCRATCH/repo" -q
+  run 2 "$NC" list "$SCRATCH/repo" --repo-id "$SCRATCH/other"
+  run 0 "$NC" list -q # the configured repo: 'other', empty
+  [[ ! -s "$OUT" ]] || fail "expected an empty listing"
+}
+
+test_missing_repo_is_an_error() {
+  write_llama "$SCRATCH/llama"
+  run 1 "$NC" list "$SCRATCH/no-repo" || return
+  one_line "$ERR"
+  contains "$ERR" "does not exist"
+  run 1 "$NC" lookup "$SCRATCH/llama" --repo-id "$SCRATCH/no-repo"
+  one_line "$ERR"
+  [[ ! -e "$SCRATCH/no-repo" ]] || fail "a read-only command created the repo"
+}
+
+test_lookup_and_list_on_the_test_hub() {
+  local hub="$BIN_DIR/neuron-cache-test-hub"
+  if [[ ! -x "$hub" ]]; then
+    echo "    skipped: neuron-cache-test-hub is not built"
+    return 0
+  fi
+  "$hub" --port 0 --data "$SCRATCH/hub-data" --user alice:hf_aliceregistrytoken:write --page-size 4 \
+    >"$SCRATCH/hub.url" 2>"$SCRATCH/hub.log" &
+  local pid=$!
+  # shellcheck disable=SC2064 # the pid is expanded now: the trap runs after this function returns
+  trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null" EXIT
+  for _ in $(seq 100); do [[ -s "$SCRATCH/hub.url" ]] && break; sleep 0.1; done
+  export HF_ENDPOINT; HF_ENDPOINT="$(head -1 "$SCRATCH/hub.url")"
+  export HF_TOKEN=hf_aliceregistrytoken
+  REPO=alice/neuron-cache seed_repo || return
+  # The model itself lives on the Hub: lookup fetches its config.json via /resolve/main.
+  "$SEED" alice/tiny-llama raw config.json "$(cat "$SCRATCH/llama/config.json")" || fail "seeding the model"
+  run 0 "$NC" lookup alice/tiny-llama --json || return
+  equals "$(jq length "$OUT")" "3"
+  run 1 "$NC" lookup alice/no-such-model
+  one_line "$ERR"
+  contains "$ERR" "model alice/no-such-model was not found on the Hub"
+  run 0 "$NC" list -q
+  equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
+  run 0 "$NC" list -m org/tiny-llama --json
+  equals "$(jq length "$OUT")" "3"
+}
+
+run_tests
