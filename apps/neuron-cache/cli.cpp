@@ -195,12 +195,21 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
       }
     }
   }
-  if (m_positionals.size() > command.positionals.size()) {
-    throw UsageError("unexpected argument '" + m_positionals[command.positionals.size()] + "'");
+  // A shell_command positional (add's COMMAND) is what follows `--`: trailing(), never a word before it.
+  auto plain_count = static_cast<std::size_t>(std::count_if(
+    command.positionals.begin(), command.positionals.end(),
+    [](const PositionalSpec& positional) { return positional.kind != ValueKind::shell_command; }));
+  if (m_positionals.size() > plain_count) {
+    throw UsageError("unexpected argument '" + m_positionals[plain_count] + "'");
   }
   for (std::size_t i = 0; i < command.positionals.size(); ++i) {
-    if (command.positionals[i].required && i >= m_positionals.size()) {
-      throw UsageError("missing argument " + command.positionals[i].name);
+    const auto& positional = command.positionals[i];
+    if (positional.kind == ValueKind::shell_command) {
+      if (positional.required && m_trailing.empty()) {
+        throw UsageError("missing " + positional.name + " after --");
+      }
+    } else if (positional.required && i >= m_positionals.size()) {
+      throw UsageError("missing argument " + positional.name);
     }
   }
   for (const auto& option : command.options) {
@@ -265,7 +274,11 @@ std::string render_command_help(const CommandSpec& command)
   std::ostringstream out;
   out << "Usage: neuron-cache " << command.name << " [OPTIONS]";
   for (const auto& positional : command.positionals) {
-    out << (positional.required ? " " + positional.name : " [" + positional.name + "]");
+    if (positional.kind == ValueKind::shell_command) {
+      out << (positional.required ? " -- " + positional.name + "..." : " [-- " + positional.name + "...]");
+    } else {
+      out << (positional.required ? " " + positional.name : " [" + positional.name + "]");
+    }
   }
   out << "\n\n" << wrap(command.summary, 0, 88) << "\n";
   if (!command.description.empty()) {

@@ -35,6 +35,7 @@ struct PositionalSpec {
   ValueKind kind = ValueKind::text;
   std::string help;
   bool required = false;
+  std::vector<std::string> choices = {}; // for ValueKind::choice (e.g. `completion SHELL`)
 };
 
 class Invocation;

@@ -1,0 +1,251 @@
+# bash completion for neuron-cache. Generated from its option table by
+# `neuron-cache completion bash`: do not edit; regenerate with `make completions`.
+# Turn it on: source <(neuron-cache completion bash), or install it as
+# share/bash-completion/completions/neuron-cache (cmake --install does).
+
+_neuron_cache_commands='create set config synchronize lookup list add completion man help'
+
+# Sets _nc_kind (and _nc_choices) for option $2 of command $1 ("" before the command);
+# fails for an unknown option.
+_neuron_cache_option() {
+  _nc_kind= _nc_choices=
+  case "$1:$2" in
+    create:-n | create:--name) _nc_kind=repo ;;
+    create:--public) _nc_kind=flag ;;
+    create:--exist-ok | create:--exist_ok) _nc_kind=flag ;;
+    create:--token) _nc_kind=text ;;
+    set:-n | set:--name) _nc_kind=repo ;;
+    set:--token) _nc_kind=text ;;
+    config:--repo-id | config:--repo_id) _nc_kind=repo ;;
+    synchronize:--repo-id | synchronize:--repo_id) _nc_kind=repo ;;
+    synchronize:--cache-dir | synchronize:--cache_dir) _nc_kind=directory ;;
+    synchronize:--pull) _nc_kind=flag ;;
+    synchronize:--compiler-version | synchronize:--compiler_version) _nc_kind=text ;;
+    synchronize:--dry-run | synchronize:--dry_run) _nc_kind=flag ;;
+    synchronize:--clean-failed | synchronize:--clean_failed) _nc_kind=flag ;;
+    synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
+    synchronize:--token) _nc_kind=text ;;
+    lookup:--task) _nc_kind=text ;;
+    lookup:--batch-size | lookup:--batch_size) _nc_kind=integer ;;
+    lookup:--sequence-length | lookup:--sequence_length) _nc_kind=integer ;;
+    lookup:--num-cores | lookup:--num_cores | lookup:--tensor-parallel-size | lookup:--tensor_parallel_size) _nc_kind=integer ;;
+    lookup:--dtype | lookup:--auto-cast-type | lookup:--auto_cast_type) _nc_kind=text ;;
+    lookup:--instance-type | lookup:--instance_type) _nc_kind=choice _nc_choices='trn1 inf2 trn1n trn2' ;;
+    lookup:--compiler-version | lookup:--compiler_version) _nc_kind=text ;;
+    lookup:--table) _nc_kind=flag ;;
+    lookup:--repo-id | lookup:--repo_id) _nc_kind=repo ;;
+    lookup:--token) _nc_kind=text ;;
+    list:-m | list:--model) _nc_kind=model ;;
+    list:-v | list:--version | list:--compiler-version | list:--compiler_version) _nc_kind=text ;;
+    list:--repo-id | list:--repo_id) _nc_kind=repo ;;
+    list:--token) _nc_kind=text ;;
+    add:-m | add:--model) _nc_kind=model ;;
+    add:--task) _nc_kind=text ;;
+    add:--precision) _nc_kind=choice _nc_choices='fp bf16' ;;
+    add:--num-cores | add:--num_cores) _nc_kind=integer ;;
+    add:--train-batch-size | add:--train_batch_size) _nc_kind=integer ;;
+    add:--eval-batch-size | add:--eval_batch_size) _nc_kind=integer ;;
+    add:--sequence-length | add:--sequence_length) _nc_kind=integer ;;
+    add:--encoder-sequence-length | add:--encoder_sequence_length) _nc_kind=integer ;;
+    add:--decoder-sequence-length | add:--decoder_sequence_length) _nc_kind=integer ;;
+    add:--gradient-accumulation-steps | add:--gradient_accumulation_steps) _nc_kind=integer ;;
+    add:--max-steps | add:--max_steps) _nc_kind=integer ;;
+    add:--repo-id | add:--repo_id) _nc_kind=repo ;;
+    add:--cache-dir | add:--cache_dir) _nc_kind=directory ;;
+    add:--manifest) _nc_kind=file ;;
+    add:-j | add:--jobs) _nc_kind=integer ;;
+    add:--dry-run | add:--dry_run) _nc_kind=flag ;;
+    add:--continue-on-error | add:--continue_on_error) _nc_kind=flag ;;
+    add:--force) _nc_kind=flag ;;
+    add:--timeout) _nc_kind=integer ;;
+    add:--token) _nc_kind=text ;;
+    :-V | :--version) _nc_kind=flag ;;
+    *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
+    *:--json) _nc_kind=flag ;;
+    *:-q | *:--quiet) _nc_kind=flag ;;
+    *:-h | *:--help) _nc_kind=flag ;;
+    *) return 1 ;;
+  esac
+}
+
+# Sets _nc_words to the options of command $1 ("" before the command).
+_neuron_cache_option_names() {
+  case $1 in
+    create) _nc_words='-n --name --public --exist-ok --exist_ok --token --format --json -q --quiet -h --help' ;;
+    set) _nc_words='-n --name --token --format --json -q --quiet -h --help' ;;
+    config) _nc_words='--repo-id --repo_id --format --json -q --quiet -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
+    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
+    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --token --format --json -q --quiet -h --help' ;;
+    completion) _nc_words='--format --json -q --quiet -h --help' ;;
+    man) _nc_words='--format --json -q --quiet -h --help' ;;
+    '') _nc_words='-V --version -h --help --format --json -q --quiet' ;;
+    *) _nc_words= ;;
+  esac
+}
+
+# Sets _nc_kind (and _nc_choices) for positional argument $2 (from 0) of command $1.
+_neuron_cache_positional() {
+  _nc_kind= _nc_choices=
+  case "$1:$2" in
+    ':0' | help:0) _nc_kind=subcommand ;;
+    create:0) _nc_kind=repo ;;
+    set:0) _nc_kind=repo ;;
+    lookup:0) _nc_kind=model ;;
+    list:0) _nc_kind=repo ;;
+    completion:0) _nc_kind=choice _nc_choices='bash zsh fish' ;;
+    *) return 1 ;;
+  esac
+}
+
+# Commands that run another command given after a bare `--`.
+_neuron_cache_runs_command() {
+  case $1 in
+    add) return 0 ;;
+  esac
+  return 1
+}
+
+# Completes a value of kind $1 for the word $2 into COMPREPLY (choices in _nc_choices).
+_neuron_cache_values() {
+  local kind=$1 cur=$2 word
+  case $kind in
+    subcommand | choice)
+      [[ $kind == subcommand ]] && _nc_choices=$_neuron_cache_commands
+      for word in $_nc_choices; do
+        [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+      done
+      ;;
+    file)
+      compopt -o filenames 2>/dev/null
+      mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")
+      ;;
+    directory) _neuron_cache_directories "$cur" ;;
+    repo)
+      case $cur in
+        /* | '~'*) _neuron_cache_directories "$cur" ;;
+        file://*) _neuron_cache_directories "${cur#file://}" file:// ;;
+        *) _neuron_cache_repos "$cur" ;;
+      esac
+      ;;
+    model)
+      # A Hub model id from the cached listing, else a local model directory or config.json.
+      case $cur in
+        /* | ./* | ../* | '~'*) ;;
+        *) _neuron_cache_models "$cur" ;;
+      esac
+      ((${#COMPREPLY[@]})) || _neuron_cache_values file "$cur"
+      ;;
+    shell_command) mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -c -- "$cur") ;;
+  esac
+}
+
+# Directories starting with $1, each put back behind $2 (file://).
+_neuron_cache_directories() {
+  local dir
+  compopt -o filenames 2>/dev/null
+  while IFS= read -r dir; do
+    COMPREPLY+=("${2-}$dir")
+  done < <(compgen -d -- "$1")
+}
+
+# Cache repos the user already named: the one `set` saved, and $CUSTOM_CACHE_REPO.
+_neuron_cache_repos() {
+  local file=${HF_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/huggingface}/optimum_neuron_custom_cache
+  local name= seen=' '
+  [[ $file == '~/'* ]] && file=$HOME/${file#'~/'}
+  [[ -r $file ]] && read -r name <"$file"
+  for name in "$name" "${CUSTOM_CACHE_REPO-}"; do
+    [[ -n $name && $name == "$1"* && $seen != *" $name "* ]] || continue
+    COMPREPLY+=("$name")
+    seen+="$name "
+  done
+}
+
+# Model ids from the listing `neuron-cache list` keeps of the current repo.
+_neuron_cache_models() {
+  local file=${XDG_CACHE_HOME:-$HOME/.cache}/neuron-cache/completion/models.txt
+  local model
+  [[ -r $file ]] || return 0
+  while IFS= read -r model || [[ -n $model ]]; do
+    [[ -n $model && $model == "$1"* ]] && COMPREPLY+=("$model")
+  done <"$file"
+}
+
+_neuron_cache() {
+  local IFS=$' \t\n'
+  local line=${COMP_LINE:0:COMP_POINT} cur command= pending= dash= positional=0 word prefix= i
+  local -a words
+  # Our own split of the line before the cursor, on blanks only (backslash-escaped blanks
+  # kept), so --opt=value and file:///path stay one word whatever COMP_WORDBREAKS holds.
+  read -a words <<<"$line"
+  [[ -z $line || $line == *[[:blank:]] ]] && words+=("")
+  local cword=$((${#words[@]} - 1))
+  cur=${words[cword]}
+  COMPREPLY=()
+
+  for ((i = 1; i < cword; i++)); do
+    word=${words[i]}
+    if [[ -n $pending ]]; then
+      pending=
+      continue
+    fi
+    if [[ -n $command && $word == -- ]] && _neuron_cache_runs_command "$command"; then
+      dash=$i
+      break
+    fi
+    [[ $word == --*=* ]] && continue
+    if [[ $word == -?* ]]; then
+      _neuron_cache_option "$command" "$word" && [[ $_nc_kind != flag ]] && pending=$word
+      continue
+    fi
+    if [[ -z $command ]]; then
+      command=$word
+    else
+      positional=$((positional + 1))
+    fi
+  done
+
+  if [[ -n $dash ]]; then
+    if ((cword == dash + 1)); then
+      _neuron_cache_values shell_command "$cur"
+    elif declare -F _command_offset >/dev/null; then
+      # bash-completion completes the rest as the arguments of that command.
+      for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == -- ]] && break
+      done
+      _command_offset $((i + 1))
+      return
+    else
+      _neuron_cache_values file "$cur"
+    fi
+  elif [[ -n $pending ]]; then
+    _neuron_cache_option "$command" "$pending"
+    _neuron_cache_values "$_nc_kind" "$cur"
+  elif [[ $cur == --*=* ]]; then
+    if _neuron_cache_option "$command" "${cur%%=*}" && [[ $_nc_kind != flag ]]; then
+      _neuron_cache_values "$_nc_kind" "${cur#*=}"
+      COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
+    fi
+  elif [[ $cur != -* ]] && _neuron_cache_positional "$command" "$positional"; then
+    _neuron_cache_values "$_nc_kind" "$cur"
+  elif [[ -z $cur || $cur == -* ]]; then
+    _neuron_cache_option_names "$command"
+    for word in $_nc_words; do
+      [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+    done
+  fi
+
+  # Readline replaces only the text after the word's last break character (= or :).
+  for ((i = ${#cur} - 1; i >= 0; i--)); do
+    if [[ ${cur:i:1} == [=:] && ${COMP_WORDBREAKS-} == *"${cur:i:1}"* ]]; then
+      prefix=${cur:0:i+1}
+      break
+    fi
+  done
+  [[ -n $prefix ]] && COMPREPLY=("${COMPREPLY[@]#"$prefix"}")
+  return 0
+}
+
+complete -F _neuron_cache neuron-cache

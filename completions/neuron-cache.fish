@@ -1,0 +1,252 @@
+# fish completion for neuron-cache. Generated from its option table by
+# `neuron-cache completion fish`: do not edit; regenerate with `make completions`.
+# Turn it on: neuron-cache completion fish > ~/.config/fish/completions/neuron-cache.fish
+
+# Options of command $1 that take a value ($1 is - before the command).
+function __neuron_cache_takes_value --argument-names command option
+    switch "$command:$option"
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--token' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--token' '*:--format'
+            return 0
+    end
+    return 1
+end
+
+# Commands that run another command given after a bare --.
+function __neuron_cache_runs_command --argument-names command
+    contains -- $command 'add'
+end
+
+# The line before the cursor, as two values: the subcommand (- when none yet), then
+# where the current word stands: a positional index, "value" (an option's value) or
+# "after-dash" (the command given after a bare --).
+function __neuron_cache_state
+    set -l tokens (commandline -opc)
+    set -l command -
+    set -l positional 0
+    set -l pending 0
+    for token in $tokens[2..-1]
+        if test $pending = 1
+            set pending 0
+            continue
+        end
+        if test "$command" != - -a "x$token" = x--; and __neuron_cache_runs_command $command
+            echo $command
+            echo after-dash
+            return
+        end
+        if string match -q -- '--*=*' $token
+            continue
+        end
+        if string match -qr -- '^-.' $token
+            __neuron_cache_takes_value $command $token; and set pending 1
+            continue
+        end
+        if test "$command" = -
+            set command $token
+        else
+            set positional (math $positional + 1)
+        end
+    end
+    echo $command
+    if test $pending = 1
+        echo value
+    else
+        echo $positional
+    end
+end
+
+function __neuron_cache_needs_command
+    set -l state (__neuron_cache_state)
+    test "$state[1]" = - -a "$state[2]" = 0
+end
+
+function __neuron_cache_using --argument-names command
+    set -l state (__neuron_cache_state)
+    test "$state[1]" = "$command" -a "$state[2]" != after-dash
+end
+
+function __neuron_cache_positional --argument-names command index
+    set -l state (__neuron_cache_state)
+    test "$state[1]" = "$command" -a "$state[2]" = "$index"
+end
+
+function __neuron_cache_after_dash
+    set -l state (__neuron_cache_state)
+    test "$state[2]" = after-dash
+end
+
+# The current word without a leading --option= part.
+function __neuron_cache_word
+    string replace -r -- '^--[^=]*=' '' (commandline -ct)
+end
+
+# Cache repos the user already named: the one `set` saved, and $CUSTOM_CACHE_REPO.
+# A path (/..., ~..., file:///...) completes as a directory.
+function __neuron_cache_repos
+    set -l word (__neuron_cache_word)
+    switch "$word"
+        case '/*' '~*'
+            __fish_complete_directories $word 'Directory repo'
+            return
+        case 'file://*'
+            for dir in (__fish_complete_directories (string replace -- file:// '' $word) 'Directory repo')
+                echo file://$dir
+            end
+            return
+    end
+    set -l home $HF_HOME
+    if test -z "$home"
+        set home $XDG_CACHE_HOME
+        test -n "$home"; or set home $HOME/.cache
+        set home $home/huggingface
+    end
+    set -l file (string replace -r -- '^~/' "$HOME/" $home)/optimum_neuron_custom_cache
+    set -l repos
+    if test -r $file
+        read -l name <$file
+        set -a repos (string trim -- $name)
+    end
+    set -q CUSTOM_CACHE_REPO; and set -a repos $CUSTOM_CACHE_REPO
+    set -l seen
+    for repo in $repos
+        if test -n "$repo"; and not contains -- $repo $seen
+            set -a seen $repo
+            printf '%s\tCache repo\n' $repo
+        end
+    end
+end
+
+# Model ids from the listing `neuron-cache list` keeps of the current repo, else a
+# local model directory or config.json.
+function __neuron_cache_models
+    set -l word (__neuron_cache_word)
+    set -l base $XDG_CACHE_HOME
+    test -n "$base"; or set base $HOME/.cache
+    set -l file $base/neuron-cache/completion/models.txt
+    if not string match -qr -- '^[/.~]' $word; and test -r $file
+        set -l models (string match -rv -- '^\s*$' <$file)
+        if string match -q -- "$word*" $models
+            printf '%s\tModel id\n' $models
+            return
+        end
+    end
+    __fish_complete_path $word
+end
+
+# After a bare --: the command to run, completed as fish completes it anywhere.
+function __neuron_cache_shell_command
+    set -l tokens (commandline -opc) (commandline -ct)
+    set -l dash (contains -i -- -- $tokens)
+    complete -C (string join ' ' -- (string escape -- $tokens[(math $dash + 1)..-1]))
+end
+
+# The common options: before the command or after a known one, not after --.
+function __neuron_cache_options_allowed
+    set -l state (__neuron_cache_state)
+    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'lookup' 'list' 'add' 'completion' 'man'
+end
+
+complete -c neuron-cache -f
+
+# Before the command
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'list' -d 'List the models a cache repo holds, or every configuration of one model'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'man' -d 'Print this program\'s manual page (roff, for man)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a help -d 'Show a command\'s options and examples'
+complete -c neuron-cache -n '__neuron_cache_needs_command' -s V -l version -d 'Print the version and exit'
+
+# Everywhere but after --
+complete -c neuron-cache -n '__neuron_cache_options_allowed' -l format -d 'Output format: human (default), json or quiet' -x -a 'human json quiet'
+complete -c neuron-cache -n '__neuron_cache_options_allowed' -l json -d 'Same as --format json'
+complete -c neuron-cache -n '__neuron_cache_options_allowed' -s q -l quiet -d 'Same as --format quiet: only essential values, one per line'
+complete -c neuron-cache -n '__neuron_cache_options_allowed' -s h -l help -d 'Show this help and exit'
+
+# help COMMAND
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'list' -d 'List the models a cache repo holds, or every configuration of one model'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'man' -d 'Print this program\'s manual page (roff, for man)'
+
+# create
+complete -c neuron-cache -n '__neuron_cache_using create' -s n -l name -d 'The repo to create (default: optimum-neuron-cache on the Hub)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using create' -l public -d 'Make a Hub repo public (default: private)'
+complete -c neuron-cache -n '__neuron_cache_using create' -l exist-ok -l exist_ok -d 'Succeed when the repo already exists (still sets it)'
+complete -c neuron-cache -n '__neuron_cache_using create' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_cache_repos)' -d 'The repo to create (same as --name)'
+
+# set
+complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, /abs/path or file:///abs/path'
+
+# config
+complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+
+# synchronize
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+
+# lookup
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l task -d 'Only entries compiled for this task (e.g. text-generation)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l batch-size -l batch_size -d 'Only entries with this batch size' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l sequence-length -l sequence_length -d 'Only entries with this sequence length' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l num-cores -l num_cores -l tensor-parallel-size -l tensor_parallel_size -d 'Only entries using this many Neuron cores (tensor parallel degree)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l dtype -l auto-cast-type -l auto_cast_type -d 'Only entries with this dtype (bfloat16, float16, bf16, fp16...)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l instance-type -l instance_type -d 'Only entries for this instance type' -x -a 'trn1 inf2 trn1n trn2'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version (with or without its +hash)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l table -d 'Print a table (optimum >= 0.4 style) instead of key: value blocks'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_cache_models)' -d 'Model directory, config.json file or Hub model id'
+
+# list
+complete -c neuron-cache -n '__neuron_cache_using list' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
+complete -c neuron-cache -n '__neuron_cache_using list' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version (with or without its +hash)' -x
+complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using list' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_positional list 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'
+
+# add
+complete -c neuron-cache -n '__neuron_cache_using add' -s m -l model -d 'Hub model id or local model directory (with config.json)' -x -a '(__neuron_cache_models)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l task -d 'Task, e.g. text-generation, text-classification' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l precision -d 'fp or bf16' -x -a 'fp bf16'
+complete -c neuron-cache -n '__neuron_cache_using add' -l num-cores -l num_cores -d 'Neuron cores the run uses' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l train-batch-size -l train_batch_size -d 'Training batch size' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l eval-batch-size -l eval_batch_size -d 'Evaluation batch size (default: the train batch size)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l sequence-length -l sequence_length -d 'Sequence length' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l encoder-sequence-length -l encoder_sequence_length -d 'Encoder sequence length (encoder-decoder models)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l decoder-sequence-length -l decoder_sequence_length -d 'Decoder sequence length (encoder-decoder models)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l gradient-accumulation-steps -l gradient_accumulation_steps -d 'Gradient accumulation steps (default 1)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l max-steps -l max_steps -d 'Training steps of the run (default 10)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l cache-dir -l cache_dir -d 'Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, /var/tmp/neuron-compile-cache)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using add' -l manifest -d 'Add every configuration of a YAML manifest' -r -F
+complete -c neuron-cache -n '__neuron_cache_using add' -s j -l jobs -d 'Manifest configurations compiled at a time (default 1)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l dry-run -l dry_run -d 'Show what would be compiled and pushed; change nothing'
+complete -c neuron-cache -n '__neuron_cache_using add' -l continue-on-error -l continue_on_error -d 'Keep going after a configuration fails (manifest)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l force -d 'Compile even configurations the repo already registers'
+complete -c neuron-cache -n '__neuron_cache_using add' -l timeout -d 'Terminate a command running longer than this' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_command)'
+
+# completion
+complete -c neuron-cache -n '__neuron_cache_positional completion 0' -a 'bash zsh fish' -d 'bash, zsh or fish'
+
+# man
