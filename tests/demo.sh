@@ -26,5 +26,30 @@ step --version
 step create "$WORK/cache-repo"
 step set "$WORK/cache-repo"
 step config
+
+SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+export XDG_CACHE_HOME="$WORK/xdg-cache"   # synchronize's digest cache stays in the demo folder
+echo
+echo "== synchronize: a compile cache with 3 complete entries, plus failed, locked and unfinished ones"
+"$SOURCE_DIR/tests/tools/make_sample_cache.sh" "$WORK/compile-cache" --entries 3 --faults
+step synchronize --cache-dir "$WORK/compile-cache"
+step synchronize --cache-dir "$WORK/compile-cache"
+step synchronize --pull --cache-dir "$WORK/fresh-host-cache"
+
+echo
+echo "== add: compile a model with the stand-in compiler (tests/tools/fake_neuronx_cc) and push it"
+step add -m "$SOURCE_DIR/tests/data/add/tiny-gpt2" --task text-generation --precision bf16 --num-cores 2 \
+  --train-batch-size 4 --sequence-length 128 --cache-dir "$WORK/add-compile-cache" \
+  -- "$BIN_DIR/fake_neuronx_cc" --model "{model_id}" --batch-size "{batch_size}" \
+     --sequence-length "{sequence_length}" --num-cores "{num_cores}" --precision "{precision}"
+
+echo
+echo "== registry: which compiled configurations the repo holds"
+step list
+step lookup "$SOURCE_DIR/tests/data/add/tiny-gpt2" --batch_size 4
+set +e
+step lookup "$SOURCE_DIR/tests/data/add/tiny-gpt2" --batch_size 32
+echo "(exit $? = nothing cached for that shape)"
+set -e
 echo
 echo "== demo finished"
