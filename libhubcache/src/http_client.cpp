@@ -22,16 +22,6 @@ std::string to_lower(std::string_view text)
   return out;
 }
 
-std::string_view trim(std::string_view text)
-{
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 std::optional<long> parse_long(std::string_view text)
 {
@@ -65,6 +55,17 @@ void global_init()
 constexpr std::size_t k_unsunk_body_cap = 1 << 20;
 
 } // namespace
+
+std::string_view trim(std::string_view text)
+{
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
 
 std::optional<std::string> Headers::get(std::string_view name) const
 {

@@ -17,20 +17,11 @@
 namespace hubcache {
 
 using json = nlohmann::json;
+using http::trim;
 namespace stdfs = std::filesystem;
 
 namespace {
 
-std::string_view trim(std::string_view text)
-{
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 std::optional<std::string> clean_token(std::string_view text)
 {
