@@ -133,7 +133,7 @@ const CommandSpec* find_command(const std::string& name)
   return nullptr;
 }
 
-Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::Environment& env)
+Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env)
   : m_command(command), m_env(env)
 {
   auto separator = std::find(args.begin(), args.end(), "--");

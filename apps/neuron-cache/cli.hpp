@@ -2,7 +2,7 @@
 
 #include "output.hpp"
 
-#include <hubcache/environment.hpp>
+#include <hubcache/util/environment.hpp>
 
 #include <functional>
 #include <optional>
@@ -71,11 +71,11 @@ inline constexpr int k_exit_not_found = 3;
 // One parsed run of a subcommand: options, positionals, environment and output.
 class Invocation {
 public:
-  Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::Environment& env);
+  Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env);
   ~Invocation();
 
   const CommandSpec& command() const { return m_command; }
-  const hubcache::Environment& env() const { return m_env; }
+  const hubcache::util::Environment& env() const { return m_env; }
   Output& out() { return *m_output; }
 
   bool has(const std::string& long_name) const;
@@ -90,7 +90,7 @@ public:
 
 private:
   const CommandSpec& m_command;
-  const hubcache::Environment& m_env;
+  const hubcache::util::Environment& m_env;
   std::unique_ptr<cxxopts::ParseResult> m_result;
   std::vector<std::string> m_positionals;
   std::vector<std::string> m_trailing;

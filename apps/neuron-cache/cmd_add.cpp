@@ -2,12 +2,12 @@
 // configuration or for every configuration of a YAML manifest (CI jobs).
 #include "commands.hpp"
 
-#include <hubcache/compile_cache.hpp>
+#include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
-#include <hubcache/process.hpp>
-#include <registry/add_job.hpp>
-#include <registry/add_manifest.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/process.hpp>
+#include <addjobs/add_job.hpp>
+#include <addjobs/add_manifest.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -19,7 +19,7 @@ namespace neuron_cache {
 
 namespace {
 
-namespace add = registry::add;
+namespace add = addjobs;
 
 // Options that describe one configuration; with --manifest they come from the file.
 const std::vector<std::string> k_configuration_options = {
@@ -89,7 +89,7 @@ std::string status_word(add::JobStatus status)
 // A temp directory removed (with everything below it) when the run ends.
 class StagingDirectory {
 public:
-  explicit StagingDirectory(const hubcache::Environment& env)
+  explicit StagingDirectory(const hubcache::util::Environment& env)
   {
     auto base = env.get_non_empty("TMPDIR").value_or("/tmp");
     std::string pattern = base + "/neuron-cache-add.XXXXXX";
@@ -162,12 +162,12 @@ int run_add(Invocation& invocation)
   if (!repo_option && manifest) {
     repo_option = manifest->repo;
   }
-  auto resolved = hubcache::resolve_repo(repo_option, env);
+  auto resolved = hubcache::storage::resolve_repo(repo_option, env);
   std::optional<std::string> cache_dir_option = invocation.value("cache-dir");
   if (!cache_dir_option && manifest) {
     cache_dir_option = manifest->cache_dir;
   }
-  auto cache_root = hubcache::compile_cache::resolve_cache_root(cache_dir_option, env);
+  auto cache_root = hubcache::compilecache::resolve_cache_root(cache_dir_option, env);
 
   // Preconditions, before anything compiles.
   auto repo = open_repository(invocation, resolved.spec);
@@ -220,7 +220,7 @@ int run_add(Invocation& invocation)
   if (manifest) {
     // Piped, so the report keeps each command's last lines; concurrent jobs' lines are
     // prefixed with their configuration. A single add keeps the terminal as it is.
-    settings.on_line = [&print_mutex, parallelism](const add::Job& job, hubcache::ProcessStream,
+    settings.on_line = [&print_mutex, parallelism](const add::Job& job, hubcache::util::ProcessStream,
                                                    std::string_view line) {
       std::lock_guard lock(print_mutex);
       if (parallelism > 1) {
@@ -243,7 +243,7 @@ int run_add(Invocation& invocation)
     }
   };
 
-  hubcache::InterruptScope interrupt_scope;
+  hubcache::util::InterruptScope interrupt_scope;
   add::Runner runner(*repo, std::move(settings));
   auto results = runner.run_all(jobs, parallelism, invocation.has("continue-on-error"));
 
@@ -255,7 +255,7 @@ int run_add(Invocation& invocation)
     planned += result.status == add::JobStatus::planned ? 1 : 0;
     not_run += result.status == add::JobStatus::not_run || result.status == add::JobStatus::interrupted ? 1 : 0;
   }
-  int signal = hubcache::interrupt_signal();
+  int signal = hubcache::util::interrupt_signal();
   nlohmann::json data = {{"repo", resolved.spec.canonical()},
                          {"cache_dir", cache_root.path.string()},
                          {"dry_run", invocation.has("dry-run")},
@@ -287,7 +287,7 @@ int run_add(Invocation& invocation)
       human = "Would run: " + [&] {
         std::string text;
         for (const auto& word : result.command) {
-          text += (text.empty() ? "" : " ") + hubcache::quote_argument(word);
+          text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
         }
         return text;
       }() + "\nwith NEURON_COMPILE_CACHE_URL=" + cache_root.path.string() + ", then push its new entries to "
@@ -331,7 +331,7 @@ int run_add(Invocation& invocation)
     if (result.status == add::JobStatus::planned) {
       std::string text;
       for (const auto& word : result.command) {
-        text += (text.empty() ? "" : " ") + hubcache::quote_argument(word);
+        text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
       }
       out.info("would run for " + result.label + ": " + text);
     }
@@ -345,6 +345,8 @@ int run_add(Invocation& invocation)
   }
   return failed > 0 ? k_exit_error : k_exit_ok;
 }
+
+} // namespace
 
 CommandSpec make_add_command()
 {
@@ -395,8 +397,5 @@ CommandSpec make_add_command()
   return command;
 }
 
-const CommandRegistration registration(70, make_add_command);
-
-} // namespace
 
 } // namespace neuron_cache

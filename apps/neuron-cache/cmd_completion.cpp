@@ -815,6 +815,8 @@ int run_completion(Invocation& invocation)
   return k_exit_ok;
 }
 
+} // namespace
+
 CommandSpec make_completion_command()
 {
   CommandSpec command;
@@ -832,8 +834,5 @@ CommandSpec make_completion_command()
   return command;
 }
 
-const CommandRegistration registration(90, make_completion_command);
-
-} // namespace
 
 } // namespace neuron_cache

@@ -1,8 +1,8 @@
 // `neuron-cache config`: which cache repo is in effect, and why.
 #include "commands.hpp"
 
-#include <hubcache/environment.hpp>
-#include <hubcache/repo_spec.hpp>
+#include <hubcache/util/environment.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 
 namespace neuron_cache {
 
@@ -12,32 +12,30 @@ int run_config(Invocation& invocation)
 {
   const auto& env = invocation.env();
   auto resolved = resolve_repo(invocation);
-  auto config_file = hubcache::custom_cache_config_path(env);
-  std::string kind = resolved.spec.kind == hubcache::RepoKind::hub ? "hub" : "directory";
+  auto config_file = hubcache::storage::custom_cache_config_path(env);
+  std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub ? "hub" : "directory";
 
   std::string human;
   human += "repo:         " + resolved.spec.canonical() + "\n";
   human += "repo kind:    " + kind + "\n";
-  human += "repo source:  " + std::string(hubcache::to_string(resolved.source));
-  if (resolved.source != hubcache::RepoSource::default_value) {
+  human += "repo source:  " + std::string(to_string(resolved.source));
+  if (resolved.source != hubcache::storage::RepoSource::default_value) {
     human += " (" + resolved.origin + ")";
   }
   human += "\nconfig file:  " + config_file.string() + "\n";
-  human += "HF_HOME:      " + hubcache::hf_home(env).string() + "\n";
+  human += "HF_HOME:      " + hubcache::util::hf_home(env).string() + "\n";
 
   nlohmann::json data = {{"repo", resolved.spec.canonical()},
                          {"kind", kind},
-                         {"source", hubcache::to_string(resolved.source)},
+                         {"source", to_string(resolved.source)},
                          {"origin", resolved.origin},
                          {"config_file", config_file.string()},
-                         {"hf_home", hubcache::hf_home(env).string()}};
+                         {"hf_home", hubcache::util::hf_home(env).string()}};
   invocation.out().result(human, data, resolved.spec.canonical());
   return k_exit_ok;
 }
 
 } // namespace
-
-namespace {
 
 CommandSpec make_config_command()
 {
@@ -55,8 +53,5 @@ CommandSpec make_config_command()
   return command;
 }
 
-const CommandRegistration registration(30, make_config_command);
-
-} // namespace
 
 } // namespace neuron_cache

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/repo_spec.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 
 namespace neuron_cache {
 
@@ -18,16 +18,16 @@ int run_create(Invocation& invocation)
     throw UsageError("give the repo name once, either as NAME or with --name");
   }
   std::string name = positional ? *positional : option.value_or(k_default_repo_name);
-  auto spec = hubcache::parse_repo_spec(name);
+  auto spec = hubcache::storage::parse_repo_spec(name);
   bool is_public = invocation.has("public");
-  if (is_public && spec.kind == hubcache::RepoKind::directory) {
+  if (is_public && spec.kind == hubcache::storage::RepoKind::directory) {
     invocation.out().warning("--public has no effect on a directory repo; its file permissions decide who reads it");
   }
 
   const auto& env = invocation.env();
-  auto config_file = hubcache::custom_cache_config_path(env);
+  auto config_file = hubcache::storage::custom_cache_config_path(env);
   // Refuse before creating anything we could not then register.
-  hubcache::ensure_config_writable(config_file);
+  hubcache::storage::ensure_config_writable(config_file);
 
   auto repo = open_repository(invocation, spec);
   bool existed = invocation.has("exist-ok") && repo->exists();
@@ -35,16 +35,16 @@ int run_create(Invocation& invocation)
 
   std::optional<std::string> previous;
   try {
-    previous = hubcache::read_custom_cache_repo(config_file);
+    previous = hubcache::storage::read_custom_cache_repo(config_file);
   } catch (const hubcache::ConfigError&) {
   }
   if (previous && *previous != created) {
     invocation.out().warning("A custom cache repo was already registered: " + *previous
                              + ". It will be overwritten to " + created + ".");
   }
-  hubcache::write_custom_cache_repo(config_file, created);
+  hubcache::storage::write_custom_cache_repo(config_file, created);
 
-  std::string visibility = spec.kind == hubcache::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
+  std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
   std::string human = (existed ? "Neuron cache already exists: " : "Neuron cache created: ") + created + " ["
                       + visibility + "].\n" + "Neuron cache name set locally to " + created + " in "
                       + config_file.string() + ".";
@@ -56,8 +56,6 @@ int run_create(Invocation& invocation)
 }
 
 } // namespace
-
-namespace {
 
 CommandSpec make_create_command()
 {
@@ -80,8 +78,5 @@ CommandSpec make_create_command()
   return command;
 }
 
-const CommandRegistration registration(10, make_create_command);
-
-} // namespace
 
 } // namespace neuron_cache

@@ -1,10 +1,10 @@
 // `neuron-cache list [REPO]`: the models a cache repo holds, or every configuration of one.
 #include "commands.hpp"
 
-#include <hubcache/environment.hpp>
+#include <hubcache/util/environment.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
-#include <hubcache/repo_spec.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 #include <registry/catalog.hpp>
 
 #include <filesystem>
@@ -50,7 +50,7 @@ void remember_models_for_completion(const Invocation& invocation, const registry
     for (const auto& model : catalog.models) {
       content += model.model_id + "\n";
     }
-    hubcache::fs::write_file_atomically(directory / "models.txt", content);
+    hubcache::util::write_file_atomically(directory / "models.txt", content);
   } catch (const std::exception&) {
   }
 }
@@ -62,7 +62,7 @@ int run_list(Invocation& invocation)
   if (positional && option && *positional != *option) {
     throw UsageError("give the repo once, either as REPO or with --repo-id");
   }
-  hubcache::RepoSpec spec = positional ? hubcache::parse_repo_spec(*positional) : resolve_repo(invocation).spec;
+  hubcache::storage::RepoSpec spec = positional ? hubcache::storage::parse_repo_spec(*positional) : resolve_repo(invocation).spec;
   auto repo = open_repository(invocation, spec);
   if (!repo->exists()) {
     throw hubcache::RepoNotFound("cache repo " + spec.canonical() + " does not exist or is not readable",
@@ -150,6 +150,8 @@ int run_list(Invocation& invocation)
   return k_exit_ok;
 }
 
+} // namespace
+
 CommandSpec make_list_command()
 {
   CommandSpec command;
@@ -175,8 +177,5 @@ CommandSpec make_list_command()
   return command;
 }
 
-const CommandRegistration registration(60, make_list_command);
-
-} // namespace
 
 } // namespace neuron_cache

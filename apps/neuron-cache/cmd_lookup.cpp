@@ -2,10 +2,10 @@
 // holds, across every compiler and registry version (optimum only sees its own).
 #include "commands.hpp"
 
-#include <hubcache/environment.hpp>
+#include <hubcache/util/environment.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/hub_api.hpp>
-#include <hubcache/repo_spec.hpp>
+#include <hubcache/hub/api.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 #include <registry/json_text.hpp>
 #include <registry/lookup.hpp>
 #include <registry/model_source.hpp>
@@ -20,19 +20,19 @@ constexpr unsigned k_parallel_reads = 8;
 
 registry::ModelConfigs load_model_configs(const Invocation& invocation, const std::string& model)
 {
-  auto local = hubcache::expand_user(model, invocation.env());
+  auto local = hubcache::util::expand_user(model, invocation.env());
   if (auto configs = registry::read_local_model(local)) {
     return *configs;
   }
   bool looks_like_path = model.empty() || model.front() == '/' || model.front() == '.' || model.front() == '~';
-  if (looks_like_path || !hubcache::is_valid_hub_repo_id(model)) {
+  if (looks_like_path || !hubcache::storage::is_valid_hub_repo_id(model)) {
     throw hubcache::InvalidArgument("model '" + model + "' is neither an existing local path nor a Hub model id",
                                     "give a model directory, a config.json file, or a Hub id such as org/name");
   }
   auto token = invocation.value("token");
   try {
     return registry::model_configs_from_text(
-      hubcache::download_hub_file_text(invocation.env(), token, model, "config.json"), model + "/config.json");
+      hubcache::hub::download_hub_file_text(invocation.env(), token, model, "config.json"), model + "/config.json");
   } catch (const hubcache::EntryNotFound&) {
   } catch (const hubcache::RepoNotFound&) {
     throw hubcache::RepoNotFound("model " + model + " was not found on the Hub (or is private and no token was given)",
@@ -41,7 +41,7 @@ registry::ModelConfigs load_model_configs(const Invocation& invocation, const st
   // A diffusers pipeline: model_index.json names the components, each with a config.json.
   std::string index_text;
   try {
-    index_text = hubcache::download_hub_file_text(invocation.env(), token, model, "model_index.json");
+    index_text = hubcache::hub::download_hub_file_text(invocation.env(), token, model, "model_index.json");
   } catch (const hubcache::EntryNotFound&) {
     throw hubcache::InvalidArgument("the Hub model " + model + " has neither config.json nor model_index.json",
                                     "is it a transformers or diffusers model?");
@@ -57,7 +57,7 @@ registry::ModelConfigs load_model_configs(const Invocation& invocation, const st
     }
     try {
       configs.components[component] = registry::parse_json(
-        hubcache::download_hub_file_text(invocation.env(), token, model, component + "/config.json"),
+        hubcache::hub::download_hub_file_text(invocation.env(), token, model, component + "/config.json"),
         model + "/" + component + "/config.json");
     } catch (const hubcache::EntryNotFound&) {
       // schedulers and tokenizers have no config.json
@@ -183,6 +183,8 @@ int run_lookup(Invocation& invocation)
   return k_exit_ok;
 }
 
+} // namespace
+
 CommandSpec make_lookup_command()
 {
   CommandSpec command;
@@ -219,8 +221,5 @@ CommandSpec make_lookup_command()
   return command;
 }
 
-const CommandRegistration registration(50, make_lookup_command);
-
-} // namespace
 
 } // namespace neuron_cache

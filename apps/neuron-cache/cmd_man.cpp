@@ -224,6 +224,8 @@ int run_man(Invocation& invocation)
   return k_exit_ok;
 }
 
+} // namespace
+
 CommandSpec make_man_command()
 {
   CommandSpec command;
@@ -235,8 +237,5 @@ CommandSpec make_man_command()
   return command;
 }
 
-const CommandRegistration registration(95, make_man_command);
-
-} // namespace
 
 } // namespace neuron_cache

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/repo_spec.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 
 namespace neuron_cache {
 
@@ -18,7 +18,7 @@ int run_set(Invocation& invocation)
   if (!positional && !option) {
     throw UsageError("missing argument NAME");
   }
-  auto spec = hubcache::parse_repo_spec(positional ? *positional : *option);
+  auto spec = hubcache::storage::parse_repo_spec(positional ? *positional : *option);
   auto repo = open_repository(invocation, spec);
   if (!repo->exists()) {
     throw hubcache::RepoNotFound("could not set the cache repo to " + spec.canonical()
@@ -27,10 +27,10 @@ int run_set(Invocation& invocation)
   }
 
   const auto& env = invocation.env();
-  auto config_file = hubcache::custom_cache_config_path(env);
+  auto config_file = hubcache::storage::custom_cache_config_path(env);
   std::optional<std::string> previous;
   try {
-    previous = hubcache::read_custom_cache_repo(config_file);
+    previous = hubcache::storage::read_custom_cache_repo(config_file);
   } catch (const hubcache::ConfigError&) {
     // A broken config file is exactly what `set` repairs.
   }
@@ -39,7 +39,7 @@ int run_set(Invocation& invocation)
     invocation.out().warning("A custom cache repo was already registered: " + *previous
                              + ". It will be overwritten to " + name + ".");
   }
-  hubcache::write_custom_cache_repo(config_file, name);
+  hubcache::storage::write_custom_cache_repo(config_file, name);
   invocation.out().result("Neuron cache name set locally to " + name + " in " + config_file.string() + ".",
                           {{"repo", name}, {"config_file", config_file.string()},
                            {"previous", previous ? nlohmann::json(*previous) : nlohmann::json(nullptr)}},
@@ -48,8 +48,6 @@ int run_set(Invocation& invocation)
 }
 
 } // namespace
-
-namespace {
 
 CommandSpec make_set_command()
 {
@@ -66,8 +64,5 @@ CommandSpec make_set_command()
   return command;
 }
 
-const CommandRegistration registration(20, make_set_command);
-
-} // namespace
 
 } // namespace neuron_cache

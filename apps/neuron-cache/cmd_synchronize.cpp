@@ -2,9 +2,9 @@
 // the repo's entries into it.
 #include "commands.hpp"
 
-#include <hubcache/compile_cache.hpp>
+#include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/sync.hpp>
+#include <hubcache/compilecache/sync.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -14,8 +14,7 @@ namespace neuron_cache {
 
 namespace {
 
-namespace cc = hubcache::compile_cache;
-namespace sync = hubcache::sync;
+namespace cc = hubcache::compilecache;
 
 constexpr std::size_t k_listed_skips = 20;
 
@@ -148,24 +147,24 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
   return cleaned;
 }
 
-int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::Repository& repo)
+int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
 {
   auto start = std::chrono::steady_clock::now();
   bool dry_run = invocation.has("dry-run");
   auto scan = cc::scan(root.path);
   auto cleaned = clean_local_cache(invocation, scan, root.path);
 
-  sync::DigestCache digests(sync::DigestCache::default_path(root.path, invocation.env()));
-  auto remote = sync::list_remote_for(repo, scan);
-  auto plan = sync::plan_push(scan, remote, digests);
+  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  auto remote = cc::list_remote_for(repo, scan);
+  auto plan = cc::plan_push(scan, remote, digests);
 
-  sync::PushResult result;
+  cc::PushResult result;
   if (dry_run) {
     result.plan = std::move(plan);
     result.revision = repo.revision();
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
-    result = sync::push(repo, std::move(plan), digests, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    result = cc::push(repo, std::move(plan), digests, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
     bar.finish();
     digests.save();
   }
@@ -222,17 +221,17 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::Reposi
   return k_exit_ok;
 }
 
-int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::Repository& repo)
+int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
 {
   auto start = std::chrono::steady_clock::now();
-  sync::PullOptions options;
+  cc::PullOptions options;
   options.compiler_version = invocation.value("compiler-version");
   options.dry_run = invocation.has("dry-run");
-  sync::DigestCache digests(sync::DigestCache::default_path(root.path, invocation.env()));
-  sync::PullReport report;
+  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  cc::PullReport report;
   {
     ProgressBar bar(invocation.out(), "Downloading");
-    report = sync::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    report = cc::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
   }
   if (!options.dry_run) {
     digests.save();
@@ -309,6 +308,8 @@ int run_synchronize(Invocation& invocation)
   return pull ? run_pull(invocation, root, *repo) : run_push(invocation, root, *repo);
 }
 
+} // namespace
+
 CommandSpec make_synchronize_command()
 {
   CommandSpec command;
@@ -344,8 +345,5 @@ CommandSpec make_synchronize_command()
   return command;
 }
 
-const CommandRegistration registration(40, make_synchronize_command);
-
-} // namespace
 
 } // namespace neuron_cache

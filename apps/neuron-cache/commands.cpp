@@ -1,37 +1,16 @@
 #include "commands.hpp"
 
-#include <hubcache/repository_factory.hpp>
-
-#include <algorithm>
+#include <hubcache/storage/factory.hpp>
 
 namespace neuron_cache {
 
-namespace {
-
-std::vector<std::pair<int, CommandSpec (*)()>>& registrations()
-{
-  static std::vector<std::pair<int, CommandSpec (*)()>> entries;
-  return entries;
-}
-
-} // namespace
-
-CommandRegistration::CommandRegistration(int order, CommandSpec (*make)())
-{
-  registrations().emplace_back(order, make);
-}
-
 const std::vector<CommandSpec>& all_commands()
 {
-  static const std::vector<CommandSpec> commands = [] {
-    auto entries = registrations();
-    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<CommandSpec> specs;
-    for (const auto& [order, make] : entries) {
-      specs.push_back(make());
-    }
-    return specs;
-  }();
+  static const std::vector<CommandSpec> commands = {
+    make_create_command(),     make_set_command(),  make_config_command(),
+    make_synchronize_command(), make_lookup_command(), make_list_command(),
+    make_add_command(),        make_completion_command(), make_man_command(),
+  };
   return commands;
 }
 
@@ -49,14 +28,14 @@ OptionSpec token_option()
           "Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME).", {}, {}};
 }
 
-hubcache::ResolvedRepo resolve_repo(const Invocation& invocation)
+hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation)
 {
-  return hubcache::resolve_repo(invocation.value("repo-id"), invocation.env());
+  return hubcache::storage::resolve_repo(invocation.value("repo-id"), invocation.env());
 }
 
-std::unique_ptr<hubcache::Repository> open_repository(const Invocation& invocation, const hubcache::RepoSpec& spec)
+std::unique_ptr<hubcache::storage::Repository> open_repository(const Invocation& invocation, const hubcache::storage::RepoSpec& spec)
 {
-  hubcache::BackendOptions options;
+  hubcache::storage::BackendOptions options;
   if (invocation.command().name != "config") {
     for (const auto& option : invocation.command().options) {
       if (option.long_name == "token") {
@@ -64,7 +43,7 @@ std::unique_ptr<hubcache::Repository> open_repository(const Invocation& invocati
       }
     }
   }
-  return hubcache::open_repository(spec, invocation.env(), options);
+  return hubcache::storage::open_repository(spec, invocation.env(), options);
 }
 
 } // namespace neuron_cache

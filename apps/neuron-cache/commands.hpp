@@ -2,8 +2,8 @@
 
 #include "cli.hpp"
 
-#include <hubcache/repo_spec.hpp>
-#include <hubcache/repository.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <memory>
 
@@ -14,14 +14,18 @@ OptionSpec repo_id_option();
 OptionSpec token_option();
 
 // The cache repo this invocation works on (--repo-id, env, config file, default).
-hubcache::ResolvedRepo resolve_repo(const Invocation& invocation);
-std::unique_ptr<hubcache::Repository> open_repository(const Invocation& invocation, const hubcache::RepoSpec& spec);
+hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation);
+std::unique_ptr<hubcache::storage::Repository> open_repository(const Invocation& invocation, const hubcache::storage::RepoSpec& spec);
 
-// Each cmd_*.cpp registers its command with a static CommandRegistration; `order`
-// places it in help and completion (create 10, set 20, config 30, synchronize 40,
-// lookup 50, list 60, add 70, completion 90).
-struct CommandRegistration {
-  CommandRegistration(int order, CommandSpec (*make)());
-};
+// One per cmd_*.cpp; commands.cpp lists them in help and completion order.
+CommandSpec make_create_command();
+CommandSpec make_set_command();
+CommandSpec make_config_command();
+CommandSpec make_synchronize_command();
+CommandSpec make_lookup_command();
+CommandSpec make_list_command();
+CommandSpec make_add_command();
+CommandSpec make_completion_command();
+CommandSpec make_man_command();
 
 } // namespace neuron_cache

@@ -3,7 +3,7 @@
 #include "cli.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/http_client.hpp>
+#include <hubcache/http/client.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -19,7 +19,7 @@ bool is_global_flag(const std::string& arg)
   return flags.count(arg) != 0 || arg.starts_with("--format=");
 }
 
-int run(int argc, char** argv, const hubcache::Environment& env, std::string& command_name)
+int run(int argc, char** argv, const hubcache::util::Environment& env, std::string& command_name)
 {
   std::vector<std::string> args(argv + 1, argv + argc);
   // Global output options may come before the subcommand: move them after it.
@@ -84,7 +84,7 @@ int main(int argc, char** argv)
 {
   std::signal(SIGPIPE, SIG_IGN);
   hubcache::http::set_user_agent("neuron-cache/" NEURON_CACHE_VERSION);
-  auto env = hubcache::Environment::process();
+  auto env = hubcache::util::Environment::process();
   std::string command_name;
   try {
     return run(argc, argv, env, command_name);

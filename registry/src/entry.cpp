@@ -3,7 +3,7 @@
 #include "registry/json_text.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/hash.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include <algorithm>
 
@@ -73,7 +73,7 @@ std::string CacheEntry::serialize() const { return dumps_indented(to_json()); }
 
 std::string CacheEntry::hash() const
 {
-  return hubcache::hex_digest(hubcache::HashAlgorithm::sha512, serialize()).substr(0, 20);
+  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, serialize()).substr(0, 20);
 }
 
 std::string CacheEntry::arch_digest() const
@@ -92,7 +92,7 @@ std::string single_model_arch_digest(const std::string& model_type, const std::o
   nlohmann::json arch = {{"model_type", model_type},
                          {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)},
                          {"config", config}};
-  return hubcache::hex_digest(hubcache::HashAlgorithm::sha256, dumps_compact(arch));
+  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, dumps_compact(arch));
 }
 
 std::string multi_model_arch_digest(const std::string& model_type, const nlohmann::json& component_configs)
@@ -109,7 +109,7 @@ std::string multi_model_arch_digest(const std::string& model_type, const nlohman
     configs[name] = cleaned;
   }
   nlohmann::json arch = {{"model_type", model_type}, {"configs", configs}};
-  return hubcache::hex_digest(hubcache::HashAlgorithm::sha256, dumps_compact(arch));
+  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, dumps_compact(arch));
 }
 
 std::string multi_model_type(const nlohmann::json& component_configs)

@@ -1,7 +1,7 @@
 #include "registry/layout.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/repository.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <vector>
 
@@ -134,7 +134,7 @@ std::string registry_path(const std::string& compiler_version, const std::string
   auto path = registry_root(compiler_version, registry_version) + "/" + entry.model_type + "/" + entry.model_id
               + "/" + entry.hash() + ".json";
   auto parsed = parse_registry_path(path);
-  if (!hubcache::is_valid_path_in_repo(path) || !parsed || parsed->kind != RegistryPathKind::alias
+  if (!hubcache::storage::is_valid_path_in_repo(path) || !parsed || parsed->kind != RegistryPathKind::alias
       || parsed->model_id != entry.model_id) {
     throw hubcache::InvalidArgument("cannot file a registry entry for model '" + entry.model_id + "' (model type '"
                                       + entry.model_type + "', compiler " + compiler_version + ")",
@@ -148,7 +148,7 @@ std::string digest_registry_path(const std::string& compiler_version, const std:
 {
   auto path = registry_root(compiler_version, registry_version) + "/" + entry.arch_digest() + "/" + entry.hash()
               + ".json";
-  hubcache::validate_path_in_repo(path);
+  hubcache::storage::validate_path_in_repo(path);
   return path;
 }
 

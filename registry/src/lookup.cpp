@@ -1,7 +1,7 @@
 #include "registry/lookup.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/hash.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 
 namespace registry {
 
-RegistryIndex index_registry(const std::vector<hubcache::RepoFile>& files)
+RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& files)
 {
   RegistryIndex index;
   std::set<std::string> modules;
@@ -216,7 +216,7 @@ LoadReport load_entries(const RepositoryOpener& open, const std::vector<Registry
           warnings[i] = location.path + ": listed but gone when read (a concurrent change?); skipped";
           continue;
         }
-        auto content_hash = hubcache::hex_digest(hubcache::HashAlgorithm::sha512, text).substr(0, 20);
+        auto content_hash = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, text).substr(0, 20);
         try {
           std::optional<std::string> legacy_id;
           if (location.kind == RegistryPathKind::alias) {

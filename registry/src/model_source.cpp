@@ -3,7 +3,7 @@
 #include "registry/json_text.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
+#include <hubcache/util/fs.hpp>
 
 #include <system_error>
 
@@ -13,7 +13,7 @@ namespace {
 
 nlohmann::json read_json_file(const std::filesystem::path& path)
 {
-  return parse_json(hubcache::fs::read_file(path), path.string());
+  return parse_json(hubcache::util::read_file(path), path.string());
 }
 
 } // namespace

@@ -17,7 +17,7 @@
 //          [--mode ok|fail|nothing|hang] [--compile-ms N] [--spawn-worker]
 // FAKE_NEURONX_CC_MODE overrides --mode; FAKE_NEURONX_CC_PID_FILE gets one pid per line
 // for every process it starts (tests check none survives a signal).
-#include <hubcache/hash.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -165,7 +165,7 @@ int main(int argc, char** argv)
     usage_error("this stand-in does not write S3 caches");
   }
   std::string flags_file = flags.empty() ? std::string() : python_json_list(flags);
-  std::string flags_suffix = hubcache::hex_digest(hubcache::HashAlgorithm::md5, flags_file).substr(0, 8);
+  std::string flags_suffix = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::md5, flags_file).substr(0, 8);
   stdfs::path version_dir = stdfs::path(root) / ("neuronxcc-" + options["compiler-version"]);
 
   std::cout << "fake_neuronx_cc: compiling " << options["model"] << " (" << options["task"]
@@ -185,7 +185,7 @@ int main(int argc, char** argv)
     std::string identity = options["model"] + "|" + options["task"] + "|" + options["batch-size"] + "|"
                            + options["sequence-length"] + "|" + options["num-cores"] + "|" + options["precision"]
                            + "|" + std::to_string(graph);
-    auto digest = hubcache::hex_digest(hubcache::HashAlgorithm::sha256, identity);
+    auto digest = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, identity);
     // torch-xla style graph key: a decimal uint64.
     auto key = std::to_string(std::stoull(digest.substr(0, 16), nullptr, 16));
     auto entry = version_dir / ("MODULE_" + key + "+" + flags_suffix);
@@ -248,7 +248,7 @@ int main(int argc, char** argv)
     }
     std::string neff_bytes = "NEFF";
     for (int block = 0; block < 64; ++block) {
-      neff_bytes += hubcache::hex_digest(hubcache::HashAlgorithm::sha256, digest + std::to_string(block));
+      neff_bytes += hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, digest + std::to_string(block));
     }
     write_file(neff, neff_bytes);
     write_file(entry / "model.done", "");

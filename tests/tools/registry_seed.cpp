@@ -7,11 +7,11 @@
 //                 [--module-size BYTES]
 //   registry_seed REPO raw PATH_IN_REPO CONTENT
 //   registry_seed REPO synthetic ENTRIES [--layout alias|both]
-#include <hubcache/environment.hpp>
-#include <hubcache/repo_spec.hpp>
-#include <hubcache/repository_factory.hpp>
+#include <hubcache/util/environment.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/factory.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
+#include <hubcache/util/fs.hpp>
 #include <registry/entry.hpp>
 #include <registry/json_text.hpp>
 #include <registry/layout.hpp>
@@ -49,29 +49,29 @@ nlohmann::json json_argument(const std::string& text)
   if (!text.empty() && (text.front() == '{' || text.front() == '[')) {
     return registry::parse_json(text, "argument");
   }
-  return registry::parse_json(hubcache::fs::read_file(text), text);
+  return registry::parse_json(hubcache::util::read_file(text), text);
 }
 
-void add_entry(hubcache::CommitRequest& request, const registry::CacheEntry& entry, const std::string& compiler,
+void add_entry(hubcache::storage::CommitRequest& request, const registry::CacheEntry& entry, const std::string& compiler,
                const std::string& registry_version, const std::string& layout)
 {
   auto content = entry.serialize();
   if (layout == "alias" || layout == "both") {
     request.additions.push_back(
-      {registry::registry_path(compiler, registry_version, entry), hubcache::FileSource::from_bytes(content)});
+      {registry::registry_path(compiler, registry_version, entry), hubcache::storage::FileSource::from_bytes(content)});
   }
   if (layout == "digest" || layout == "both") {
     request.additions.push_back({registry::digest_registry_path(compiler, registry_version, entry),
-                                 hubcache::FileSource::from_bytes(content)});
+                                 hubcache::storage::FileSource::from_bytes(content)});
   }
   if (layout == "inference" || layout == "training") {
     request.additions.push_back({registry::registry_root(compiler, registry_version) + "/" + layout + "/"
                                    + entry.model_type + "/" + entry.model_id + "/" + entry.hash() + ".json",
-                                 hubcache::FileSource::from_bytes(content)});
+                                 hubcache::storage::FileSource::from_bytes(content)});
   }
 }
 
-void synthetic(hubcache::CommitRequest& request, long entries, const std::string& layout)
+void synthetic(hubcache::storage::CommitRequest& request, long entries, const std::string& layout)
 {
   const std::vector<std::string> types = {"llama", "mistral", "qwen2", "granite"};
   const std::vector<std::string> compilers = {"2.21.33363.0+82129205", "2.20.2.0+75fd9e1a"};
@@ -103,12 +103,12 @@ int run(const std::vector<std::string>& args)
     std::cerr << "usage: registry_seed REPO {entry|raw|synthetic} ...\n";
     return 2;
   }
-  auto env = hubcache::Environment::process();
-  auto repo = hubcache::open_repository(hubcache::parse_repo_spec(args[0]), env);
+  auto env = hubcache::util::Environment::process();
+  auto repo = hubcache::storage::open_repository(hubcache::storage::parse_repo_spec(args[0]), env);
   if (!repo->exists()) {
     repo->create({.is_private = true, .exist_ok = true});
   }
-  hubcache::CommitRequest request;
+  hubcache::storage::CommitRequest request;
   request.message = "registry_seed " + args[1];
   const auto& mode = args[1];
   if (mode == "entry") {
@@ -122,11 +122,11 @@ int run(const std::vector<std::string>& args)
     add_entry(request, entry, compiler, required(options, "registry-version"), layout);
     if (options.count("module-size") != 0U) {
       request.additions.push_back({"neuronxcc-" + compiler + "/MODULE_" + entry.hash() + "/model.neuron",
-                                   hubcache::FileSource::from_bytes(std::string(std::stoul(options["module-size"]), 'x'))});
+                                   hubcache::storage::FileSource::from_bytes(std::string(std::stoul(options["module-size"]), 'x'))});
     }
     std::cout << entry.hash() << "\n";
   } else if (mode == "raw" && args.size() == 4) {
-    request.additions.push_back({args[2], hubcache::FileSource::from_bytes(args[3])});
+    request.additions.push_back({args[2], hubcache::storage::FileSource::from_bytes(args[3])});
   } else if (mode == "synthetic" && args.size() >= 3) {
     auto options = parse_options(args, 3);
     synthetic(request, std::stol(args[2]), options.count("layout") != 0U ? options["layout"] : "both");

@@ -3,7 +3,7 @@
 // entry, a lock file...). Goes through DirectoryRepository::commit like any writer.
 //
 // Usage: sync_repo_edit REPO_DIR [delete PATH]... [add PATH_IN_REPO LOCAL_FILE]...
-#include <hubcache/directory_repository.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
 
 #include <iostream>
@@ -18,15 +18,15 @@ int main(int argc, char** argv)
     return 2;
   }
   try {
-    hubcache::DirectoryRepository repo(args[0]);
-    hubcache::CommitRequest request;
+    hubcache::storage::DirectoryRepository repo(args[0]);
+    hubcache::storage::CommitRequest request;
     request.message = "sync_repo_edit";
     for (std::size_t i = 1; i < args.size();) {
       if (args[i] == "delete" && i + 1 < args.size()) {
         request.deletions.push_back({args[i + 1], false});
         i += 2;
       } else if (args[i] == "add" && i + 2 < args.size()) {
-        request.additions.push_back({args[i + 1], hubcache::FileSource::from_file(args[i + 2])});
+        request.additions.push_back({args[i + 1], hubcache::storage::FileSource::from_file(args[i + 2])});
         i += 3;
       } else {
         std::cerr << "sync_repo_edit: cannot understand '" << args[i] << "'\n";

@@ -1,9 +1,9 @@
-#include <hubcache/compile_cache.hpp>
-#include <hubcache/directory_repository.hpp>
+#include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
-#include <hubcache/hash.hpp>
-#include <hubcache/sync.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
+#include <hubcache/compilecache/sync.hpp>
 
 #include "test_support.hpp"
 
@@ -13,7 +13,9 @@
 #include <filesystem>
 
 using namespace hubcache;
-namespace cc = hubcache::compile_cache;
+using namespace hubcache::util;
+using namespace hubcache::storage;
+namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
 namespace {
@@ -23,7 +25,7 @@ const std::string k_version = "neuronxcc-2.21.33363.0+82129205";
 void write(const stdfs::path& path, std::string_view content)
 {
   stdfs::create_directories(path.parent_path());
-  fs::write_file_atomically(path, content);
+  util::write_file_atomically(path, content);
 }
 
 std::string make_entry(const stdfs::path& root, const std::string& key, const std::string& neff = "neff",
@@ -71,7 +73,7 @@ TEST_CASE("push plan: only publishable entries, only what the repo lacks or hold
   write(dir / k_version / "MODULE_4+d41d8cd9" / "model.log", "Failed compilation");
   auto scan = cc::scan(dir.path());
 
-  sync::DigestCache digests;
+  cc::DigestCache digests;
   std::vector<RepoFile> remote;
   for (const auto& name : {"compile_flags.json", "model.hlo_module.pb", "model.neff", "model.done"}) {
     remote.push_back(remote_of(dir / a / name, a + "/" + name, true));      // sha256 (directory, LFS)
@@ -81,7 +83,7 @@ TEST_CASE("push plan: only publishable entries, only what the repo lacks or hold
   remote.back() = RepoFile{b + "/model.done", 0, "", git_blob_sha1("")};
   remote[5] = RepoFile{b + "/model.neff", 4, "", git_blob_sha1("NEFF")};
 
-  auto plan = sync::plan_push(scan, remote, digests);
+  auto plan = cc::plan_push(scan, remote, digests);
   CHECK(plan.entries_present == std::vector<std::string>{a});
   CHECK(plan.entries_to_push == std::vector<std::string>{b, c});
   std::vector<std::string> uploads;
@@ -105,11 +107,11 @@ TEST_CASE("push: one commit, then nothing; the digest cache makes the re-run has
   }
   auto cache_file = fixture.dir / "digests.tsv";
   {
-    sync::DigestCache digests(cache_file);
+    cc::DigestCache digests(cache_file);
     auto scan = cc::scan(fixture.root);
-    auto plan = sync::plan_push(scan, sync::list_remote_for(fixture.repo, scan), digests);
+    auto plan = cc::plan_push(scan, cc::list_remote_for(fixture.repo, scan), digests);
     CHECK(plan.uploads.size() == 12);
-    auto result = sync::push(fixture.repo, plan, digests);
+    auto result = cc::push(fixture.repo, plan, digests);
     CHECK(result.committed);
     CHECK(digests.hashed() == 0);
     digests.save();
@@ -118,13 +120,13 @@ TEST_CASE("push: one commit, then nothing; the digest cache makes the re-run has
   CHECK(fixture.repo.read_file(k_version + "/MODULE_1+" + cc::flags_suffix(R"(["--model-type=transformer"])") + "/model.neff")
         == "neff");
   {
-    sync::DigestCache digests(cache_file);
+    cc::DigestCache digests(cache_file);
     auto scan = cc::scan(fixture.root);
-    auto plan = sync::plan_push(scan, sync::list_remote_for(fixture.repo, scan), digests);
+    auto plan = cc::plan_push(scan, cc::list_remote_for(fixture.repo, scan), digests);
     CHECK(plan.uploads.empty());
     CHECK(plan.entries_present.size() == 3);
     CHECK(digests.hashed() == 0);
-    auto result = sync::push(fixture.repo, plan, digests);
+    auto result = cc::push(fixture.repo, plan, digests);
     CHECK_FALSE(result.committed);
     CHECK(result.revision == fixture.repo.revision());
   }
@@ -138,37 +140,37 @@ TEST_CASE("digest cache: stamps invalidate, corrupt files are ignored")
   write(file, "one");
   auto cache_file = dir / "cache" / "digests.tsv";
   {
-    sync::DigestCache digests(cache_file);
-    auto d = digests.digest("f", file, sync::stamp_of(file));
+    cc::DigestCache digests(cache_file);
+    auto d = digests.digest("f", file, cc::stamp_of(file));
     CHECK(d.sha256 == hex_digest(HashAlgorithm::sha256, "one"));
     CHECK(digests.hashed() == 1);
     digests.save();
   }
   {
-    sync::DigestCache digests(cache_file);
-    digests.digest("f", file, sync::stamp_of(file));
+    cc::DigestCache digests(cache_file);
+    digests.digest("f", file, cc::stamp_of(file));
     CHECK(digests.hashed() == 0);
     write(file, "two"); // same size, new inode and mtime
-    auto d = digests.digest("f", file, sync::stamp_of(file));
+    auto d = digests.digest("f", file, cc::stamp_of(file));
     CHECK(d.sha256 == hex_digest(HashAlgorithm::sha256, "two"));
     CHECK(digests.hashed() == 1);
   }
   write(cache_file, "neuron-cache-digests 1\n3\tnot-a-number\n");
-  sync::DigestCache corrupt(cache_file);
-  corrupt.digest("f", file, sync::stamp_of(file));
+  cc::DigestCache corrupt(cache_file);
+  corrupt.digest("f", file, cc::stamp_of(file));
   CHECK(corrupt.hashed() == 1);
   write(cache_file, "something else entirely");
-  sync::DigestCache other(cache_file);
-  other.digest("f", file, sync::stamp_of(file));
+  cc::DigestCache other(cache_file);
+  other.digest("f", file, cc::stamp_of(file));
   CHECK(other.hashed() == 1);
 
   auto env = Environment::from_map({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}});
-  auto path = sync::DigestCache::default_path("/var/tmp/neuron-compile-cache", env);
+  auto path = cc::DigestCache::default_path("/var/tmp/neuron-compile-cache", env);
   CHECK(path.parent_path() == "/xdg/neuron-cache");
-  CHECK(sync::DigestCache::default_path("/var/tmp/neuron-compile-cache", Environment::from_map({{"HOME", "/home/u"}}))
+  CHECK(cc::DigestCache::default_path("/var/tmp/neuron-compile-cache", Environment::from_map({{"HOME", "/home/u"}}))
           .parent_path()
         == "/home/u/.cache/neuron-cache");
-  CHECK(sync::DigestCache::default_path("/other", env) != path);
+  CHECK(cc::DigestCache::default_path("/other", env) != path);
 }
 
 TEST_CASE("repo layout grouping and version filters")
@@ -184,7 +186,7 @@ TEST_CASE("repo layout grouping and version filters")
     {k_version + "/stray.txt", 3, "", ""},
     {k_version + "/MODULE_zz/x", 3, "", ""},
   };
-  auto layout = sync::group_repo_files(files);
+  auto layout = cc::group_repo_files(files);
   REQUIRE(layout.entries.size() == 3);
   CHECK(layout.entries[0].kind == cc::EntryKind::registry);
   CHECK(layout.entries[1].kind == cc::EntryKind::module);
@@ -193,11 +195,11 @@ TEST_CASE("repo layout grouping and version filters")
   CHECK(layout.entries[2].kind == cc::EntryKind::exported_model);
   CHECK(layout.other_files == 4);
 
-  CHECK(sync::version_matches("2.21.33363.0+82129205", "2.21.33363.0+82129205"));
-  CHECK(sync::version_matches("2.21.33363.0+82129205", "2.21.33363.0"));
-  CHECK(sync::version_matches("2.21.33363.0+82129205", "2.21"));
-  CHECK_FALSE(sync::version_matches("2.21.33363.0+82129205", "2.2"));
-  CHECK_FALSE(sync::version_matches("2.21.33363.0+82129205", "2.15"));
+  CHECK(cc::version_matches("2.21.33363.0+82129205", "2.21.33363.0+82129205"));
+  CHECK(cc::version_matches("2.21.33363.0+82129205", "2.21.33363.0"));
+  CHECK(cc::version_matches("2.21.33363.0+82129205", "2.21"));
+  CHECK_FALSE(cc::version_matches("2.21.33363.0+82129205", "2.2"));
+  CHECK_FALSE(cc::version_matches("2.21.33363.0+82129205", "2.15"));
 }
 
 TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
@@ -209,9 +211,9 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   auto no_done = make_entry(source, "3");
   write(source / k_version / "MODULE_abcdef" / "model.neuron", "traced");
   {
-    sync::DigestCache digests;
+    cc::DigestCache digests;
     auto scan = cc::scan(source);
-    sync::push(fixture.repo, sync::plan_push(scan, {}, digests), digests);
+    cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
   }
   // An entry the repo holds without its done marker (as an old uploader could leave it).
   CommitRequest edit;
@@ -219,21 +221,21 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   edit.deletions.push_back({no_done + "/model.done", false});
   fixture.repo.commit(edit);
 
-  sync::DigestCache digests;
-  auto report = sync::pull(fixture.repo, fixture.root, digests, {.compiler_version = std::string("2.21"), .dry_run = false});
+  cc::DigestCache digests;
+  auto report = cc::pull(fixture.repo, fixture.root, digests, {.compiler_version = std::string("2.21"), .dry_run = false});
   CHECK(report.entries_pulled == std::vector<std::string>{good, k_version + "/MODULE_abcdef"});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == no_done);
   CHECK(report.skipped[0].reason == "incomplete-in-repo");
-  CHECK(fs::read_file(fixture.root / good / "model.neff") == "neff one");
+  CHECK(util::read_file(fixture.root / good / "model.neff") == "neff one");
   CHECK(stdfs::exists(fixture.root / good / "model.done"));
   CHECK_FALSE(stdfs::exists(fixture.root / other_version));
   CHECK_FALSE(stdfs::exists(fixture.root / no_done));
   for (const auto& item : stdfs::directory_iterator(fixture.root)) {
-    CHECK_FALSE(fs::is_temp_name(item.path().filename().string()));
+    CHECK_FALSE(util::is_temp_name(item.path().filename().string()));
   }
 
-  auto again = sync::pull(fixture.repo, fixture.root, digests, {});
+  auto again = cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK(again.entries_pulled == std::vector<std::string>{other_version});
   CHECK(again.entries_present.size() == 2);
   CHECK(digests.hashed() == 0); // what was downloaded is known by its repo digests
@@ -247,24 +249,24 @@ TEST_CASE("pull completes a partial entry and leaves locked or different ones al
   auto locked = make_entry(source, "2");
   auto different = make_entry(source, "3");
   {
-    sync::DigestCache digests;
+    cc::DigestCache digests;
     auto scan = cc::scan(source);
-    sync::push(fixture.repo, sync::plan_push(scan, {}, digests), digests);
+    cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
   }
   write(fixture.root / partial / "model.neff", "neff");
   write(fixture.root / partial / "compile_flags.json", R"(["--model-type=transformer"])");
   write(fixture.root / locked / "model.hlo_module.pb.lock", "");
   write(fixture.root / different / "model.neff", "a compiler's own neff");
 
-  sync::DigestCache digests;
-  auto report = sync::pull(fixture.repo, fixture.root, digests, {});
+  cc::DigestCache digests;
+  auto report = cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK(report.entries_pulled == std::vector<std::string>{partial});
   CHECK(stdfs::exists(fixture.root / partial / "model.done"));
   REQUIRE(report.skipped.size() == 2);
   CHECK(report.skipped[0].reason == "locked-locally");
   CHECK(report.skipped[1].reason == "local-entry-differs");
   CHECK_FALSE(stdfs::exists(fixture.root / locked / "model.neff"));
-  CHECK(fs::read_file(fixture.root / different / "model.neff") == "a compiler's own neff");
+  CHECK(util::read_file(fixture.root / different / "model.neff") == "a compiler's own neff");
 }
 
 TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
@@ -272,17 +274,17 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
   Fixture fixture;
   make_entry(fixture.dir / "source", "1");
   {
-    sync::DigestCache digests;
+    cc::DigestCache digests;
     auto scan = cc::scan(fixture.dir / "source");
-    sync::push(fixture.repo, sync::plan_push(scan, {}, digests), digests);
+    cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
   }
-  auto host = fs::host_name();
+  auto host = util::host_name();
   auto dead = fixture.root / (".neuron-cache-pull.tmp.nc." + host + ".999999999.abc");
   auto alive = fixture.root / (".neuron-cache-pull.tmp.nc." + host + "." + std::to_string(::getpid()) + ".abc");
   write(dead / "0" / "model.neff", "partial");
   write(alive / "0" / "model.neff", "in flight");
-  sync::DigestCache digests;
-  sync::pull(fixture.repo, fixture.root, digests, {});
+  cc::DigestCache digests;
+  cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK_FALSE(stdfs::exists(dead));
   CHECK(stdfs::exists(alive));
 }

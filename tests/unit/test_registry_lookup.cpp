@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include <hubcache/directory_repository.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
 #include <registry/catalog.hpp>
 #include <registry/layout.hpp>
@@ -29,25 +29,25 @@ nlohmann::json nxd_neuron(int batch, int sequence, int tp, const std::string& ta
 
 struct Seeded {
   test_support::TempDir dir;
-  std::unique_ptr<hubcache::DirectoryRepository> repo;
+  std::unique_ptr<hubcache::storage::DirectoryRepository> repo;
   Seeded()
   {
-    repo = std::make_unique<hubcache::DirectoryRepository>(dir / "repo");
+    repo = std::make_unique<hubcache::storage::DirectoryRepository>(dir / "repo");
     repo->create({});
   }
   void add(const std::vector<std::pair<std::string, std::string>>& files)
   {
-    hubcache::CommitRequest request;
+    hubcache::storage::CommitRequest request;
     request.message = "seed";
     for (const auto& [path, content] : files) {
-      request.additions.push_back({path, hubcache::FileSource::from_bytes(content)});
+      request.additions.push_back({path, hubcache::storage::FileSource::from_bytes(content)});
     }
     repo->commit(request);
   }
   registry::RepositoryOpener opener()
   {
     auto root = repo->root();
-    return [root] { return std::make_unique<hubcache::DirectoryRepository>(root); };
+    return [root] { return std::make_unique<hubcache::storage::DirectoryRepository>(root); };
   }
 };
 

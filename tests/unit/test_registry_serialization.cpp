@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <hubcache/error.hpp>
-#include <hubcache/fs.hpp>
-#include <hubcache/hash.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
 #include <registry/entry.hpp>
 #include <registry/json_text.hpp>
 
@@ -16,7 +16,7 @@ namespace {
 const nlohmann::json& vectors()
 {
   static const nlohmann::json data =
-    nlohmann::json::parse(hubcache::fs::read_file(std::string(NEURON_CACHE_TEST_DATA) + "/registry/vectors.json"));
+    nlohmann::json::parse(hubcache::util::read_file(std::string(NEURON_CACHE_TEST_DATA) + "/registry/vectors.json"));
   return data;
 }
 
@@ -32,9 +32,9 @@ TEST_CASE("registry: json.dumps(indent=2, sort_keys=True) and compact form match
     auto indented = registry::dumps_indented(value);
     CHECK(indented == vector["indent2"].get<std::string>());
     CHECK(registry::dumps_compact(value) == vector["compact"].get<std::string>());
-    CHECK(hubcache::hex_digest(hubcache::HashAlgorithm::sha512, indented).substr(0, 20)
+    CHECK(hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, indented).substr(0, 20)
           == vector["sha512_20"].get<std::string>());
-    CHECK(hubcache::hex_digest(hubcache::HashAlgorithm::sha256, registry::dumps_compact(value))
+    CHECK(hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, registry::dumps_compact(value))
           == vector["sha256_compact"].get<std::string>());
   }
 }

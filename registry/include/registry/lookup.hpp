@@ -3,7 +3,7 @@
 #include "registry/entry.hpp"
 #include "registry/layout.hpp"
 
-#include <hubcache/repository.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <functional>
 #include <map>
@@ -26,7 +26,7 @@ struct RegistryIndex {
   // Registry roots that hold at least one digest directory (optimum >= 0.4.5 layout).
   std::set<std::string> digest_roots;
 };
-RegistryIndex index_registry(const std::vector<hubcache::RepoFile>& files);
+RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& files);
 
 // Total size of `<compiler_dir>/MODULE_<entry hash>/` (traced models keep their whole
 // export there); nullopt when the repo has no such folder.
@@ -75,7 +75,7 @@ struct LoadReport {
 };
 
 // Opens a repository per worker: backends are not required to be thread-safe.
-using RepositoryOpener = std::function<std::unique_ptr<hubcache::Repository>()>;
+using RepositoryOpener = std::function<std::unique_ptr<hubcache::storage::Repository>()>;
 
 // Reads and parses `paths` with up to `parallelism` workers. Malformed files and name /
 // content hash mismatches become warnings (mismatching entries are still returned:

@@ -1,0 +1,338 @@
+#include "addjobs/add_job.hpp"
+
+#include "registry/json_text.hpp"
+
+#include <hubcache/error.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/hub/api.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+namespace addjobs {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string dtype_of(const std::string& precision) { return precision == "bf16" ? "bfloat16" : "float32"; }
+
+bool is_identifier(std::string_view text)
+{
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front())) != 0) {
+    return false;
+  }
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
+}
+
+// Wrapper options that are not compiler flags (libneuronxla strips them itself).
+bool is_wrapper_option(std::string_view word)
+{
+  for (std::string_view option : {"--cache_dir", "--log_level", "--retry_failed_compilation", "--no_cache", "--no-cache"}) {
+    if (word == option || (word.starts_with(option) && word.size() > option.size() && word[option.size()] == '=')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+void Configuration::validate() const
+{
+  if (task.empty()) {
+    throw hubcache::InvalidArgument("a configuration needs a task (e.g. text-generation)");
+  }
+  if (precision != "fp" && precision != "bf16") {
+    throw hubcache::InvalidArgument("precision must be fp or bf16 (got '" + precision + "')");
+  }
+  if (num_cores < 1 || num_cores > 128) {
+    throw hubcache::InvalidArgument("num_cores must be between 1 and 128 (got " + std::to_string(num_cores) + ")");
+  }
+  if (train_batch_size < 1) {
+    throw hubcache::InvalidArgument("a configuration needs a train batch size of at least 1");
+  }
+  bool has_encoder = encoder_sequence_length.has_value();
+  bool has_decoder = decoder_sequence_length.has_value();
+  if (sequence_length && (has_encoder || has_decoder)) {
+    throw hubcache::InvalidArgument(
+      "give either sequence_length or encoder_sequence_length and decoder_sequence_length, not both");
+  }
+  if (!sequence_length && !has_encoder && !has_decoder) {
+    // optimum's own message.
+    throw hubcache::InvalidArgument(
+      "You need to specify either sequence_length or encoder_sequence_length and decoder_sequence_length");
+  }
+  if (has_encoder != has_decoder) {
+    throw hubcache::InvalidArgument("Both the encoder_sequence_length and the decoder_sequence_length must be provided.");
+  }
+}
+
+std::string Configuration::summary() const
+{
+  std::string text = "bs=" + std::to_string(train_batch_size);
+  if (eval_batch_size && *eval_batch_size != train_batch_size) {
+    text += "/" + std::to_string(*eval_batch_size);
+  }
+  if (sequence_length) {
+    text += " seq=" + std::to_string(*sequence_length);
+  } else if (encoder_sequence_length && decoder_sequence_length) {
+    text += " seq=" + std::to_string(*encoder_sequence_length) + "/" + std::to_string(*decoder_sequence_length);
+  }
+  text += " cores=" + std::to_string(num_cores) + " " + precision;
+  if (gradient_accumulation_steps != 1) {
+    text += " gas=" + std::to_string(gradient_accumulation_steps);
+  }
+  return text;
+}
+
+Model load_model(const std::string& spec, const hubcache::util::Environment& env, const std::optional<std::string>& token)
+{
+  Model model;
+  model.spec = spec;
+  auto path = hubcache::util::expand_user(spec, env);
+  std::error_code ec;
+  bool looks_like_path = spec.starts_with("/") || spec.starts_with(".") || spec.starts_with("~");
+  if (stdfs::is_directory(path, ec)) {
+    model.directory = stdfs::absolute(path).lexically_normal();
+    auto config_file = *model.directory / "config.json";
+    auto text = hubcache::util::read_file_if_exists(config_file);
+    if (!text) {
+      throw hubcache::InvalidArgument("model directory " + model.directory->string() + " has no config.json",
+                                      "give a directory with the model's config.json, or a Hub model id");
+    }
+    model.config = registry::parse_json(*text, config_file.string());
+    auto name = model.config.is_object() ? model.config.value("_name_or_path", std::string()) : std::string();
+    model.model_id = hubcache::storage::is_valid_hub_repo_id(name) && name.find('/') != std::string::npos
+                       ? name
+                       : model.directory->filename().string();
+  } else if (looks_like_path || !hubcache::storage::is_valid_hub_repo_id(spec)) {
+    throw hubcache::InvalidArgument("model '" + spec + "' is neither a directory nor a Hub model id",
+                                    "give a local model directory or a Hub id such as org/name");
+  } else {
+    auto text = hubcache::hub::download_hub_file_text(env, token, spec, "config.json");
+    model.config = registry::parse_json(text, spec + "/config.json");
+    model.model_id = spec;
+  }
+  if (!model.config.is_object() || !model.config.contains("model_type") || !model.config["model_type"].is_string()) {
+    throw hubcache::InvalidArgument("the config.json of " + spec + " has no model_type",
+                                    "a transformers model config is needed to register the model");
+  }
+  return model;
+}
+
+std::vector<std::string> compiler_flags(std::string_view cc_flags)
+{
+  auto words = hubcache::util::split_command_line(cc_flags);
+  std::vector<std::string> flags;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--cache_dir" || words[i] == "--log_level") {
+      ++i; // and its value
+      continue;
+    }
+    if (!is_wrapper_option(words[i])) {
+      flags.push_back(words[i]);
+    }
+  }
+  return flags;
+}
+
+std::string without_cache_dir(std::string_view cc_flags)
+{
+  auto words = hubcache::util::split_command_line(cc_flags);
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--cache_dir") {
+      ++i;
+      continue;
+    }
+    if (words[i].starts_with("--cache_dir=")) {
+      continue;
+    }
+    out += (out.empty() ? "" : " ") + hubcache::util::quote_argument(words[i]);
+  }
+  return out;
+}
+
+nlohmann::json neuron_config(const Configuration& configuration, const std::string& model_id,
+                             const std::string& compiler_version, const std::vector<std::string>& flags)
+{
+  nlohmann::json neuron = {
+    {"task", configuration.task},
+    {"mode", "training"},
+    {"checkpoint_id", model_id},
+    {"batch_size", configuration.train_batch_size},
+    {"train_batch_size", configuration.train_batch_size},
+    {"eval_batch_size", configuration.effective_eval_batch_size()},
+    {"num_cores", configuration.num_cores},
+    {"precision", configuration.precision},
+    {"torch_dtype", dtype_of(configuration.precision)},
+    {"gradient_accumulation_steps", configuration.gradient_accumulation_steps},
+    {"max_steps", configuration.max_steps},
+    {"compiler_type", "neuronx-cc"},
+    {"compiler_version", compiler_version},
+    {"compiler_flags", flags},
+  };
+  if (configuration.sequence_length) {
+    neuron["sequence_length"] = *configuration.sequence_length;
+  } else {
+    neuron["encoder_sequence_length"] = configuration.encoder_sequence_length.value_or(0);
+    neuron["decoder_sequence_length"] = configuration.decoder_sequence_length.value_or(0);
+  }
+  return neuron;
+}
+
+bool same_configuration(const nlohmann::json& stored, const nlohmann::json& wanted,
+                        const std::optional<std::string>& compiler_version)
+{
+  if (!stored.is_object() || !wanted.is_object()) {
+    return false;
+  }
+  // What changes the compiled graphs; max_steps only changes how long the run lasts.
+  static const char* const keys[] = {"task", "mode", "train_batch_size", "eval_batch_size", "sequence_length",
+                                     "encoder_sequence_length", "decoder_sequence_length", "num_cores", "precision",
+                                     "gradient_accumulation_steps", "compiler_flags"};
+  for (const char* key : keys) {
+    auto a = stored.find(key);
+    auto b = wanted.find(key);
+    bool has_a = a != stored.end();
+    bool has_b = b != wanted.end();
+    if (has_a != has_b || (has_a && *a != *b)) {
+      return false;
+    }
+  }
+  if (compiler_version) {
+    auto version = stored.value("compiler_version", std::string());
+    if (version != *compiler_version && !version.starts_with(*compiler_version + "+")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::map<std::string, std::string> template_values(const Model& model, const Configuration& configuration,
+                                                   const std::filesystem::path& cache_dir)
+{
+  std::map<std::string, std::string> values = {
+    {"model", model.directory ? model.directory->string() : model.spec},
+    {"model_id", model.model_id},
+    {"task", configuration.task},
+    {"batch_size", std::to_string(configuration.train_batch_size)},
+    {"train_batch_size", std::to_string(configuration.train_batch_size)},
+    {"eval_batch_size", std::to_string(configuration.effective_eval_batch_size())},
+    {"num_cores", std::to_string(configuration.num_cores)},
+    {"precision", configuration.precision},
+    {"gradient_accumulation_steps", std::to_string(configuration.gradient_accumulation_steps)},
+    {"max_steps", std::to_string(configuration.max_steps)},
+    {"cache_dir", cache_dir.string()},
+  };
+  if (configuration.sequence_length) {
+    values["sequence_length"] = std::to_string(*configuration.sequence_length);
+  }
+  if (configuration.encoder_sequence_length) {
+    values["encoder_sequence_length"] = std::to_string(*configuration.encoder_sequence_length);
+  }
+  if (configuration.decoder_sequence_length) {
+    values["decoder_sequence_length"] = std::to_string(*configuration.decoder_sequence_length);
+  }
+  return values;
+}
+
+std::vector<std::string> known_placeholders()
+{
+  return {"model", "model_id", "task", "batch_size", "train_batch_size", "eval_batch_size", "sequence_length",
+          "encoder_sequence_length", "decoder_sequence_length", "num_cores", "precision",
+          "gradient_accumulation_steps", "max_steps", "cache_dir"};
+}
+
+std::vector<std::string> expand_command(const std::vector<std::string>& words,
+                                        const std::map<std::string, std::string>& values)
+{
+  auto known = known_placeholders();
+  std::vector<std::string> expanded;
+  for (const auto& word : words) {
+    std::string out;
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      char c = word[i];
+      if ((c == '{' || c == '}') && i + 1 < word.size() && word[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      if (c == '{') {
+        auto close = word.find('}', i + 1);
+        if (close != std::string::npos) {
+          auto name = std::string_view(word).substr(i + 1, close - i - 1);
+          if (is_identifier(name)) {
+            std::string key(name);
+            if (std::find(known.begin(), known.end(), key) == known.end()) {
+              std::string list;
+              for (const auto& placeholder : known) {
+                list += (list.empty() ? "{" : ", {") + placeholder + "}";
+              }
+              throw hubcache::InvalidArgument("unknown placeholder {" + key + "} in the command template",
+                                              "use one of " + list + ", or write {{ and }} for literal braces");
+            }
+            auto value = values.find(key);
+            if (value == values.end()) {
+              throw hubcache::InvalidArgument("placeholder {" + key + "} has no value for this configuration",
+                                              "set " + key + " in the configuration or drop it from the command");
+            }
+            out += value->second;
+            i = close;
+            continue;
+          }
+        }
+      }
+      out += c;
+    }
+    expanded.push_back(std::move(out));
+  }
+  return expanded;
+}
+
+std::string Job::label() const { return model.model_id + " " + configuration.task + " " + configuration.summary(); }
+
+std::string to_string(JobStatus status)
+{
+  switch (status) {
+  case JobStatus::added:
+    return "added";
+  case JobStatus::already_registered:
+    return "already-registered";
+  case JobStatus::planned:
+    return "would-run";
+  case JobStatus::failed:
+    return "failed";
+  case JobStatus::interrupted:
+    return "interrupted";
+  case JobStatus::not_run:
+    return "not-run";
+  }
+  return "unknown";
+}
+
+nlohmann::json JobResult::to_json() const
+{
+  nlohmann::json data = {{"status", to_string(status)},
+                         {"label", label},
+                         {"model_id", model_id},
+                         {"command", command},
+                         {"entries", entries},
+                         {"registry_files", registry_files},
+                         {"seconds", static_cast<double>(elapsed.count()) / 1000.0}};
+  data["compiler_version"] = compiler_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler_version);
+  data["revision"] = revision ? nlohmann::json(*revision) : nlohmann::json(nullptr);
+  data["message"] = message;
+  if (!hint.empty()) {
+    data["hint"] = hint;
+  }
+  if (!output_tail.empty()) {
+    data["output_tail"] = output_tail;
+  }
+  return data;
+}
+
+} // namespace addjobs

@@ -1,0 +1,437 @@
+// Running `add` jobs: compile into a local root, find what the run created, register the
+// configuration, push it all in one commit.
+#include "addjobs/add_job.hpp"
+
+#include "registry/entry.hpp"
+#include "registry/layout.hpp"
+#include "registry/lookup.hpp"
+
+#include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/hub/api.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace addjobs {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+namespace cc = hubcache::compilecache;
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds since(Clock::time_point start)
+{
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+struct RootState {
+  std::set<std::string> success;   // entry paths
+  std::set<stdfs::path> lock_files;
+};
+
+RootState state_of(const stdfs::path& root)
+{
+  RootState state;
+  std::error_code ec;
+  if (!stdfs::exists(root, ec)) {
+    return state;
+  }
+  for (const auto& entry : cc::scan(root).entries) {
+    if (entry.kind == cc::EntryKind::module && entry.state == cc::EntryState::success) {
+      state.success.insert(entry.path);
+    }
+    state.lock_files.insert(entry.lock_files.begin(), entry.lock_files.end());
+  }
+  return state;
+}
+
+// Copies a finished entry into the shared root: files into a temp directory next to the
+// destination, then one rename, so a compiler sharing the root sees all or nothing.
+void install_entry(const cc::Entry& entry, const stdfs::path& root)
+{
+  auto destination = root / entry.path;
+  std::error_code ec;
+  if (stdfs::exists(destination / "model.done", ec)) {
+    return;
+  }
+  stdfs::create_directories(destination.parent_path(), ec);
+  if (ec) {
+    throw hubcache::IoError("cannot create " + destination.parent_path().string() + ": " + ec.message());
+  }
+  auto staging = hubcache::util::unique_temp_path(destination);
+  stdfs::create_directory(staging, ec);
+  if (ec) {
+    throw hubcache::IoError("cannot create " + staging.string() + ": " + ec.message());
+  }
+  try {
+    for (const auto& file : entry.files) {
+      auto relative = file.path.substr(entry.path.size() + 1);
+      stdfs::create_directories((staging / relative).parent_path());
+      stdfs::copy_file(file.source, staging / relative);
+    }
+    stdfs::rename(staging, destination, ec);
+    if (ec) {
+      // Someone else installed it (or an incomplete copy sits there): leave theirs.
+      stdfs::remove_all(staging);
+    }
+  } catch (const stdfs::filesystem_error& error) {
+    stdfs::remove_all(staging, ec);
+    throw hubcache::IoError("cannot install " + entry.path + " into " + root.string() + ": " + error.what());
+  }
+}
+
+std::string random_suffix()
+{
+  std::random_device random;
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", random());
+  return text;
+}
+
+} // namespace
+
+Runner::Runner(hubcache::storage::Repository& repo, Settings settings) : m_repo(repo), m_settings(std::move(settings)) {}
+
+void Runner::load_registered(const std::string& model_id)
+{
+  if (!m_index) {
+    m_index = registry::index_registry(m_repo.list_files());
+  }
+  if (!m_loaded_models.insert(model_id).second) {
+    return;
+  }
+  // Only this model's alias files: a large repo's registry is never read whole.
+  for (const auto& location : m_index->entries) {
+    if (location.kind != registry::RegistryPathKind::alias || location.model_id != model_id) {
+      continue;
+    }
+    try {
+      auto entry = registry::CacheEntry::deserialize(m_repo.read_file(location.path), location.path, location.model_id);
+      m_registered.emplace(entry.model_id, entry.neuron_config());
+    } catch (const hubcache::InvalidArgument&) {
+      // Unreadable entries register nothing; lookup reports them.
+    } catch (const hubcache::EntryNotFound&) {
+    }
+  }
+}
+
+bool Runner::is_registered(const Job& job)
+{
+  std::lock_guard lock(m_repo_mutex);
+  load_registered(job.model.model_id);
+  auto wanted = neuron_config(job.configuration, job.model.model_id, "", compiler_flags(m_settings.cc_flags));
+  auto [begin, end] = m_registered.equal_range(job.model.model_id);
+  for (auto it = begin; it != end; ++it) {
+    if (same_configuration(it->second, wanted, m_settings.compiler_version)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+JobResult Runner::run(const Job& job)
+{
+  JobResult result;
+  result.label = job.label();
+  result.model_id = job.model.model_id;
+  auto started = Clock::now();
+  if (!m_settings.force && is_registered(job)) {
+    result.status = JobStatus::already_registered;
+    result.message = "already registered in " + m_repo.describe();
+    return result;
+  }
+  stdfs::path root = m_settings.cache_root;
+  std::optional<stdfs::path> private_root;
+  if (m_settings.staging_directory) {
+    std::lock_guard lock(m_repo_mutex);
+    private_root = *m_settings.staging_directory / ("job-" + std::to_string(++m_job_counter) + "-" + random_suffix());
+    root = *private_root;
+  }
+  try {
+    result.command = expand_command(job.command_template, template_values(job.model, job.configuration, root));
+  } catch (const hubcache::InvalidArgument& error) {
+    result.status = JobStatus::failed;
+    result.message = error.what();
+    result.hint = error.hint();
+    return result;
+  }
+  if (m_settings.dry_run) {
+    result.status = JobStatus::planned;
+    result.message = "would compile into " + root.string();
+    return result;
+  }
+  try {
+    result = execute(job, root, std::move(result));
+  } catch (const hubcache::Error& error) {
+    result.status = hubcache::util::interrupt_signal() != 0 ? JobStatus::interrupted : JobStatus::failed;
+    result.message = error.what();
+    result.hint = error.hint();
+  }
+  if (private_root) {
+    std::error_code ec;
+    stdfs::remove_all(*private_root, ec);
+  }
+  result.elapsed = since(started);
+  return result;
+}
+
+JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult result)
+{
+  std::error_code ec;
+  stdfs::create_directories(root, ec);
+  if (ec) {
+    throw hubcache::IoError("cannot create the compile cache root " + root.string() + ": " + ec.message(),
+                            "pass a writable --cache-dir");
+  }
+  auto before = state_of(root);
+  auto notify = [&](const std::string& event) {
+    if (m_settings.on_event) {
+      m_settings.on_event(job, event);
+    }
+  };
+
+  hubcache::util::ProcessSpec process;
+  process.argv = result.command;
+  for (const auto& [name, value] : job.environment) {
+    process.environment_overrides[name] = value;
+  }
+  // The root is passed as NEURON_COMPILE_CACHE_URL; a --cache_dir in the flags would
+  // win over it in the SDK, so it is taken out and every other flag kept.
+  auto cc_flags = job.environment.count("NEURON_CC_FLAGS") != 0 ? job.environment.at("NEURON_CC_FLAGS")
+                                                                 : m_settings.cc_flags;
+  process.environment_overrides["NEURON_COMPILE_CACHE_URL"] = root.string();
+  auto kept_flags = without_cache_dir(cc_flags);
+  process.environment_overrides["NEURON_CC_FLAGS"] =
+    kept_flags.empty() ? std::optional<std::string>() : std::optional<std::string>(kept_flags);
+  process.timeout = job.timeout;
+  process.termination_grace = m_settings.termination_grace;
+  if (m_settings.on_line) {
+    process.on_line = [this, &job](hubcache::util::ProcessStream stream, std::string_view line) {
+      m_settings.on_line(job, stream, line);
+    };
+  }
+  notify("compiling");
+  auto outcome = hubcache::util::run_process(process);
+  result.output_tail = outcome.tail;
+
+  if (!outcome.succeeded()) {
+    // Our command and everything it started are gone: locks it left are stale, and would
+    // make the next run wait forever on them.
+    if (outcome.interrupted_by || outcome.timed_out || outcome.term_signal) {
+      std::error_code remove_error;
+      for (const auto& lock : state_of(root).lock_files) {
+        if (before.lock_files.count(lock) == 0) {
+          stdfs::remove(lock, remove_error);
+        }
+      }
+    }
+    result.status = outcome.interrupted_by ? JobStatus::interrupted : JobStatus::failed;
+    result.message = "the command " + outcome.describe() + "; nothing was pushed";
+    result.hint = outcome.interrupted_by ? "run the same command again to continue"
+                                         : "see the command's output above; fix it and run again";
+    return result;
+  }
+
+  auto scan = cc::scan(root);
+  std::vector<const cc::Entry*> created;
+  std::size_t failed_entries = 0;
+  for (const auto& entry : scan.entries) {
+    if (entry.kind != cc::EntryKind::module) {
+      continue;
+    }
+    if (entry.state == cc::EntryState::success && before.success.count(entry.path) == 0) {
+      created.push_back(&entry);
+    } else if (entry.state == cc::EntryState::failed) {
+      ++failed_entries;
+    }
+  }
+  if (created.empty()) {
+    result.status = JobStatus::failed;
+    result.message = "the command succeeded but created no new compile-cache entry in " + root.string();
+    if (failed_entries > 0) {
+      result.message += " (" + std::to_string(failed_entries) + " failed entries there)";
+    }
+    result.hint = "check that it compiles with NEURON_COMPILE_CACHE_URL as its cache; if its graphs were already "
+                  "cached locally, push them with 'neuron-cache synchronize'";
+    return result;
+  }
+
+  // One registry entry per compiler version the run used (normally exactly one).
+  std::map<std::string, std::vector<const cc::Entry*>> by_version;
+  for (const auto* entry : created) {
+    by_version[entry->compiler_version].push_back(entry);
+  }
+  auto flags = compiler_flags(cc_flags);
+  hubcache::storage::CommitRequest commit;
+  commit.message = "Add " + job.model.model_id + " (" + job.configuration.task + ", " + job.configuration.summary()
+                   + ") to the Neuron cache.";
+  for (const auto* entry : created) {
+    for (const auto& file : entry->files) {
+      commit.additions.push_back({file.path, hubcache::storage::FileSource::from_file(file.source)});
+    }
+    result.entries.push_back(entry->path);
+  }
+  // Registry files come last: they are what makes the configuration visible, and the
+  // one commit publishes them together with the entries.
+  for (const auto& [version, entries] : by_version) {
+    auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task, job.model.config,
+                                     neuron_config(job.configuration, job.model.model_id, version, flags));
+    auto bytes = entry.serialize();
+    for (const auto& path : {registry::registry_path(version, std::string(k_registry_version), entry),
+                             registry::digest_registry_path(version, std::string(k_registry_version), entry)}) {
+      commit.additions.push_back({path, hubcache::storage::FileSource::from_bytes(bytes)});
+      result.registry_files.push_back(path);
+    }
+    result.compiler_version += (result.compiler_version.empty() ? "" : ",") + version;
+  }
+  if (hubcache::util::interrupt_signal() != 0) {
+    result.status = JobStatus::interrupted;
+    result.message = "interrupted before pushing; nothing was pushed";
+    result.hint = "run the same command again to continue";
+    return result;
+  }
+  notify("pushing");
+  {
+    std::lock_guard lock(m_repo_mutex);
+    auto pushed = m_repo.commit(commit);
+    result.revision = pushed.revision;
+    if (m_loaded_models.count(job.model.model_id) != 0) {
+      m_registered.emplace(job.model.model_id,
+                           neuron_config(job.configuration, job.model.model_id, by_version.begin()->first, flags));
+    }
+  }
+  if (m_settings.staging_directory) {
+    // Keep the shared local cache warm, as a run compiling straight into it would.
+    for (const auto* entry : created) {
+      install_entry(*entry, m_settings.cache_root);
+    }
+  }
+  result.status = JobStatus::added;
+  result.message = "pushed " + std::to_string(created.size()) + " entries and the registry entry to "
+                   + m_repo.describe();
+  return result;
+}
+
+std::vector<JobResult> Runner::run_all(const std::vector<Job>& jobs, unsigned parallelism, bool continue_on_error)
+{
+  std::vector<JobResult> results(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    results[i].label = jobs[i].label();
+    results[i].model_id = jobs[i].model.model_id;
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto worker = [&] {
+    for (;;) {
+      if (stop || hubcache::util::interrupt_signal() != 0) {
+        return;
+      }
+      auto index = next++;
+      if (index >= jobs.size()) {
+        return;
+      }
+      try {
+        results[index] = run(jobs[index]);
+      } catch (const std::exception& error) {
+        results[index].status = JobStatus::failed;
+        results[index].message = error.what();
+      }
+      if (results[index].status == JobStatus::failed && !continue_on_error) {
+        stop = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  auto count = std::max(1U, std::min<unsigned>(parallelism, static_cast<unsigned>(jobs.size())));
+  for (unsigned i = 1; i < count; ++i) {
+    threads.emplace_back(worker);
+  }
+  worker();
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  for (auto& result : results) {
+    if (result.status == JobStatus::not_run && result.message.empty()) {
+      result.message = hubcache::util::interrupt_signal() != 0 ? "not started: interrupted"
+                                                         : "not started: an earlier configuration failed";
+    }
+  }
+  return results;
+}
+
+void check_directory_writable(const std::filesystem::path& root, const std::string& repo_name)
+{
+  // Commits write objects, then claim a record in commits/: both must take new files.
+  for (const auto& directory : {root / "objects", root / "commits"}) {
+    auto probe = hubcache::util::unique_temp_path(directory / "write-probe");
+    int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      int error = errno;
+      throw hubcache::IoError("You do not have write access to " + repo_name + ": cannot create files in "
+                                + directory.string() + " (" + std::strerror(error) + ")",
+                              "use a cache repo you can write to ('neuron-cache create DIR') or fix its permissions");
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+}
+
+PreconditionReport check_preconditions(hubcache::storage::Repository& repo, const hubcache::storage::RepoSpec& spec,
+                                       const hubcache::util::Environment& env, const std::optional<std::string>& token)
+{
+  PreconditionReport report;
+  auto name = spec.canonical();
+  if (spec.kind == hubcache::storage::RepoKind::hub) {
+    auto resolved_token = hubcache::hub::resolve_hub_token(env, token);
+    if (!resolved_token) {
+      throw hubcache::AuthError("You need to log in to the Hugging Face Hub to push to " + name,
+                                "set HF_TOKEN, pass --token, or run 'huggingface-cli login'");
+    }
+    if (name == hubcache::storage::k_default_cache_repo) {
+      report.warnings.push_back("No custom cache repo is set: pushing to the public default " + name
+                                + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
+    }
+  }
+  if (!repo.exists()) {
+    throw hubcache::RepoNotFound("cache repo " + name + " does not exist or cannot be read",
+                                 "create it with 'neuron-cache create " + name + "'");
+  }
+  if (spec.kind == hubcache::storage::RepoKind::directory) {
+    check_directory_writable(spec.directory, name);
+  } else {
+    // optimum >= 0.0.24's probe: deleting a branch that cannot exist answers "revision
+    // not found" to writers and 401/403/404 to everyone else, and changes nothing.
+    hubcache::hub::HubApi api(hubcache::hub::HubConfig::from_environment(env, token));
+    hubcache::http::Request request;
+    request.method = "DELETE";
+    request.url = api.api_url(spec.hub_id, "branch/this-branch-does-not-exist-" + random_suffix() + random_suffix());
+    request.headers = api.auth_headers();
+    auto response = api.send(std::move(request));
+    auto code = response.headers.get("X-Error-Code").value_or("");
+    if (response.status == 404 && code == "RevisionNotFound") {
+      return report;
+    }
+    if (response.status == 401 || response.status == 403 || response.status == 404) {
+      throw hubcache::AuthError("You do not have write access to " + name,
+                                "log in with a token that can write to it, or use your own cache repo "
+                                "('neuron-cache create')");
+    }
+    throw hubcache::RemoteError("Cannot determine write access to " + name + " (HTTP "
+                                  + std::to_string(response.status) + ")",
+                                "try again later");
+  }
+  return report;
+}
+
+} // namespace addjobs

@@ -1,0 +1,141 @@
+#pragma once
+
+#include "hubcache/util/environment.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// The Neuron SDK's persistent compile cache on local disk: where it lives, what its
+// entries look like, and which of them are complete. Layout (libneuronxla):
+//   <root>/neuronxcc-<compiler version>/MODULE_<graph key>+<flags suffix>/{model.neff, ...}
+//   <root>/neuronxcc-<compiler version>/MODULE_<hash>/...        exported model (optimum)
+//   <root>/neuronxcc-<compiler version>/0_REGISTRY/...           optimum registry
+namespace hubcache::compilecache {
+
+inline constexpr std::string_view k_default_cache_root = "/var/tmp/neuron-compile-cache";
+// md5("")[:8]: the suffix of entries compiled without flags.
+inline constexpr std::string_view k_no_flags_suffix = "d41d8cd9";
+inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
+inline constexpr std::string_view k_version_prefix = "neuronxcc-";
+
+enum class RootSource { option, cc_flags, environment, default_path };
+std::string to_string(RootSource source);
+
+struct CacheRoot {
+  std::filesystem::path path;
+  RootSource source = RootSource::default_path;
+};
+
+// The value of `--cache_dir=X` or `--cache_dir X` in a NEURON_CC_FLAGS string (shell
+// quoting understood); the last one wins, as with any repeated compiler flag.
+std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags);
+
+// Resolves the cache root as the Neuron SDK does: the option, then --cache_dir in
+// NEURON_CC_FLAGS, then NEURON_COMPILE_CACHE_URL, then /var/tmp/neuron-compile-cache.
+// A file:// prefix is stripped; s3:// throws NotSupported.
+CacheRoot resolve_cache_root(const std::optional<std::string>& option, const util::Environment& env);
+
+// First 8 hex digits of the md5 of the flags file's bytes: the `+<suffix>` of an entry.
+std::string flags_suffix(std::string_view flags_file_bytes);
+
+struct ModuleName {
+  std::string key;                         // graph key, decimal or hex
+  std::optional<std::string> flags_suffix; // absent for exported models (no '+')
+};
+// `MODULE_<key>` or `MODULE_<key>+<8 hex>`; nullopt for anything else.
+std::optional<ModuleName> parse_module_name(std::string_view name);
+
+enum class EntryKind { module, exported_model, registry };
+enum class EntryState { success, failed, locked, incomplete, flags_mismatch, unsafe };
+// File-set generations of a module entry (neuron-compile-cache.md §1.2):
+// A compile_flags.txt + model.hlo.pb + model.neff; B compile_flags.txt +
+// model.hlo_module.pb + model.neff; C compile_flags.json + model.hlo_module.pb +
+// model.neff + model.done.
+enum class Generation { unknown, a, b, c };
+std::string to_string(EntryKind kind);
+std::string to_string(EntryState state);
+std::string to_string(Generation generation);
+
+// Names never published nor installed: temp files of any writer, compiler locks.
+bool is_lock_name(std::string_view file_name);
+bool is_temp_file_name(std::string_view file_name);
+
+struct EntryFileInfo {
+  std::string name; // relative to the entry directory
+  std::uint64_t size = 0;
+};
+struct Classification {
+  EntryState state = EntryState::incomplete;
+  Generation generation = Generation::unknown;
+  std::string reason; // empty on success
+};
+// State of a module entry from its file names and sizes (the flags suffix is checked
+// separately, it needs the flags file's content). Shared by the local scan and the
+// validation of repo entries before a pull.
+Classification classify_module_files(const std::vector<EntryFileInfo>& files);
+// The flags file a module entry of this generation has, or "" when it has none.
+std::string flags_file_name(const std::vector<EntryFileInfo>& files);
+// Empty when `flags_bytes` (nullopt: no flags file) gives the entry's suffix, else why not.
+std::string check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes);
+
+// A file to publish: its repo path and where to read it (symlinks inside the root resolved).
+struct LocalFile {
+  std::string path;
+  std::filesystem::path source;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::uint64_t inode = 0;
+};
+
+struct Entry {
+  EntryKind kind = EntryKind::module;
+  std::string path;             // repo-relative directory, e.g. neuronxcc-2.15.128.0+56dc5a86/MODULE_1+d41d8cd9
+  std::string compiler_version; // 2.15.128.0+56dc5a86
+  EntryState state = EntryState::success;
+  Generation generation = Generation::unknown;
+  std::string reason;
+  std::vector<LocalFile> files;                 // publishable files (no locks, no temp files)
+  std::vector<std::filesystem::path> lock_files; // *.lock found in the entry
+};
+
+// Something the scan will not publish, with a reason code (failed, locked, incomplete,
+// flags-mismatch, symlink-outside-root, dangling-symlink, temp-file, lock-file,
+// not-a-regular-file, invalid-name, unreadable, unrecognized) and a human detail.
+struct Skipped {
+  std::string path;
+  std::string reason;
+  std::string detail;
+};
+
+struct Scan {
+  std::filesystem::path root;
+  std::vector<Entry> entries; // every entry, whatever its state
+  std::vector<Skipped> skipped;
+};
+
+// Walks the cache root. Throws IoError when the root is missing, not a directory or
+// unreadable; anything odd below it is reported in `skipped`, never fatal.
+Scan scan(const std::filesystem::path& root);
+
+// A name as it can be shown and put in JSON: bytes that are not UTF-8 become '?'.
+std::string printable(std::string_view name);
+
+// True when a neuronx-cc (or walrus_driver) process runs on this host. `proc` is the
+// procfs mount, injectable for tests.
+bool compiler_running(const std::filesystem::path& proc = "/proc");
+
+struct CleanResult {
+  std::vector<std::string> removed; // repo-relative paths of removed entries or lock files
+  std::vector<std::string> kept;    // with the reason, e.g. "<path>: lock is 3 minutes old"
+};
+// Removes FAILED module entries (renamed to a temp name first, so no reader ever sees a
+// half-removed entry).
+CleanResult remove_failed_entries(const Scan& scan);
+// Removes *.lock files of entries whose lock is older than `minutes`.
+CleanResult remove_stale_locks(const Scan& scan, long long minutes);
+
+} // namespace hubcache::compilecache

@@ -1,0 +1,142 @@
+#pragma once
+
+#include "hubcache/compilecache/compile_cache.hpp"
+#include "hubcache/util/environment.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/storage/repository.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+// Synchronizing a local compile cache with a cache repo, through the Repository
+// interface only, so every backend behaves the same. The repo mirrors the cache root's
+// relative paths 1:1, as optimum-neuron's `synchronize` does.
+namespace hubcache::compilecache {
+
+inline constexpr std::string_view k_commit_message = "Synchronizing local compiler cache.";
+
+// Identity of a file version as stat(2) sees it: a changed file changes one of them.
+struct FileStamp {
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+FileStamp stamp_of(const std::filesystem::path& file);
+
+// Digests of local files remembered across runs, keyed by path and stamp, so a re-run
+// hashes nothing that did not change. Kept outside the cache root (anything inside it
+// would be published); a missing or corrupt file is simply an empty cache.
+class DigestCache {
+public:
+  // No file: remembers for this run only.
+  DigestCache() = default;
+  explicit DigestCache(std::filesystem::path file);
+  // ${XDG_CACHE_HOME:-~/.cache}/neuron-cache/digests-<hash of the root>.tsv
+  static std::filesystem::path default_path(const std::filesystem::path& cache_root, const util::Environment& env);
+
+  // Full digests of `file`, read from the cache when its stamp still matches.
+  util::FileDigests digest(const std::string& key, const std::filesystem::path& file, const FileStamp& stamp);
+  // What is known without reading the file; either hash may be empty.
+  std::optional<util::FileDigests> known(const std::string& key, const FileStamp& stamp);
+  // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded).
+  void remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests);
+  // Writes the records used by this run (atomically); failures are ignored: it is a cache.
+  void save();
+  std::size_t hashed() const { return m_hashed; }
+
+private:
+  struct Record {
+    FileStamp stamp;
+    util::FileDigests digests;
+  };
+  std::filesystem::path m_file;
+  std::map<std::string, Record, std::less<>> m_loaded;
+  std::map<std::string, Record, std::less<>> m_used;
+  std::size_t m_hashed = 0;
+  bool m_changed = false;
+};
+
+// True when the local file has the remote's content, compared with whatever digest the
+// backend gives (sha256, else the git blob sha1); size alone only when it gives none.
+bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests);
+
+struct Upload {
+  std::string path;
+  std::filesystem::path source;
+  FileStamp stamp; // as scanned: what the repo's digests will describe
+};
+
+struct PushPlan {
+  std::vector<Upload> uploads;
+  std::vector<std::string> entries_to_push;  // entries with at least one file to upload
+  std::vector<std::string> entries_present;  // entries the repo already has whole
+  std::vector<Skipped> skipped;
+  std::uint64_t bytes_to_upload = 0;
+};
+
+// What to upload: publishable entries (SUCCESS modules, exported models, registry trees)
+// whose files the repo lacks or holds with other content.
+PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remote, DigestCache& digests);
+
+// Lists the repo for the version directories the scan found (one listing each).
+std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan);
+
+struct PushResult {
+  PushPlan plan;
+  bool committed = false;
+  std::optional<std::string> revision;
+};
+
+// Uploads the plan in one commit; no commit at all when nothing is new. The repo's
+// digests of what it uploaded go to `digests`, so the next run hashes nothing.
+PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::ProgressCallback& progress = {});
+
+// A compile-cache entry as the repo holds it.
+struct RepoEntry {
+  EntryKind kind = EntryKind::module;
+  std::string path;
+  std::string compiler_version;
+  std::vector<storage::RepoFile> files; // installable files (locks and temp files left out)
+};
+
+struct RepoLayout {
+  std::vector<RepoEntry> entries;
+  std::size_t other_files = 0; // files that are not compile-cache entries (legacy, configs)
+};
+// Groups a repo listing into entries; the registry of a version is one entry.
+RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files);
+
+// `filter` matches the full version (2.15.128.0+56dc5a86) or a prefix of it ending at
+// a '.' or '+' boundary (2.15.128.0, 2.15).
+bool version_matches(std::string_view version, std::string_view filter);
+
+struct PullOptions {
+  std::optional<std::string> compiler_version;
+  bool dry_run = false;
+};
+
+struct PullReport {
+  std::vector<std::string> entries_pulled;
+  std::vector<std::string> entries_present;
+  std::vector<Skipped> skipped; // not installed, by design (locked, failed in repo, ...)
+  std::vector<Skipped> errors;  // not installed because something failed
+  std::size_t files_downloaded = 0;
+  std::uint64_t bytes_downloaded = 0;
+  std::uint64_t bytes_planned = 0;
+  std::size_t other_files = 0;
+};
+
+// Installs repo entries into the cache root. Each entry is downloaded whole into a
+// staging directory in the root, checked, then moved in: a new entry by one directory
+// rename, an existing partial one file by file with model.done last. A kill at any
+// moment leaves either no entry or one without its done marker that a re-run
+// completes; staging left by dead processes is swept on the next run.
+PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests, const PullOptions& options,
+                const util::ProgressCallback& progress = {});
+
+} // namespace hubcache::compilecache

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "hubcache/util/environment.hpp"
+#include "hubcache/storage/repo_spec.hpp"
+#include "hubcache/storage/repository.hpp"
+
+#include <memory>
+
+namespace hubcache::storage {
+
+// Everything a backend may need besides the spec: environment (tokens, endpoint) and
+// an explicit token from the command line.
+struct BackendOptions {
+  std::optional<std::string> token;
+};
+
+// Picks the backend for a spec, the way ccache picks remote storage by URL scheme.
+std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::Environment& env,
+                                            const BackendOptions& options = {});
+
+} // namespace hubcache::storage

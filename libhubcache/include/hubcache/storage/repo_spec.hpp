@@ -1,0 +1,61 @@
+#pragma once
+
+#include "hubcache/util/environment.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hubcache::storage {
+
+enum class RepoKind { hub, directory };
+
+// Where a cache repo lives, parsed from what a user typed. Hub: `org/name`, `name` or
+// `hf://org/name`. Directory: an absolute path or `file:///abs/path`.
+struct RepoSpec {
+  RepoKind kind = RepoKind::hub;
+  std::string hub_id;              // hub only; may lack a namespace before `create`
+  std::filesystem::path directory; // directory only; absolute and lexically normal
+
+  // The form stored in the config file and shown to users.
+  std::string canonical() const;
+  bool has_namespace() const { return hub_id.find('/') != std::string::npos; }
+};
+
+// Throws InvalidArgument (with a hint) for anything that is neither, and NotSupported
+// for schemes we know but do not implement yet (s3://).
+RepoSpec parse_repo_spec(std::string_view text);
+bool is_valid_hub_repo_id(std::string_view id) noexcept;
+
+inline constexpr std::string_view k_default_cache_repo = "aws-neuron/optimum-neuron-cache";
+inline constexpr std::string_view k_custom_cache_file_name = "optimum_neuron_custom_cache";
+
+enum class RepoSource { option, environment, config_file, default_value };
+std::string_view to_string(RepoSource source);
+
+struct ResolvedRepo {
+  RepoSpec spec;
+  RepoSource source = RepoSource::default_value;
+  std::string origin; // "--repo-id", "CUSTOM_CACHE_REPO", the config file path, "built-in default"
+};
+
+// $HF_HOME/optimum_neuron_custom_cache
+std::filesystem::path custom_cache_config_path(const util::Environment& env);
+
+// The name stored in the config file, trimmed; nullopt when there is no file. An empty
+// or unreadable file is a ConfigError: silently falling back would push to the wrong repo.
+std::optional<std::string> read_custom_cache_repo(const std::filesystem::path& config_file);
+// Writes `name` with no trailing newline (byte-compatible with optimum-neuron), creating
+// the directory when needed. Atomic: the previous file stays intact on failure.
+void write_custom_cache_repo(const std::filesystem::path& config_file, std::string_view name);
+
+// Throws IoError unless `write_custom_cache_repo` can succeed: lets `create` refuse
+// before it makes a repo it could not then register.
+void ensure_config_writable(const std::filesystem::path& config_file);
+
+// Option > CUSTOM_CACHE_REPO > config file > aws-neuron/optimum-neuron-cache, as
+// optimum-neuron resolves it. Lower levels are not read once a higher one is set.
+ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::Environment& env);
+
+} // namespace hubcache::storage

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "hubcache/util/progress.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace hubcache::storage {
+
+
+// One file of a cache repo. Hashes are lowercase hex and empty when the backend does
+// not know them (the Hub knows sha256 only for LFS files, the git blob sha1 always).
+struct RepoFile {
+  std::string path; // relative, '/'-separated
+  std::uint64_t size = 0;
+  std::string sha256;
+  std::string git_blob_sha1;
+};
+
+// Content to add: a local file (streamed, never held in memory whole) or bytes.
+struct FileSource {
+  std::variant<std::filesystem::path, std::string> content;
+  static FileSource from_file(std::filesystem::path path) { return FileSource{std::move(path)}; }
+  static FileSource from_bytes(std::string bytes) { return FileSource{std::move(bytes)}; }
+};
+
+struct Addition {
+  std::string path_in_repo;
+  FileSource source;
+};
+
+struct Deletion {
+  std::string path_in_repo;
+  bool is_folder = false; // delete everything below path_in_repo/
+};
+
+struct CommitRequest {
+  std::string message;
+  std::string description;
+  std::vector<Addition> additions;
+  std::vector<Deletion> deletions;
+  // When set, the commit must apply on top of this revision: a backend reports a
+  // ConflictError instead of silently re-basing.
+  std::optional<std::string> parent_revision;
+};
+
+struct CommitResult {
+  std::string revision;   // the new head; unchanged head when nothing had to change
+  bool created = false;   // false when every addition was already present
+  std::size_t files_added = 0;
+  std::size_t files_deleted = 0;
+};
+
+struct RepoCreateOptions {
+  bool is_private = true;
+  bool exist_ok = false;
+};
+
+// "A cache repo": the one interface every backend implements, whatever the storage.
+class Repository {
+public:
+  virtual ~Repository() = default;
+
+  // Canonical spec of the repo, as stored in the config file (`org/name`, `file:///abs`).
+  virtual std::string spec() const = 0;
+  // Human description for messages, e.g. "directory repo /data/cache".
+  virtual std::string describe() const = 0;
+
+  // True when the repo exists and is a cache repo we can read.
+  virtual bool exists() = 0;
+  // Makes an empty cache repo. Throws RepoAlreadyExists unless options.exist_ok.
+  // Returns the canonical spec of the created repo (the Hub may add a namespace).
+  virtual std::string create(const RepoCreateOptions& options) = 0;
+
+  // The current head revision; nullopt for a repo without any commit.
+  virtual std::optional<std::string> revision() = 0;
+  // Every file under `prefix` (a folder path, empty for all), recursively.
+  virtual std::vector<RepoFile> list_files(std::string_view prefix = {}) = 0;
+  // The file at `path`, or nullopt when it does not exist.
+  virtual std::optional<RepoFile> stat(std::string_view path) = 0;
+  bool file_exists(std::string_view path) { return stat(path).has_value(); }
+  // Whole content of a (small) file; throws EntryNotFound when missing.
+  virtual std::string read_file(std::string_view path) = 0;
+  // Streams a file to `destination` through a temp file + rename, verifying its size and
+  // hash; nothing is left at `destination` on failure.
+  virtual void download_file(std::string_view path, const std::filesystem::path& destination,
+                             const util::ProgressCallback& progress = {}) = 0;
+  // Applies additions and deletions as one atomic commit.
+  virtual CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) = 0;
+};
+
+// Checks a repo-relative path: no empty, '.', '..' or '.git' components, no leading '/',
+// no control characters. Throws InvalidArgument.
+void validate_path_in_repo(std::string_view path);
+bool is_valid_path_in_repo(std::string_view path) noexcept;
+
+} // namespace hubcache::storage

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace hubcache::util {
+
+// Read access to environment variables, injectable so tests never touch the real ones.
+class Environment {
+public:
+  using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+
+  explicit Environment(Lookup lookup) : m_lookup(std::move(lookup)) {}
+  static Environment process();
+  static Environment from_map(std::map<std::string, std::string> values);
+
+  std::optional<std::string> get(const std::string& name) const { return m_lookup(name); }
+  // Unset and empty are the same for every variable we read.
+  std::optional<std::string> get_non_empty(const std::string& name) const;
+  // 1/ON/YES/TRUE, case-insensitive, as huggingface_hub reads boolean variables.
+  bool get_flag(const std::string& name) const;
+
+private:
+  Lookup m_lookup;
+};
+
+// `~` and `~/...` expanded with HOME.
+std::filesystem::path expand_user(const std::string& path, const Environment& env);
+
+// HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+std::filesystem::path hf_home(const Environment& env);
+
+} // namespace hubcache::util

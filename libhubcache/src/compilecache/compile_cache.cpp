@@ -1,0 +1,659 @@
+#include "hubcache/compilecache/compile_cache.hpp"
+
+#include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/storage/repository.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <dirent.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hubcache::compilecache {
+
+namespace stdfs = std::filesystem;
+
+std::string to_string(RootSource source)
+{
+  switch (source) {
+  case RootSource::option: return "option";
+  case RootSource::cc_flags: return "NEURON_CC_FLAGS";
+  case RootSource::environment: return "NEURON_COMPILE_CACHE_URL";
+  case RootSource::default_path: return "default";
+  }
+  return "default";
+}
+
+std::string to_string(EntryKind kind)
+{
+  switch (kind) {
+  case EntryKind::module: return "module";
+  case EntryKind::exported_model: return "exported-model";
+  case EntryKind::registry: return "registry";
+  }
+  return "module";
+}
+
+std::string to_string(EntryState state)
+{
+  switch (state) {
+  case EntryState::success: return "success";
+  case EntryState::failed: return "failed";
+  case EntryState::locked: return "locked";
+  case EntryState::incomplete: return "incomplete";
+  case EntryState::flags_mismatch: return "flags-mismatch";
+  case EntryState::unsafe: return "symlink-outside-root";
+  }
+  return "incomplete";
+}
+
+std::string to_string(Generation generation)
+{
+  switch (generation) {
+  case Generation::a: return "A";
+  case Generation::b: return "B";
+  case Generation::c: return "C";
+  case Generation::unknown: return "";
+  }
+  return "";
+}
+
+namespace {
+
+// Splits like a POSIX shell (quotes and backslashes), which is how the flags reach the wrapper.
+std::vector<std::string> shell_split(std::string_view text)
+{
+  std::vector<std::string> words;
+  std::string current;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\'' ) {
+      in_word = true;
+      auto end = text.find('\'', i + 1);
+      if (end == std::string_view::npos) {
+        end = text.size();
+      }
+      current.append(text.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      in_word = true;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && std::strchr("\"\\$`", text[i + 1]) != nullptr) {
+          ++i;
+        }
+        current.push_back(text[i]);
+      }
+    } else if (c == '\\' && i + 1 < text.size()) {
+      in_word = true;
+      current.push_back(text[++i]);
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) {
+        words.push_back(std::move(current));
+        current.clear();
+        in_word = false;
+      }
+    } else {
+      in_word = true;
+      current.push_back(c);
+    }
+  }
+  if (in_word) {
+    words.push_back(std::move(current));
+  }
+  return words;
+}
+
+stdfs::path root_from_url(const std::string& url, const util::Environment& env)
+{
+  if (url.starts_with("s3://")) {
+    throw NotSupported("S3 compile caches are not supported yet: " + url,
+                       "synchronize a local cache directory (--cache-dir DIR)");
+  }
+  std::string path = url.starts_with("file://") ? url.substr(7) : url;
+  if (path.empty()) {
+    throw InvalidArgument("empty compile cache path", "give a directory with --cache-dir");
+  }
+  return stdfs::absolute(util::expand_user(path, env)).lexically_normal();
+}
+
+} // namespace
+
+std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags)
+{
+  auto words = shell_split(flags);
+  std::optional<std::string> found;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--cache_dir" && i + 1 < words.size()) {
+      found = words[++i];
+    } else if (words[i].starts_with("--cache_dir=")) {
+      found = words[i].substr(std::string_view("--cache_dir=").size());
+    }
+  }
+  return found;
+}
+
+CacheRoot resolve_cache_root(const std::optional<std::string>& option, const util::Environment& env)
+{
+  if (option) {
+    return {root_from_url(*option, env), RootSource::option};
+  }
+  if (auto flags = env.get_non_empty("NEURON_CC_FLAGS")) {
+    if (auto dir = cache_dir_from_cc_flags(*flags); dir && !dir->empty()) {
+      return {root_from_url(*dir, env), RootSource::cc_flags};
+    }
+  }
+  if (auto url = env.get_non_empty("NEURON_COMPILE_CACHE_URL")) {
+    return {root_from_url(*url, env), RootSource::environment};
+  }
+  return {stdfs::path(k_default_cache_root), RootSource::default_path};
+}
+
+std::string flags_suffix(std::string_view flags_file_bytes)
+{
+  return util::hex_digest(util::HashAlgorithm::md5, flags_file_bytes).substr(0, 8);
+}
+
+std::optional<ModuleName> parse_module_name(std::string_view name)
+{
+  constexpr std::string_view prefix = "MODULE_";
+  if (!name.starts_with(prefix)) {
+    return std::nullopt;
+  }
+  auto rest = name.substr(prefix.size());
+  ModuleName parsed;
+  auto plus = rest.find('+');
+  auto key = rest.substr(0, plus);
+  auto is_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (key.empty() || !std::all_of(key.begin(), key.end(), is_hex)) {
+    return std::nullopt;
+  }
+  parsed.key = std::string(key);
+  if (plus != std::string_view::npos) {
+    auto suffix = rest.substr(plus + 1);
+    if (suffix.size() != 8 || !std::all_of(suffix.begin(), suffix.end(), is_hex)) {
+      return std::nullopt;
+    }
+    parsed.flags_suffix = std::string(suffix);
+  }
+  return parsed;
+}
+
+bool is_lock_name(std::string_view file_name)
+{
+  return file_name == "lock" || file_name.ends_with(".lock");
+}
+
+bool is_temp_file_name(std::string_view file_name)
+{
+  return util::is_temp_name(file_name) || file_name.ends_with(".tmp") || file_name.ends_with(".incomplete");
+}
+
+namespace {
+
+const EntryFileInfo* find_file(const std::vector<EntryFileInfo>& files, std::string_view name)
+{
+  for (const auto& file : files) {
+    if (file.name == name) {
+      return &file;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::string flags_file_name(const std::vector<EntryFileInfo>& files)
+{
+  if (find_file(files, "compile_flags.json") != nullptr) {
+    return "compile_flags.json";
+  }
+  if (find_file(files, "compile_flags.txt") != nullptr) {
+    return "compile_flags.txt";
+  }
+  return "";
+}
+
+Classification classify_module_files(const std::vector<EntryFileInfo>& files)
+{
+  for (const auto& file : files) {
+    if (is_lock_name(file.name)) {
+      return {EntryState::locked, Generation::unknown, "a compiler holds " + file.name};
+    }
+  }
+  const auto* neff = find_file(files, "model.neff");
+  bool has_done = find_file(files, "model.done") != nullptr;
+  bool has_json = find_file(files, "compile_flags.json") != nullptr;
+  bool has_txt = find_file(files, "compile_flags.txt") != nullptr;
+  bool has_hlo_pb = find_file(files, "model.hlo.pb") != nullptr;
+  bool has_hlo_module = find_file(files, "model.hlo_module.pb") != nullptr;
+
+  if (find_file(files, "model.log") != nullptr && neff == nullptr) {
+    return {EntryState::failed, Generation::unknown, "compilation failed (model.log without model.neff)"};
+  }
+  Generation generation = Generation::unknown;
+  if (has_json || has_done) {
+    generation = Generation::c;
+  } else if (has_txt) {
+    generation = has_hlo_pb ? Generation::a : Generation::b;
+  }
+  if (neff == nullptr) {
+    return {EntryState::incomplete, generation, "no model.neff"};
+  }
+  if (neff->size == 0) {
+    return {EntryState::incomplete, generation, "model.neff is empty"};
+  }
+  if (generation == Generation::unknown) {
+    // Without a flags file or a done marker nothing tells a finished gen A/B entry from an
+    // interrupted gen C one: not publishing it is the safe side.
+    return {EntryState::incomplete, generation, "no compile_flags file and no model.done"};
+  }
+  if (generation == Generation::c && !has_done) {
+    return {EntryState::incomplete, generation, "no model.done (compilation unfinished or interrupted)"};
+  }
+  if (generation == Generation::a ? !has_hlo_pb : !has_hlo_module) {
+    return {EntryState::incomplete, generation,
+            generation == Generation::a ? "no model.hlo.pb" : "no model.hlo_module.pb"};
+  }
+  return {EntryState::success, generation, {}};
+}
+
+std::string check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes)
+{
+  if (!name.flags_suffix) {
+    return {};
+  }
+  auto actual = flags_suffix(flags_bytes.value_or(std::string()));
+  if (actual == *name.flags_suffix) {
+    return {};
+  }
+  if (!flags_bytes) {
+    return "no compile_flags file, but the name's flags suffix is " + *name.flags_suffix + " (not "
+           + std::string(k_no_flags_suffix) + ")";
+  }
+  return "flags suffix " + *name.flags_suffix + " does not match the flags file (md5 prefix " + actual + ")";
+}
+
+std::string printable(std::string_view name)
+{
+  std::string out;
+  out.reserve(name.size());
+  std::size_t i = 0;
+  while (i < name.size()) {
+    auto c = static_cast<unsigned char>(name[i]);
+    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = length != 0 && i + length <= name.size();
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(name[i + k]) >> 6) == 0x2;
+    }
+    if (!valid) {
+      out.push_back('?');
+      ++i;
+      continue;
+    }
+    if (length == 1 && std::iscntrl(c) != 0) {
+      out.push_back('?');
+    } else {
+      out.append(name.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+namespace {
+
+enum class NodeType { file, directory, outside, dangling, other, unreadable };
+
+struct Node {
+  NodeType type = NodeType::other;
+  stdfs::path source; // what to read (the symlink target when followed)
+  struct stat status {};
+};
+
+class Scanner {
+public:
+  explicit Scanner(stdfs::path root) : m_root(std::move(root))
+  {
+    char* real = ::realpath(m_root.c_str(), nullptr);
+    if (real == nullptr) {
+      throw IoError("cannot resolve " + m_root.string() + ": " + std::strerror(errno));
+    }
+    m_real_root = real;
+    std::free(real);
+  }
+
+  Scan run()
+  {
+    Scan scan;
+    scan.root = m_root;
+    for (const auto& name : list(m_root, "", scan)) {
+      auto node = resolve(m_root / name);
+      if (!admit(name, name, node, scan)) {
+        continue;
+      }
+      if (node.type == NodeType::directory && name.starts_with(k_version_prefix)
+          && name.size() > k_version_prefix.size()) {
+        scan_version(node, name, scan);
+      } else {
+        scan.skipped.push_back({printable(name), "unrecognized", "not a neuronxcc-<version> directory"});
+      }
+    }
+    return scan;
+  }
+
+private:
+  // Directory children, sorted; an unreadable directory is reported, not fatal.
+  std::vector<std::string> list(const stdfs::path& dir, const std::string& rel, Scan& scan)
+  {
+    std::vector<std::string> names;
+    DIR* handle = ::opendir(dir.c_str());
+    if (handle == nullptr) {
+      scan.skipped.push_back({printable(rel), "unreadable", std::strerror(errno)});
+      return names;
+    }
+    while (auto* item = ::readdir(handle)) {
+      std::string_view name = item->d_name;
+      if (name != "." && name != "..") {
+        names.emplace_back(name);
+      }
+    }
+    ::closedir(handle);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  Node resolve(const stdfs::path& path)
+  {
+    Node node;
+    node.source = path;
+    if (::lstat(path.c_str(), &node.status) != 0) {
+      node.type = NodeType::unreadable;
+      return node;
+    }
+    if (S_ISLNK(node.status.st_mode)) {
+      char* real = ::realpath(path.c_str(), nullptr);
+      if (real == nullptr) {
+        node.type = NodeType::dangling;
+        return node;
+      }
+      std::string target(real);
+      std::free(real);
+      auto root = m_real_root.string();
+      if (!(target.size() > root.size() && target.starts_with(root) && target[root.size()] == '/')) {
+        node.type = NodeType::outside;
+        node.source = target;
+        return node;
+      }
+      node.source = target;
+      if (::stat(target.c_str(), &node.status) != 0) {
+        node.type = NodeType::dangling;
+        return node;
+      }
+    }
+    node.type = S_ISREG(node.status.st_mode) ? NodeType::file
+                : S_ISDIR(node.status.st_mode) ? NodeType::directory
+                                               : NodeType::other;
+    return node;
+  }
+
+  // Reports what can never be published by name or type; true when the node may be used.
+  bool admit(const std::string& name, const std::string& rel, const Node& node, Scan& scan)
+  {
+    if (is_temp_file_name(name)) {
+      scan.skipped.push_back({printable(rel), "temp-file", "an unfinished write"});
+      return false;
+    }
+    if (is_lock_name(name)) {
+      scan.skipped.push_back({printable(rel), "lock-file", "locks are never published"});
+      return false;
+    }
+    if (printable(name) != name || !storage::is_valid_path_in_repo(rel)) {
+      scan.skipped.push_back({printable(rel), "invalid-name", "not a valid repo path"});
+      return false;
+    }
+    switch (node.type) {
+    case NodeType::outside:
+      scan.skipped.push_back({rel, "symlink-outside-root", "points to " + printable(node.source.string())});
+      return false;
+    case NodeType::dangling:
+      scan.skipped.push_back({rel, "dangling-symlink", "the link target does not exist"});
+      return false;
+    case NodeType::unreadable:
+      scan.skipped.push_back({rel, "unreadable", "cannot stat"});
+      return false;
+    case NodeType::other:
+      scan.skipped.push_back({rel, "not-a-regular-file", "device, socket or fifo"});
+      return false;
+    default:
+      return true;
+    }
+  }
+
+  bool first_visit(const Node& node)
+  {
+    return m_visited.emplace(node.status.st_dev, node.status.st_ino).second;
+  }
+
+  void scan_version(const Node& version, const std::string& rel, Scan& scan)
+  {
+    if (!first_visit(version)) {
+      return;
+    }
+    auto compiler_version = rel.substr(k_version_prefix.size());
+    for (const auto& name : list(version.source, rel, scan)) {
+      auto child_rel = rel + "/" + name;
+      auto node = resolve(version.source / name);
+      if (!admit(name, child_rel, node, scan)) {
+        continue;
+      }
+      auto module = parse_module_name(name);
+      if (node.type == NodeType::directory && (name == k_registry_dir || (module && !module->flags_suffix))) {
+        Entry entry;
+        entry.kind = name == k_registry_dir ? EntryKind::registry : EntryKind::exported_model;
+        entry.path = child_rel;
+        entry.compiler_version = compiler_version;
+        if (first_visit(node)) {
+          collect(node.source, child_rel, entry, scan, true);
+        }
+        scan.entries.push_back(std::move(entry));
+      } else if (node.type == NodeType::directory && module) {
+        scan_module(node, child_rel, compiler_version, *module, scan);
+      } else {
+        scan.skipped.push_back({child_rel, "unrecognized", "not a MODULE_* entry or 0_REGISTRY directory"});
+      }
+    }
+  }
+
+  // Gathers publishable files below `dir`. Trees carried as they are (registry, exported
+  // models) report what they leave out; module entries judge it as a whole instead.
+  void collect(const stdfs::path& dir, const std::string& rel, Entry& entry, Scan& scan, bool report)
+  {
+    for (const auto& name : list(dir, rel, scan)) {
+      auto child_rel = rel + "/" + name;
+      auto node = resolve(dir / name);
+      if (is_lock_name(name) && node.type == NodeType::file) {
+        entry.lock_files.push_back(dir / name);
+      }
+      Scan local;
+      if (!admit(name, child_rel, node, report ? scan : local)) {
+        if (report) {
+          continue;
+        }
+        const auto& why = local.skipped.back();
+        if (why.reason == "symlink-outside-root" || why.reason == "dangling-symlink") {
+          // The entry is incomplete without that file: it is skipped whole.
+          entry.state = EntryState::unsafe;
+          entry.reason = why.reason == "dangling-symlink" ? name + " is a dangling symlink"
+                                                          : name + " is a symlink leaving the cache root";
+        } else if (why.reason != "lock-file") {
+          scan.skipped.push_back(why); // a lock is reported as the entry's state instead
+        }
+        continue;
+      }
+      if (node.type == NodeType::directory) {
+        if (first_visit(node)) {
+          collect(node.source, child_rel, entry, scan, report);
+        }
+        continue;
+      }
+      entry.files.push_back({child_rel, node.source, static_cast<std::uint64_t>(node.status.st_size),
+                             static_cast<std::int64_t>(node.status.st_mtim.tv_sec) * 1'000'000'000
+                               + node.status.st_mtim.tv_nsec,
+                             static_cast<std::uint64_t>(node.status.st_ino)});
+    }
+  }
+
+  void scan_module(const Node& node, const std::string& rel, const std::string& compiler_version,
+                   const ModuleName& module, Scan& scan)
+  {
+    Entry entry;
+    entry.kind = EntryKind::module;
+    entry.path = rel;
+    entry.compiler_version = compiler_version;
+    if (first_visit(node)) {
+      collect(node.source, rel, entry, scan, false);
+    }
+    std::vector<EntryFileInfo> infos;
+    for (const auto& file : entry.files) {
+      infos.push_back({file.path.substr(rel.size() + 1), file.size});
+    }
+    for (const auto& lock : entry.lock_files) {
+      infos.push_back({lock.filename().string(), 0});
+    }
+    auto classification = classify_module_files(infos);
+    entry.generation = classification.generation;
+    if (entry.state == EntryState::unsafe && classification.state != EntryState::locked) {
+      // keeps the symlink reason
+    } else {
+      entry.state = classification.state;
+      entry.reason = classification.reason;
+    }
+    if (entry.state == EntryState::success) {
+      auto flags_name = flags_file_name(infos);
+      std::optional<std::string> flags;
+      if (!flags_name.empty()) {
+        for (const auto& file : entry.files) {
+          if (file.path == rel + "/" + flags_name) {
+            flags = util::read_file(file.source);
+          }
+        }
+      }
+      if (auto problem = check_flags_suffix(module, flags); !problem.empty()) {
+        entry.state = EntryState::flags_mismatch;
+        entry.reason = problem;
+      }
+    }
+    if (entry.state != EntryState::success) {
+      scan.skipped.push_back({rel, to_string(entry.state), entry.reason});
+    }
+    scan.entries.push_back(std::move(entry));
+  }
+
+  stdfs::path m_root;
+  stdfs::path m_real_root;
+  std::set<std::pair<dev_t, ino_t>> m_visited;
+};
+
+} // namespace
+
+Scan scan(const stdfs::path& root)
+{
+  struct stat status {};
+  if (::stat(root.c_str(), &status) != 0) {
+    int error = errno;
+    if (error == ENOENT) {
+      throw IoError("the compile cache " + root.string() + " does not exist",
+                    "compile a model first, or point --cache-dir / NEURON_COMPILE_CACHE_URL at the cache");
+    }
+    throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(error),
+                  "check the path and its permissions");
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    throw IoError("the compile cache " + root.string() + " is not a directory", "give the cache directory with --cache-dir");
+  }
+  if (::access(root.c_str(), R_OK | X_OK) != 0) {
+    throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(errno),
+                  "check the directory's permissions");
+  }
+  return Scanner(root).run();
+}
+
+bool compiler_running(const stdfs::path& proc)
+{
+  std::error_code ec;
+  for (const auto& item : stdfs::directory_iterator(proc, ec)) {
+    auto name = item.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) {
+      continue;
+    }
+    auto comm = util::read_file_if_exists(item.path() / "comm");
+    std::string cmdline;
+    try {
+      cmdline = util::read_file_if_exists(item.path() / "cmdline").value_or("");
+    } catch (const Error&) {
+    }
+    auto first_arg = cmdline.substr(0, cmdline.find('\0'));
+    auto program = stdfs::path(first_arg).filename().string();
+    for (std::string_view compiler : {"neuronx-cc", "walrus_driver"}) {
+      if ((comm && comm->starts_with(compiler)) || program == compiler) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+CleanResult remove_failed_entries(const Scan& scan)
+{
+  CleanResult result;
+  for (const auto& entry : scan.entries) {
+    if (entry.kind != EntryKind::module || entry.state != EntryState::failed) {
+      continue;
+    }
+    auto dir = scan.root / entry.path;
+    auto doomed = util::unique_temp_path(dir);
+    if (::rename(dir.c_str(), doomed.c_str()) != 0) {
+      result.kept.push_back(entry.path + ": " + std::strerror(errno));
+      continue;
+    }
+    std::error_code ec;
+    stdfs::remove_all(doomed, ec);
+    result.removed.push_back(entry.path);
+  }
+  return result;
+}
+
+CleanResult remove_stale_locks(const Scan& scan, long long minutes)
+{
+  CleanResult result;
+  auto now = std::chrono::system_clock::now();
+  for (const auto& entry : scan.entries) {
+    for (const auto& lock : entry.lock_files) {
+      auto rel = entry.path + "/" + lock.filename().string();
+      struct stat status {};
+      if (::lstat(lock.c_str(), &status) != 0) {
+        continue;
+      }
+      auto modified = std::chrono::system_clock::time_point(std::chrono::seconds(status.st_mtim.tv_sec));
+      auto age = std::chrono::duration_cast<std::chrono::minutes>(now - modified).count();
+      if (age < minutes) {
+        result.kept.push_back(rel + ": lock is " + std::to_string(age) + " minutes old");
+        continue;
+      }
+      if (::unlink(lock.c_str()) != 0) {
+        result.kept.push_back(rel + ": " + std::strerror(errno));
+        continue;
+      }
+      result.removed.push_back(rel);
+    }
+  }
+  return result;
+}
+
+} // namespace hubcache::compilecache

@@ -1,0 +1,20 @@
+#include "hubcache/storage/factory.hpp"
+
+#include "hubcache/storage/directory_repository.hpp"
+#include "hubcache/error.hpp"
+#include "hubcache/storage/hub_repository.hpp"
+
+namespace hubcache::storage {
+
+std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::Environment& env,
+                                            const BackendOptions& options)
+{
+  switch (spec.kind) {
+  case RepoKind::directory: return std::make_unique<DirectoryRepository>(spec.directory);
+  case RepoKind::hub:
+    return std::make_unique<HubRepository>(spec.hub_id, hub::HubConfig::from_environment(env, options.token));
+  }
+  throw NotSupported("unknown repo kind");
+}
+
+} // namespace hubcache::storage

@@ -1,0 +1,549 @@
+#include "hubcache/storage/hub_repository.hpp"
+
+#include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace hubcache::storage {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// Downloads into a temp file next to the destination, renamed into place only once
+// verified.
+class FileDownloadTarget final : public hub::DownloadTarget {
+public:
+  explicit FileDownloadTarget(stdfs::path destination) : m_destination(std::move(destination))
+  {
+    m_file.emplace(m_destination);
+  }
+  void restart() override
+  {
+    m_file.reset();
+    m_file.emplace(m_destination);
+  }
+  void write(std::string_view chunk) override { m_file->write(chunk); }
+  util::FileDigests digests() override { return util::digest_file(m_file->temp_path()); }
+  void commit() { m_file->commit(); }
+
+private:
+  stdfs::path m_destination;
+  std::optional<util::AtomicFile> m_file;
+};
+
+// A path the Hub listed, made safe: nothing outside the repo's own tree is ever accepted.
+void check_listed_path(const std::string& path, std::string_view repo_id)
+{
+  if (!is_valid_path_in_repo(path)) {
+    std::string shown;
+    for (char c : path.substr(0, 200)) {
+      shown.push_back(std::iscntrl(static_cast<unsigned char>(c)) != 0 ? '?' : c);
+    }
+    throw IntegrityError("the Hub listed an unsafe path '" + shown + "' in " + std::string(repo_id)
+                           + " (absolute, '..', '.git' or empty component); refusing to use the listing",
+                         "the repo or the server is corrupt: report it to the repo owner");
+  }
+}
+
+std::string normalize_prefix(std::string_view prefix)
+{
+  std::string folder(prefix);
+  while (!folder.empty() && folder.back() == '/') {
+    folder.pop_back();
+  }
+  if (!folder.empty()) {
+    validate_path_in_repo(folder);
+  }
+  return folder;
+}
+
+// What we know of one addition before talking to the Hub.
+struct LocalFile {
+  const Addition* addition = nullptr;
+  std::uint64_t size = 0;
+  std::string sha256;
+  std::string git_blob_sha1;
+  std::string sample;
+};
+
+LocalFile describe_addition(const Addition& addition)
+{
+  LocalFile local;
+  local.addition = &addition;
+  if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
+    local.size = bytes->size();
+    local.sha256 = util::hex_digest(util::HashAlgorithm::sha256, *bytes);
+    local.git_blob_sha1 = util::git_blob_sha1(*bytes);
+    local.sample = bytes->substr(0, hub::k_preupload_sample_size);
+    return local;
+  }
+  const auto& path = std::get<stdfs::path>(addition.source.content);
+  auto digests = util::digest_file(path);
+  local.size = digests.size;
+  local.sha256 = std::move(digests.sha256);
+  local.git_blob_sha1 = std::move(digests.git_blob_sha1);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
+  }
+  local.sample.resize(hub::k_preupload_sample_size);
+  ssize_t n = ::read(fd, local.sample.data(), local.sample.size());
+  ::close(fd);
+  local.sample.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return local;
+}
+
+// The NDJSON commit payload, written to a temp file so that many regular files never
+// sit in memory together; removed when done.
+class CommitPayload {
+public:
+  CommitPayload() : m_path(util::unique_temp_path(stdfs::temp_directory_path() / "neuron-cache-commit.ndjson"))
+  {
+    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (m_fd < 0) {
+      throw IoError("cannot create " + m_path.string() + ": " + std::strerror(errno));
+    }
+  }
+  ~CommitPayload()
+  {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    ::unlink(m_path.c_str());
+  }
+  CommitPayload(const CommitPayload&) = delete;
+  CommitPayload& operator=(const CommitPayload&) = delete;
+
+  void append(std::string_view data)
+  {
+    while (!data.empty()) {
+      ssize_t n = ::write(m_fd, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        throw IoError("cannot write " + m_path.string() + ": " + std::strerror(errno));
+      }
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  void append_regular_file(const std::string& path_in_repo, const FileSource& source)
+  {
+    append(hub::commit_file_line_prefix(path_in_repo));
+    if (const auto* bytes = std::get_if<std::string>(&source.content)) {
+      append(hub::base64_encode(*bytes));
+    } else {
+      const auto& file = std::get<stdfs::path>(source.content);
+      int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        throw IoError("cannot read " + file.string() + ": " + std::strerror(errno));
+      }
+      // Chunks of a multiple of 3 bytes encode without padding in the middle.
+      std::string buffer(3 * 65536, '\0');
+      std::size_t filled = 0;
+      for (;;) {
+        ssize_t n = ::read(fd, buffer.data() + filled, buffer.size() - filled);
+        if (n < 0 && errno == EINTR) {
+          continue;
+        }
+        if (n < 0) {
+          int saved = errno;
+          ::close(fd);
+          throw IoError("cannot read " + file.string() + ": " + std::strerror(saved));
+        }
+        filled += static_cast<std::size_t>(n);
+        if (n == 0 || filled == buffer.size()) {
+          append(hub::base64_encode(std::string_view(buffer.data(), filled)));
+          filled = 0;
+        }
+        if (n == 0) {
+          break;
+        }
+      }
+      ::close(fd);
+    }
+    append(hub::k_commit_file_line_suffix);
+  }
+
+  const stdfs::path& finish()
+  {
+    if (::close(m_fd) != 0) {
+      m_fd = -1;
+      throw IoError("cannot write " + m_path.string() + ": " + std::strerror(errno));
+    }
+    m_fd = -1;
+    return m_path;
+  }
+
+private:
+  stdfs::path m_path;
+  int m_fd = -1;
+};
+
+} // namespace
+
+HubRepository::HubRepository(std::string repo_id, hub::HubConfig config)
+  : m_repo_id(std::move(repo_id)), m_api(std::move(config))
+{
+}
+
+const std::string& HubRepository::qualified_id()
+{
+  // A bare NAME means NAME under the token's user, for every operation as for create.
+  if (m_repo_id.find('/') == std::string::npos && m_api.has_token()) {
+    m_repo_id = m_api.whoami().name + "/" + m_repo_id;
+  }
+  return m_repo_id;
+}
+
+std::string HubRepository::describe() const
+{
+  std::string text = "Hub repo " + m_repo_id;
+  if (m_api.config().endpoint != hub::k_default_hub_endpoint) {
+    text += " on " + m_api.config().endpoint;
+  }
+  return text;
+}
+
+bool HubRepository::exists()
+{
+  if (m_api.repo_info(qualified_id())) {
+    return true;
+  }
+  // The Hub answers "not found" to a bad token too: tell that case apart, since the fix
+  // is different.
+  if (m_api.has_token()) {
+    m_api.whoami();
+  }
+  return false;
+}
+
+std::string HubRepository::create(const RepoCreateOptions& options)
+{
+  m_api.require_online();
+  if (!m_api.has_token()) {
+    throw AuthError("cannot create the Hub repo " + m_repo_id + ": no Hugging Face token is set",
+                    "set HF_TOKEN or run hf auth login");
+  }
+  auto repo_id = qualified_id();
+  m_repo_id = m_api.create_repo(repo_id, options.is_private, options.exist_ok);
+  return m_repo_id;
+}
+
+std::optional<std::string> HubRepository::revision()
+{
+  auto info = m_api.repo_info(qualified_id());
+  if (!info) {
+    throw RepoNotFound("the " + describe() + " does not exist or is not accessible with your token",
+                       m_api.has_token() ? "create it with: neuron-cache create " + m_repo_id
+                                         : "set HF_TOKEN or run hf auth login if it is private; else create it with: "
+                                           "neuron-cache create " + m_repo_id);
+  }
+  return info->sha;
+}
+
+RepoFile HubRepository::to_repo_file(const hub::HubTreeEntry& entry) const
+{
+  RepoFile file;
+  file.path = entry.path;
+  file.size = entry.size;
+  if (entry.lfs_oid) {
+    file.sha256 = *entry.lfs_oid;
+  } else {
+    file.git_blob_sha1 = entry.oid; // for LFS files the oid is the pointer's, not the content's
+  }
+  return file;
+}
+
+std::vector<RepoFile> HubRepository::list_files(std::string_view prefix)
+{
+  auto folder = normalize_prefix(prefix);
+  std::vector<hub::HubTreeEntry> entries;
+  try {
+    entries = m_api.list_tree(qualified_id(), k_branch, folder, true);
+  } catch (const EntryNotFound&) {
+    return {};
+  } catch (const RevisionNotFound&) {
+    return {}; // a repo without any commit has no main branch yet
+  }
+  std::vector<RepoFile> files;
+  for (const auto& entry : entries) {
+    check_listed_path(entry.path, m_repo_id);
+    if (entry.type != "file") {
+      continue;
+    }
+    if (!folder.empty() && !entry.path.starts_with(folder + "/")) {
+      throw IntegrityError("the Hub listed '" + entry.path + "' under the folder '" + folder + "' of " + m_repo_id,
+                           "the repo or the server is corrupt: report it to the repo owner");
+    }
+    files.push_back(to_repo_file(entry));
+  }
+  std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
+  return files;
+}
+
+std::optional<RepoFile> HubRepository::stat(std::string_view path)
+{
+  validate_path_in_repo(path);
+  std::vector<hub::HubTreeEntry> entries;
+  try {
+    entries = m_api.paths_info(qualified_id(), k_branch, {std::string(path)});
+  } catch (const EntryNotFound&) {
+    return std::nullopt;
+  } catch (const RevisionNotFound&) {
+    return std::nullopt;
+  }
+  for (const auto& entry : entries) {
+    check_listed_path(entry.path, m_repo_id);
+    if (entry.path == path && entry.type == "file") {
+      return to_repo_file(entry);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string HubRepository::read_file(std::string_view path)
+{
+  validate_path_in_repo(path);
+  hub::StringDownloadTarget target;
+  m_api.download(qualified_id(), k_branch, path, target);
+  return std::move(target.content);
+}
+
+void HubRepository::download_file(std::string_view path, const stdfs::path& destination,
+                                  const util::ProgressCallback& progress)
+{
+  validate_path_in_repo(path);
+  FileDownloadTarget target(destination);
+  m_api.download(qualified_id(), k_branch, path, target, progress);
+  target.commit();
+}
+
+CommitResult HubRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
+{
+  m_api.require_online();
+  for (const auto& addition : request.additions) {
+    validate_path_in_repo(addition.path_in_repo);
+  }
+  for (const auto& deletion : request.deletions) {
+    validate_path_in_repo(deletion.path_in_repo);
+  }
+  if (!m_api.has_token()) {
+    throw AuthError("cannot commit to " + describe() + ": no Hugging Face token is set",
+                    "set HF_TOKEN or run hf auth login");
+  }
+  qualified_id();
+
+  // Hash every addition once, several files at a time; the plan may be remade, the
+  // hashes stay.
+  std::vector<LocalFile> locals(request.additions.size());
+  hub::run_parallel(locals.size(), m_api.config().workers,
+               [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
+  std::map<std::string, const LocalFile*> by_oid;
+  for (const auto& local : locals) {
+    by_oid.emplace(local.sha256, &local);
+  }
+
+  std::set<std::string> uploaded_lfs; // survives re-plans: objects stay on the Hub
+  std::mt19937 random{std::random_device{}()};
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  auto conflict_delay = m_api.config().conflict_base;
+  std::string last_failure;
+
+  for (int attempt = 1; attempt <= k_max_commit_attempts; ++attempt) {
+    auto info = m_api.repo_info(m_repo_id);
+    if (!info) {
+      throw RepoNotFound("cannot commit to " + describe() + ": it does not exist or is not accessible with your token",
+                         "create it with: neuron-cache create " + m_repo_id);
+    }
+    auto head = info->sha;
+    if (request.parent_revision && head != request.parent_revision) {
+      throw ConflictError("the " + describe() + " moved on since revision " + *request.parent_revision,
+                          "re-run the command to apply it on the new head");
+    }
+    auto plan_revision = head.value_or(std::string(k_branch));
+
+    // Which additions change something, and how they travel.
+    struct Planned {
+      const LocalFile* local;
+      bool lfs;
+    };
+    std::vector<Planned> planned;
+    if (!locals.empty()) {
+      std::vector<hub::PreuploadFile> files;
+      files.reserve(locals.size());
+      for (const auto& local : locals) {
+        files.push_back({local.addition->path_in_repo, local.size, local.sample});
+      }
+      auto answer = m_api.preupload(m_repo_id, k_branch, files);
+      std::map<std::string, const hub::PreuploadAnswer*> answers;
+      for (const auto& file : answer.files) {
+        answers[file.path] = &file;
+      }
+      for (const auto& local : locals) {
+        auto it = answers.find(local.addition->path_in_repo);
+        if (it == answers.end()) {
+          throw RemoteError("the Hub did not say how to upload '" + local.addition->path_in_repo + "'",
+                            "retry later");
+        }
+        const auto& remote = *it->second;
+        if (remote.should_ignore) {
+          continue;
+        }
+        bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
+        if (remote.remote_oid && *remote.remote_oid == (lfs ? local.sha256 : local.git_blob_sha1)) {
+          continue; // already there with this content
+        }
+        planned.push_back({&local, lfs});
+      }
+    }
+
+    // Deletions of what is actually there, so the Hub never sees a missing path.
+    std::vector<std::string> deletion_lines;
+    std::size_t files_deleted = 0;
+    std::vector<std::string> file_deletions;
+    for (const auto& deletion : request.deletions) {
+      if (!deletion.is_folder) {
+        file_deletions.push_back(deletion.path_in_repo);
+        continue;
+      }
+      std::vector<hub::HubTreeEntry> entries;
+      try {
+        entries = m_api.list_tree(m_repo_id, plan_revision, deletion.path_in_repo, true);
+      } catch (const EntryNotFound&) {
+      }
+      auto count = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return e.type == "file"; });
+      if (count > 0) {
+        files_deleted += static_cast<std::size_t>(count);
+        deletion_lines.push_back(hub::commit_deletion_line(deletion.path_in_repo, true));
+      }
+    }
+    if (!file_deletions.empty()) {
+      std::set<std::string> present;
+      for (const auto& entry : m_api.paths_info(m_repo_id, plan_revision, file_deletions)) {
+        if (entry.type == "file") {
+          present.insert(entry.path);
+        }
+      }
+      for (const auto& path : file_deletions) {
+        if (present.erase(path) > 0) {
+          ++files_deleted;
+          deletion_lines.push_back(hub::commit_deletion_line(path, false));
+        }
+      }
+    }
+
+    if (planned.empty() && deletion_lines.empty()) {
+      return CommitResult{head.value_or(""), false, 0, 0};
+    }
+
+    // LFS objects first: a commit naming an object the Hub lacks is refused.
+    std::uint64_t total = 0;
+    for (const auto& item : planned) {
+      total += item.local->size;
+    }
+    std::uint64_t sent = 0;
+    std::vector<hub::LfsObjectRef> objects;
+    std::set<std::string> requested;
+    for (const auto& item : planned) {
+      if (item.lfs && uploaded_lfs.count(item.local->sha256) == 0 && requested.insert(item.local->sha256).second) {
+        objects.push_back({item.local->sha256, item.local->size});
+      }
+    }
+    if (!objects.empty()) {
+      auto batch = m_api.lfs_batch(m_repo_id, k_branch, objects);
+      m_api.lfs_upload(
+        batch,
+        [&](const std::string& oid) {
+          hub::HubApi::UploadSource source;
+          const auto& content = by_oid.at(oid)->addition->source.content;
+          if (const auto* file = std::get_if<stdfs::path>(&content)) {
+            source.file = *file;
+          } else {
+            source.bytes = &std::get<std::string>(content);
+          }
+          return source;
+        },
+        [&](std::uint64_t bytes) {
+          sent += bytes;
+          if (progress) {
+            progress(std::min(sent, total), total);
+          }
+        });
+      for (const auto& object : objects) {
+        uploaded_lfs.insert(object.oid);
+      }
+    }
+
+    CommitPayload payload;
+    std::string summary = request.message;
+    if (summary.empty()) {
+      summary = planned.empty() ? "Delete " + std::to_string(files_deleted) + " files"
+                                : "Upload " + std::to_string(planned.size()) + " files";
+    }
+    payload.append(hub::commit_header_line(summary, request.description, head));
+    for (const auto& item : planned) {
+      if (item.lfs) {
+        payload.append(hub::commit_lfs_file_line(item.local->addition->path_in_repo, item.local->sha256, item.local->size));
+      } else {
+        payload.append_regular_file(item.local->addition->path_in_repo, item.local->addition->source);
+      }
+    }
+    for (const auto& line : deletion_lines) {
+      payload.append(line);
+    }
+
+    // Never re-sent blindly: on any doubt the plan is remade against the head, and since
+    // the commit names its parent, an earlier copy that did land turns the next plan into
+    // a no-op instead of a duplicate commit.
+    hub::HubApi::CommitAnswer answer;
+    try {
+      answer = m_api.commit(m_repo_id, k_branch, payload.finish());
+    } catch (const http::TransportError& error) {
+      if (request.parent_revision) {
+        throw RemoteError("the commit to " + describe() + " may or may not have been applied: " + error.what(),
+                          "check the repo, then re-run the command");
+      }
+      answer.status = 0;
+      last_failure = error.what();
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      if (progress) {
+        progress(total, total);
+      }
+      return CommitResult{answer.commit_oid, true, planned.size(), files_deleted};
+    }
+    if (request.parent_revision) {
+      throw ConflictError("the " + describe() + " moved on since revision " + *request.parent_revision + " (HTTP "
+                            + std::to_string(answer.status) + ")",
+                          "re-run the command to apply it on the new head");
+    }
+    if (answer.status != 0) {
+      last_failure = "HTTP " + std::to_string(answer.status);
+    }
+    if (attempt < k_max_commit_attempts) {
+      auto wait = std::chrono::milliseconds(
+        static_cast<long long>(static_cast<double>(conflict_delay.count()) * jitter(random)));
+      std::this_thread::sleep_for(wait);
+      conflict_delay = std::min(conflict_delay * 2, m_api.config().conflict_base * 30);
+    }
+  }
+  throw ConflictError("could not commit to " + describe() + " after " + std::to_string(k_max_commit_attempts)
+                        + " attempts: other commits kept landing first (last: " + last_failure + ")",
+                      "re-run the command");
+}
+
+} // namespace hubcache::storage

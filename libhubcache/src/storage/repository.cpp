@@ -1,0 +1,42 @@
+#include "hubcache/storage/repository.hpp"
+
+#include "hubcache/error.hpp"
+
+#include <cctype>
+
+namespace hubcache::storage {
+
+bool is_valid_path_in_repo(std::string_view path) noexcept
+{
+  if (path.empty() || path.front() == '/' || path.back() == '/') {
+    return false;
+  }
+  for (char c : path) {
+    if (std::iscntrl(static_cast<unsigned char>(c)) != 0 || c == '\\') {
+      return false;
+    }
+  }
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    auto component = path.substr(start, end - start);
+    if (component.empty() || component == "." || component == ".." || component == ".git") {
+      return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+void validate_path_in_repo(std::string_view path)
+{
+  if (!is_valid_path_in_repo(path)) {
+    throw InvalidArgument("invalid path in repo: '" + std::string(path) + "'",
+                          "paths are relative, '/'-separated, without '.', '..' or '.git' components");
+  }
+}
+
+} // namespace hubcache::storage

@@ -1,0 +1,577 @@
+#include "hubcache/util/process.hpp"
+
+#include "hubcache/error.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ; // NOLINT: POSIX
+
+namespace hubcache::util {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int> g_interrupt_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void record_interrupt(int signal)
+{
+  int expected = 0;
+  g_interrupt_signal.compare_exchange_strong(expected, signal);
+}
+
+constexpr int k_interrupt_signals[] = {SIGINT, SIGTERM, SIGHUP};
+std::mutex g_scope_mutex;
+int g_scope_depth = 0;
+struct sigaction g_previous_actions[3];
+
+// Owns a file descriptor.
+class Fd {
+public:
+  Fd() = default;
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept
+  {
+    if (this != &other) {
+      reset(other.release());
+    }
+    return *this;
+  }
+  int get() const { return m_fd; }
+  int release() { return std::exchange(m_fd, -1); }
+  void reset(int fd = -1)
+  {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    m_fd = fd;
+  }
+  explicit operator bool() const { return m_fd >= 0; }
+
+private:
+  int m_fd = -1;
+};
+
+std::pair<Fd, Fd> make_pipe()
+{
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  return {Fd(fds[0]), Fd(fds[1])};
+}
+
+std::map<std::string, std::string> current_environment()
+{
+  std::map<std::string, std::string> values;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string_view::npos) {
+      values.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
+    }
+  }
+  return values;
+}
+
+bool is_executable_file(const stdfs::path& path)
+{
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// PATH search done before fork, with the child's PATH, so "not found" is a clear error.
+stdfs::path find_program(const std::string& name, const std::map<std::string, std::string>& environment)
+{
+  if (name.find('/') != std::string::npos) {
+    if (!is_executable_file(name)) {
+      throw IoError("cannot run '" + name + "': " + (stdfs::exists(name) ? "not an executable file" : "no such file"),
+                    "check the command's path");
+    }
+    return name;
+  }
+  auto path_entry = environment.find("PATH");
+  std::string search = path_entry != environment.end() ? path_entry->second : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= search.size()) {
+    auto end = search.find(':', start);
+    if (end == std::string::npos) {
+      end = search.size();
+    }
+    stdfs::path directory = search.substr(start, end - start);
+    if (directory.empty()) {
+      directory = ".";
+    }
+    if (is_executable_file(directory / name)) {
+      return directory / name;
+    }
+    start = end + 1;
+  }
+  throw IoError("cannot run '" + name + "': command not found in PATH", "install it or give its full path");
+}
+
+std::string read_proc_file(const stdfs::path& path)
+{
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return text;
+  }
+  char buffer[1024];
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
+
+// Process state from /proc/<pid>/stat: the field after the parenthesized command name.
+char process_state(const std::string& stat_text, pid_t* group)
+{
+  auto close = stat_text.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat_text.size()) {
+    return '?';
+  }
+  char state = stat_text[close + 2];
+  if (group != nullptr) {
+    long parent = 0;
+    long process_group = 0;
+    if (std::sscanf(stat_text.c_str() + close + 3, " %ld %ld", &parent, &process_group) == 2) {
+      *group = static_cast<pid_t>(process_group);
+    }
+  }
+  return state;
+}
+
+// True while a process of the group is still running. Zombies do not count: once our
+// direct child is reaped, its orphans are reaped by init, which may take its time (or,
+// in some containers, never happen).
+bool group_alive(pid_t group)
+{
+  if (::kill(-group, 0) != 0) {
+    return false;
+  }
+  std::error_code ec;
+  for (const auto& item : stdfs::directory_iterator("/proc", ec)) {
+    const auto name = item.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::string text = read_proc_file(item.path() / "stat");
+    pid_t process_group = 0;
+    char state = process_state(text, &process_group);
+    if (process_group == group && state != 'Z' && state != 'X' && state != '?') {
+      return true;
+    }
+  }
+  // No procfs (or nothing readable in it): trust kill(2).
+  return static_cast<bool>(ec);
+}
+
+// Splits piped output into lines and keeps the tail.
+class LineCollector {
+public:
+  LineCollector(const ProcessSpec& spec, ProcessStream stream, std::deque<std::string>& tail)
+    : m_spec(spec), m_stream(stream), m_tail(tail)
+  {
+  }
+  void feed(std::string_view data)
+  {
+    m_buffer.append(data);
+    std::size_t start = 0;
+    for (auto newline = m_buffer.find('\n'); newline != std::string::npos; newline = m_buffer.find('\n', start)) {
+      emit(std::string_view(m_buffer).substr(start, newline - start));
+      start = newline + 1;
+    }
+    m_buffer.erase(0, start);
+  }
+  void flush()
+  {
+    if (!m_buffer.empty()) {
+      emit(m_buffer);
+      m_buffer.clear();
+    }
+  }
+
+private:
+  void emit(std::string_view line)
+  {
+    if (m_spec.on_line) {
+      m_spec.on_line(m_stream, line);
+    }
+    if (m_spec.tail_lines > 0) {
+      m_tail.emplace_back(line);
+      while (m_tail.size() > m_spec.tail_lines) {
+        m_tail.pop_front();
+      }
+    }
+  }
+
+  const ProcessSpec& m_spec;
+  ProcessStream m_stream;
+  std::deque<std::string>& m_tail;
+  std::string m_buffer;
+};
+
+} // namespace
+
+std::string ProcessResult::describe() const
+{
+  if (interrupted_by) {
+    const char* name = sigabbrev_np(*interrupted_by);
+    return "was terminated because neuron-cache received "
+           + (name != nullptr ? "SIG" + std::string(name) : "signal " + std::to_string(*interrupted_by));
+  }
+  if (timed_out) {
+    return "timed out after " + std::to_string(elapsed.count() / 1000) + "s and was terminated";
+  }
+  if (term_signal) {
+    const char* name = strsignal(*term_signal);
+    return "was killed by signal " + std::to_string(*term_signal) + (name != nullptr ? std::string(" (") + name + ")" : "");
+  }
+  if (exit_code) {
+    return "exited with status " + std::to_string(*exit_code);
+  }
+  return "ended in an unknown state";
+}
+
+ProcessResult run_process(const ProcessSpec& spec)
+{
+  if (spec.argv.empty() || spec.argv.front().empty()) {
+    throw InvalidArgument("no command to run");
+  }
+  auto environment = spec.base_environment ? *spec.base_environment : current_environment();
+  for (const auto& [name, value] : spec.environment_overrides) {
+    if (value) {
+      environment[name] = *value;
+    } else {
+      environment.erase(name);
+    }
+  }
+  auto program = find_program(spec.argv.front(), environment);
+
+  // Everything the child needs is prepared before fork: after it only async-signal-safe
+  // calls are allowed (other threads may hold malloc's lock).
+  std::vector<std::string> env_strings;
+  env_strings.reserve(environment.size());
+  for (const auto& [name, value] : environment) {
+    env_strings.push_back(name + "=" + value);
+  }
+  std::vector<char*> envp;
+  for (auto& entry : env_strings) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = spec.argv;
+  std::vector<char*> argv;
+  for (auto& arg : argv_strings) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  std::string program_path = program.string();
+  std::string working_directory = spec.working_directory ? spec.working_directory->string() : std::string();
+
+  bool piped = static_cast<bool>(spec.on_line);
+  Fd out_read, out_write, err_read, err_write;
+  if (piped) {
+    std::tie(out_read, out_write) = make_pipe();
+    std::tie(err_read, err_write) = make_pipe();
+  }
+  auto [status_read, status_write] = make_pipe();
+  Fd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!dev_null) {
+    throw IoError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  }
+  int child_stdout = piped ? out_write.get() : spec.stdout_fd;
+  int child_stderr = piped ? err_write.get() : spec.stderr_fd;
+  pid_t parent_pid = ::getpid();
+
+  auto started = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    throw IoError(std::string("cannot start '") + spec.argv.front() + "': " + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    // A SIGTERM when our parent dies, so a killed neuron-cache leaves no compiler behind.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent_pid) {
+      ::_exit(127);
+    }
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
+      ::sigaction(signal, &default_action, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(dev_null.get(), 0);
+    // dup2 onto the same fd keeps FD_CLOEXEC set; go through a temporary in that case.
+    auto redirect = [](int from, int to) {
+      if (from == to) {
+        int flags = ::fcntl(to, F_GETFD);
+        if (flags >= 0) {
+          ::fcntl(to, F_SETFD, flags & ~FD_CLOEXEC);
+        }
+      } else {
+        ::dup2(from, to);
+      }
+    };
+    redirect(child_stdout, 1);
+    redirect(child_stderr, 2);
+    if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0) {
+      int error = errno;
+      [[maybe_unused]] auto written = ::write(status_write.get(), &error, sizeof error);
+      ::_exit(127);
+    }
+    ::execve(program_path.c_str(), argv.data(), envp.data());
+    int error = errno;
+    [[maybe_unused]] auto written = ::write(status_write.get(), &error, sizeof error);
+    ::_exit(127);
+  }
+  // Both sides set the group, so signalling it works whichever runs first.
+  ::setpgid(pid, pid);
+  status_write.reset();
+  out_write.reset();
+  err_write.reset();
+
+  int exec_error = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(status_read.get(), &exec_error, sizeof exec_error);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof exec_error)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!working_directory.empty() && exec_error != 0 && ::access(working_directory.c_str(), F_OK) != 0) {
+      throw IoError("cannot run '" + spec.argv.front() + "' in " + working_directory + ": " + std::strerror(exec_error));
+    }
+    throw IoError("cannot run '" + spec.argv.front() + "': " + std::strerror(exec_error));
+  }
+
+  ProcessResult result;
+  std::deque<std::string> tail;
+  LineCollector out_lines(spec, ProcessStream::out, tail);
+  LineCollector err_lines(spec, ProcessStream::err, tail);
+
+  auto read_available = [&](int timeout_ms) {
+    pollfd fds[2];
+    nfds_t count = 0;
+    if (out_read) {
+      fds[count++] = {out_read.get(), POLLIN, 0};
+    }
+    if (err_read) {
+      fds[count++] = {err_read.get(), POLLIN, 0};
+    }
+    if (count == 0) {
+      if (timeout_ms > 0) {
+        ::poll(nullptr, 0, timeout_ms);
+      }
+      return;
+    }
+    if (::poll(fds, count, timeout_ms) <= 0) {
+      return;
+    }
+    for (nfds_t i = 0; i < count; ++i) {
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+        continue;
+      }
+      char buffer[8192];
+      auto size = ::read(fds[i].fd, buffer, sizeof buffer);
+      bool is_out = out_read && fds[i].fd == out_read.get();
+      if (size > 0) {
+        (is_out ? out_lines : err_lines).feed(std::string_view(buffer, static_cast<std::size_t>(size)));
+      } else if (size == 0 || (errno != EINTR && errno != EAGAIN)) {
+        (is_out ? out_read : err_read).reset();
+      }
+    }
+  };
+
+  std::optional<Clock::time_point> kill_at; // SIGKILL deadline once we have sent SIGTERM
+  auto terminate_group = [&](int signal) {
+    if (!kill_at) {
+      ::kill(-pid, signal);
+      kill_at = Clock::now() + spec.termination_grace;
+    }
+  };
+
+  int status = 0;
+  bool leader_done = false;
+  while (!leader_done) {
+    read_available(50);
+    auto reaped = ::waitpid(pid, &status, WNOHANG);
+    if (reaped == pid) {
+      leader_done = true;
+      break;
+    }
+    if (int signal = interrupt_signal(); signal != 0 && !result.interrupted_by) {
+      result.interrupted_by = signal;
+      // Forward what we got (torchrun turns SIGINT into a clean shutdown of its workers).
+      terminate_group(signal == SIGHUP ? SIGTERM : signal);
+    }
+    if (spec.timeout && !result.timed_out && Clock::now() - started >= *spec.timeout) {
+      result.timed_out = true;
+      terminate_group(SIGTERM);
+    }
+    if (kill_at && Clock::now() >= *kill_at) {
+      ::kill(-pid, SIGKILL);
+      kill_at = Clock::now() + std::chrono::hours(24);
+    }
+  }
+  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+  }
+
+  // The leader is gone; whatever it left running in its group goes too, so no compiler
+  // keeps writing into the cache after we have scanned it.
+  if (group_alive(pid)) {
+    ::kill(-pid, SIGTERM);
+    auto deadline = Clock::now() + spec.termination_grace;
+    while (group_alive(pid) && Clock::now() < deadline) {
+      read_available(20);
+    }
+    if (group_alive(pid)) {
+      ::kill(-pid, SIGKILL);
+      auto grace = Clock::now() + std::chrono::milliseconds(500);
+      while (group_alive(pid) && Clock::now() < grace) {
+        read_available(20);
+      }
+    }
+  }
+  // Drain what is left; a pipe held open by an unkillable straggler does not block us.
+  auto drain_until = Clock::now() + std::chrono::milliseconds(200);
+  while ((out_read || err_read) && Clock::now() < drain_until) {
+    read_available(20);
+  }
+  out_lines.flush();
+  err_lines.flush();
+  result.tail.assign(tail.begin(), tail.end());
+  return result;
+}
+
+InterruptScope::InterruptScope()
+{
+  std::lock_guard lock(g_scope_mutex);
+  if (g_scope_depth++ == 0) {
+    struct sigaction action {};
+    action.sa_handler = record_interrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0; // no SA_RESTART: blocking calls return early with EINTR
+    for (std::size_t i = 0; i < std::size(k_interrupt_signals); ++i) {
+      ::sigaction(k_interrupt_signals[i], &action, &g_previous_actions[i]);
+    }
+  }
+}
+
+InterruptScope::~InterruptScope()
+{
+  std::lock_guard lock(g_scope_mutex);
+  if (--g_scope_depth == 0) {
+    for (std::size_t i = 0; i < std::size(k_interrupt_signals); ++i) {
+      ::sigaction(k_interrupt_signals[i], &g_previous_actions[i], nullptr);
+    }
+  }
+}
+
+int interrupt_signal() noexcept { return g_interrupt_signal.load(); }
+
+void request_interrupt(int signal) noexcept { record_interrupt(signal); }
+
+void reset_interrupt() noexcept { g_interrupt_signal.store(0); }
+
+std::vector<std::string> split_command_line(std::string_view text)
+{
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) {
+        words.push_back(std::move(word));
+        word.clear();
+        in_word = false;
+      }
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {
+      if (i + 1 < text.size()) {
+        if (text[i + 1] != '\n') {
+          word += text[i + 1];
+        }
+        ++i;
+      }
+    } else if (c == '\'') {
+      auto end = text.find('\'', i + 1);
+      if (end == std::string_view::npos) {
+        throw InvalidArgument("unterminated single quote in command: " + std::string(text));
+      }
+      word.append(text.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      ++i;
+      for (; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && std::string_view("\"\\$`\n").find(text[i + 1]) != std::string_view::npos) {
+          ++i;
+          if (text[i] == '\n') {
+            continue;
+          }
+        }
+        word += text[i];
+      }
+      if (i >= text.size()) {
+        throw InvalidArgument("unterminated double quote in command: " + std::string(text));
+      }
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) {
+    words.push_back(std::move(word));
+  }
+  return words;
+}
+
+std::string quote_argument(std::string_view argument)
+{
+  constexpr std::string_view safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_";
+  if (!argument.empty() && argument.find_first_not_of(safe) == std::string_view::npos) {
+    return std::string(argument);
+  }
+  std::string quoted = "'";
+  for (char c : argument) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+} // namespace hubcache::util

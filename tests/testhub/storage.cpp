@@ -1,0 +1,445 @@
+#include "storage.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "http_util.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+
+namespace testhub {
+
+namespace {
+
+using hubcache::util::HashAlgorithm;
+
+// What the real Hub commits as "initial commit" in a new model repo.
+constexpr std::string_view k_default_gitattributes =
+    "*.7z filter=lfs diff=lfs merge=lfs -text\n"
+    "*.arrow filter=lfs diff=lfs merge=lfs -text\n"
+    "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+    "*.bz2 filter=lfs diff=lfs merge=lfs -text\n"
+    "*.ckpt filter=lfs diff=lfs merge=lfs -text\n"
+    "*.ftz filter=lfs diff=lfs merge=lfs -text\n"
+    "*.gz filter=lfs diff=lfs merge=lfs -text\n"
+    "*.h5 filter=lfs diff=lfs merge=lfs -text\n"
+    "*.joblib filter=lfs diff=lfs merge=lfs -text\n"
+    "*.lfs.* filter=lfs diff=lfs merge=lfs -text\n"
+    "*.mlmodel filter=lfs diff=lfs merge=lfs -text\n"
+    "*.model filter=lfs diff=lfs merge=lfs -text\n"
+    "*.msgpack filter=lfs diff=lfs merge=lfs -text\n"
+    "*.npy filter=lfs diff=lfs merge=lfs -text\n"
+    "*.npz filter=lfs diff=lfs merge=lfs -text\n"
+    "*.onnx filter=lfs diff=lfs merge=lfs -text\n"
+    "*.ot filter=lfs diff=lfs merge=lfs -text\n"
+    "*.parquet filter=lfs diff=lfs merge=lfs -text\n"
+    "*.pb filter=lfs diff=lfs merge=lfs -text\n"
+    "*.pickle filter=lfs diff=lfs merge=lfs -text\n"
+    "*.pkl filter=lfs diff=lfs merge=lfs -text\n"
+    "*.pt filter=lfs diff=lfs merge=lfs -text\n"
+    "*.pth filter=lfs diff=lfs merge=lfs -text\n"
+    "*.rar filter=lfs diff=lfs merge=lfs -text\n"
+    "*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
+    "saved_model/**/* filter=lfs diff=lfs merge=lfs -text\n"
+    "*.tar.* filter=lfs diff=lfs merge=lfs -text\n"
+    "*.tar filter=lfs diff=lfs merge=lfs -text\n"
+    "*.tflite filter=lfs diff=lfs merge=lfs -text\n"
+    "*.tgz filter=lfs diff=lfs merge=lfs -text\n"
+    "*.wasm filter=lfs diff=lfs merge=lfs -text\n"
+    "*.xz filter=lfs diff=lfs merge=lfs -text\n"
+    "*.zip filter=lfs diff=lfs merge=lfs -text\n"
+    "*.zst filter=lfs diff=lfs merge=lfs -text\n"
+    "*tfevents* filter=lfs diff=lfs merge=lfs -text\n";
+
+std::string sha1_hex(std::string_view data) { return hubcache::util::hex_digest(HashAlgorithm::sha1, data); }
+
+std::string hex_to_raw(const std::string& hex) {
+  std::string raw;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return raw;
+}
+
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string{} : path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Git tree ids of every directory, bottom-up, from the flat file list.
+void compute_directory_oids(Commit& commit) {
+  struct Child {
+    bool is_dir;
+    std::string oid;
+  };
+  std::map<std::string, std::map<std::string, Child>> children;
+  children[""];
+  for (const auto& [path, entry] : commit.files) {
+    std::string dir = parent_dir(path);
+    children[dir][base_name(path)] = Child{false, entry.oid};
+    while (!dir.empty()) {
+      const auto parent = parent_dir(dir);
+      children[parent].emplace(base_name(dir), Child{true, {}});
+      dir = parent;
+    }
+  }
+  std::vector<std::string> dirs;
+  for (const auto& [dir, unused] : children) dirs.push_back(dir);
+  const auto depth = [](const std::string& d) {
+    return d.empty() ? 0 : 1 + static_cast<long>(std::count(d.begin(), d.end(), '/'));
+  };
+  std::sort(dirs.begin(), dirs.end(), [&](const auto& a, const auto& b) { return depth(a) > depth(b); });
+  for (const auto& dir : dirs) {
+    auto& entries = children[dir];
+    std::vector<std::pair<std::string, const Child*>> sorted;
+    for (const auto& [name, child] : entries) sorted.emplace_back(child.is_dir ? name + "/" : name, &child);
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string content;
+    for (const auto& [key, child] : sorted) {
+      const auto name = child->is_dir ? key.substr(0, key.size() - 1) : key;
+      content += child->is_dir ? "40000 " : "100644 ";
+      content += name;
+      content += '\0';
+      content += hex_to_raw(child->oid);
+    }
+    const auto oid = sha1_hex("tree " + std::to_string(content.size()) + std::string(1, '\0') + content);
+    commit.directory_oids[dir] = oid;
+    if (!dir.empty()) children[parent_dir(dir)][base_name(dir)].oid = oid;
+  }
+}
+
+std::string commit_object_id(const Commit& commit) {
+  std::string text = "tree " + commit.directory_oids.at("") + "\n";
+  if (!commit.parent.empty()) text += "parent " + commit.parent + "\n";
+  const auto who = commit.author + " <" + commit.author + "@users.noreply.huggingface.co> " +
+                   std::to_string(commit.date) + " +0000\n";
+  text += "author " + who + "committer " + who + "\n" + commit.title + "\n";
+  if (!commit.message.empty()) text += "\n" + commit.message + "\n";
+  return sha1_hex("commit " + std::to_string(text.size()) + std::string(1, '\0') + text);
+}
+
+nlohmann::json commit_to_json(const Commit& commit) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [path, entry] : commit.files) {
+    nlohmann::json e = {{"oid", entry.oid}, {"size", entry.size}};
+    if (entry.is_lfs()) {
+      e["sha256"] = entry.lfs_sha256;
+      e["pointerSize"] = entry.pointer_size;
+    }
+    files[path] = e;
+  }
+  return {{"id", commit.id},     {"parent", commit.parent}, {"title", commit.title}, {"message", commit.message},
+          {"author", commit.author}, {"date", commit.date},   {"files", files}};
+}
+
+std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j) {
+  auto commit = std::make_shared<Commit>();
+  commit->id = j.at("id");
+  commit->parent = j.at("parent");
+  commit->title = j.at("title");
+  commit->message = j.at("message");
+  commit->author = j.at("author");
+  commit->date = j.at("date");
+  for (const auto& [path, e] : j.at("files").items()) {
+    FileEntry entry;
+    entry.oid = e.at("oid");
+    entry.size = e.at("size");
+    if (e.contains("sha256")) {
+      entry.lfs_sha256 = e.at("sha256");
+      entry.pointer_size = e.at("pointerSize");
+    }
+    commit->files.emplace(path, std::move(entry));
+  }
+  compute_directory_oids(*commit);
+  return commit;
+}
+
+bool looks_binary(std::string_view content) {
+  return content.substr(0, 8000).find('\0') != std::string_view::npos;
+}
+
+} // namespace
+
+std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size) {
+  return "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256 + "\nsize " + std::to_string(size) + "\n";
+}
+
+bool is_valid_repo_path(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.size() > 4096) return false;
+  for (const auto& part : split(path, '/')) {
+    if (part.empty() || part == "." || part == ".." || part == ".git") return false;
+  }
+  return path.find('\0') == std::string::npos;
+}
+
+bool is_valid_repo_name_part(const std::string& part) {
+  if (part.empty() || part.size() > 96) return false;
+  if (!std::all_of(part.begin(), part.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+               c == '.';
+      }))
+    return false;
+  if (part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.') return false;
+  return part.find("--") == std::string::npos && part.find("..") == std::string::npos;
+}
+
+bool is_hex(const std::string& text, std::size_t length) {
+  return text.size() == length &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+Storage::Storage(stdfs::path root) : m_root(std::move(root)) {
+  stdfs::create_directories(m_root / "repos");
+  stdfs::create_directories(m_root / "tmp");
+  stdfs::create_directories(m_root / "uploads");
+  const auto server_file = m_root / "server.json";
+  if (auto text = hubcache::util::read_file_if_exists(server_file)) {
+    m_secret = nlohmann::json::parse(*text).at("secret");
+  } else {
+    m_secret = random_hex(32);
+    hubcache::util::write_file_atomically(server_file, nlohmann::json{{"secret", m_secret}}.dump());
+  }
+}
+
+stdfs::path Storage::temp_path(const std::string& hint) const {
+  return m_root / "tmp" / (hint + "." + random_hex(16));
+}
+
+stdfs::path Storage::repo_dir(const std::string& repo_id) const { return m_root / "repos" / repo_id; }
+
+std::optional<RepoMeta> Storage::find_repo(const std::string& repo_id) const {
+  const auto parts = split(repo_id, '/');
+  if (parts.size() != 2 || !is_valid_repo_name_part(parts[0]) || !is_valid_repo_name_part(parts[1]))
+    return std::nullopt;
+  const auto text = hubcache::util::read_file_if_exists(repo_dir(repo_id) / "repo.json");
+  if (!text) return std::nullopt;
+  const auto j = nlohmann::json::parse(*text);
+  RepoMeta meta;
+  meta.repo_id = repo_id;
+  meta.ns = parts[0];
+  meta.name = parts[1];
+  meta.uid = j.at("id");
+  meta.is_private = j.at("private");
+  meta.created = j.at("createdAt");
+  meta.author = j.at("author");
+  return meta;
+}
+
+RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bool is_private,
+                              const std::string& author) {
+  const auto repo_id = ns + "/" + name;
+  const auto dir = repo_dir(repo_id);
+  stdfs::create_directories(dir.parent_path());
+  // Build the repo aside and rename it in, so readers never see half a repo.
+  const auto staging = temp_path("repo");
+  stdfs::create_directories(staging / "commits");
+  stdfs::create_directories(staging / "blobs");
+  stdfs::create_directories(staging / "lfs");
+  RepoMeta meta{repo_id, ns, name, random_hex(24), is_private, unix_now(), author};
+  hubcache::util::write_file_atomically(staging / "repo.json",
+                                      nlohmann::json{{"id", meta.uid},
+                                                     {"private", is_private},
+                                                     {"createdAt", meta.created},
+                                                     {"author", author}}
+                                          .dump());
+  Commit initial;
+  initial.title = "initial commit";
+  initial.author = author;
+  initial.date = meta.created;
+  const std::string attributes(k_default_gitattributes);
+  const auto oid = hubcache::util::git_blob_sha1(attributes);
+  hubcache::util::write_file_atomically(staging / "blobs" / oid, attributes);
+  initial.files[".gitattributes"] = FileEntry{oid, attributes.size(), {}, 0};
+  compute_directory_oids(initial);
+  initial.id = commit_object_id(initial);
+  hubcache::util::write_file_atomically(staging / "commits" / (initial.id + ".json"), commit_to_json(initial).dump());
+  hubcache::util::write_file_atomically(staging / "refs.json", nlohmann::json{{"main", initial.id}}.dump());
+  std::error_code ec;
+  stdfs::rename(staging, dir, ec);
+  if (ec) {
+    stdfs::remove_all(staging);
+    throw HubError(409, "You already created this model repo: " + repo_id);
+  }
+  return meta;
+}
+
+bool Storage::delete_repo(const std::string& repo_id) {
+  if (!find_repo(repo_id)) return false;
+  const auto trash = temp_path("deleted");
+  stdfs::rename(repo_dir(repo_id), trash);
+  stdfs::remove_all(trash);
+  return true;
+}
+
+void Storage::set_private(const RepoMeta& repo, bool is_private) {
+  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "repo.json",
+                                      nlohmann::json{{"id", repo.uid},
+                                                     {"private", is_private},
+                                                     {"createdAt", repo.created},
+                                                     {"author", repo.author}}
+                                          .dump());
+}
+
+std::map<std::string, std::string> Storage::branches(const RepoMeta& repo) const {
+  const auto text = hubcache::util::read_file(repo_dir(repo.repo_id) / "refs.json");
+  return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
+}
+
+void Storage::write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs) {
+  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
+}
+
+std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const std::string& revision) const {
+  const auto refs = branches(repo);
+  std::string name = revision == "HEAD" ? "main" : revision;
+  if (name.rfind("refs/heads/", 0) == 0) name = name.substr(11);
+  if (auto it = refs.find(name); it != refs.end()) return it->second;
+  if (is_hex(revision, 40) && stdfs::exists(repo_dir(repo.repo_id) / "commits" / (revision + ".json")))
+    return revision;
+  return std::nullopt;
+}
+
+std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::string& id) const {
+  const auto key = repo.uid + ":" + id;
+  {
+    std::lock_guard lock(m_cache_mutex);
+    if (auto it = m_commit_cache.find(key); it != m_commit_cache.end()) return it->second;
+  }
+  const auto text = hubcache::util::read_file(repo_dir(repo.repo_id) / "commits" / (id + ".json"));
+  std::shared_ptr<const Commit> parsed = commit_from_json(nlohmann::json::parse(text));
+  std::lock_guard lock(m_cache_mutex);
+  m_commit_cache.emplace(key, parsed);
+  return parsed;
+}
+
+std::vector<std::shared_ptr<const Commit>> Storage::history(const RepoMeta& repo, const std::string& head,
+                                                            std::size_t limit) const {
+  std::vector<std::shared_ptr<const Commit>> commits;
+  std::string id = head;
+  while (!id.empty() && commits.size() < limit) {
+    commits.push_back(commit(repo, id));
+    id = commits.back()->parent;
+  }
+  return commits;
+}
+
+stdfs::path Storage::blob_path(const RepoMeta& repo, const std::string& sha1) const {
+  return repo_dir(repo.repo_id) / "blobs" / sha1;
+}
+
+stdfs::path Storage::lfs_path(const RepoMeta& repo, const std::string& sha256) const {
+  return repo_dir(repo.repo_id) / "lfs" / sha256;
+}
+
+bool Storage::has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const {
+  std::error_code ec;
+  const auto actual = stdfs::file_size(lfs_path(repo, sha256), ec);
+  return !ec && actual == size;
+}
+
+void Storage::install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256) {
+  stdfs::rename(temp, lfs_path(repo, sha256));
+}
+
+std::string Storage::store_blob(const RepoMeta& repo, const std::string& content) {
+  const auto oid = hubcache::util::git_blob_sha1(content);
+  const auto path = blob_path(repo, oid);
+  if (!stdfs::exists(path)) hubcache::util::write_file_atomically(path, content);
+  return oid;
+}
+
+std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commit) {
+  compute_directory_oids(commit);
+  commit.id = commit_object_id(commit);
+  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"),
+                                      commit_to_json(commit).dump());
+  return std::make_shared<Commit>(std::move(commit));
+}
+
+std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const std::string& branch,
+                                                    const CommitPlan& plan) {
+  auto refs = branches(repo);
+  const auto head_it = refs.find(branch);
+  if (head_it == refs.end()) throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
+  const auto head = commit(repo, head_it->second);
+  if (plan.parent_commit && *plan.parent_commit != head->id)
+    throw HubError(412, "A commit has happened since. Please refresh and try again.");
+
+  Commit next;
+  next.parent = head->id;
+  next.title = plan.summary;
+  next.message = plan.description;
+  next.author = plan.author;
+  next.date = unix_now();
+  next.files = head->files;
+  for (const auto& op : plan.operations) {
+    switch (op.kind) {
+    case CommitOperation::Kind::add_regular: {
+      if (looks_binary(op.content))
+        throw HubError(400, "Your push was rejected because it contains binary files. Please use "
+                            "https://huggingface.co/docs/hub/xet to store binary files. Offending file: - " +
+                                op.path);
+      if (op.content.size() > 10 * 1024 * 1024)
+        throw HubError(400, "Your push was rejected because it contains files larger than 10 MiB. Please use "
+                            "https://git-lfs.github.com/ to store large files. Offending file: - " +
+                                op.path);
+      next.files[op.path] = FileEntry{store_blob(repo, op.content), op.content.size(), {}, 0};
+      break;
+    }
+    case CommitOperation::Kind::add_lfs: {
+      if (!has_lfs_object(repo, op.sha256, op.size))
+        throw HubError(400, "Your push was rejected because an LFS pointer pointed to a file that does not exist. "
+                            "For instance, this can happen if you used git push --no-verify to push your changes. "
+                            "Offending file: - " +
+                                op.path);
+      const auto pointer = lfs_pointer_text(op.sha256, op.size);
+      next.files[op.path] = FileEntry{store_blob(repo, pointer), op.size, op.sha256, pointer.size()};
+      break;
+    }
+    case CommitOperation::Kind::delete_file:
+      if (next.files.erase(op.path) == 0)
+        throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
+      break;
+    case CommitOperation::Kind::delete_folder: {
+      const auto prefix = op.path + "/";
+      const auto erased = std::erase_if(next.files, [&](const auto& item) {
+        return item.first == op.path || item.first.rfind(prefix, 0) == 0;
+      });
+      if (erased == 0) throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
+      break;
+    }
+    }
+  }
+  // A path cannot be both a file and a directory.
+  for (const auto& [path, entry] : next.files) {
+    for (auto dir = parent_dir(path); !dir.empty(); dir = parent_dir(dir)) {
+      if (next.files.count(dir))
+        throw HubError(400, "Invalid commit: '" + dir + "' is a file and cannot also be a directory (" + path + ")");
+    }
+  }
+  auto written = write_commit(repo, std::move(next));
+  refs[branch] = written->id;
+  write_refs(repo, refs);
+  std::lock_guard lock(m_cache_mutex);
+  m_commit_cache.emplace(repo.uid + ":" + written->id, written);
+  return written;
+}
+
+void Storage::create_branch(const RepoMeta& repo, const std::string& branch, const std::string& commit_id) {
+  auto refs = branches(repo);
+  refs[branch] = commit_id;
+  write_refs(repo, refs);
+}
+
+void Storage::delete_branch(const RepoMeta& repo, const std::string& branch) {
+  auto refs = branches(repo);
+  refs.erase(branch);
+  write_refs(repo, refs);
+}
+
+} // namespace testhub

@@ -1,0 +1,363 @@
+#include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/util/fs.hpp>
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace hubcache;
+using namespace hubcache::util;
+namespace cc = hubcache::compilecache;
+namespace stdfs = std::filesystem;
+
+namespace {
+
+const std::string k_version = "neuronxcc-2.15.128.0+56dc5a86";
+const std::string k_json_flags = R"(["--model-type=transformer", "--auto-cast=none", "--execute-repetition=1"])";
+
+void write(const stdfs::path& path, std::string_view content)
+{
+  stdfs::create_directories(path.parent_path());
+  util::write_file_atomically(path, content);
+}
+
+// A generation C entry, complete, named after its flags.
+stdfs::path make_entry_c(const stdfs::path& root, const std::string& key, const std::string& flags = k_json_flags)
+{
+  auto dir = root / k_version / ("MODULE_" + key + "+" + cc::flags_suffix(flags));
+  write(dir / "compile_flags.json", flags);
+  write(dir / "model.hlo_module.pb", "hlo");
+  write(dir / "model.neff", "neff bytes");
+  write(dir / "model.done", "");
+  return dir;
+}
+
+const cc::Entry* find_entry(const cc::Scan& scan, std::string_view suffix)
+{
+  for (const auto& entry : scan.entries) {
+    if (entry.path.ends_with(suffix)) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+const cc::Skipped* find_skip(const cc::Scan& scan, std::string_view path_part)
+{
+  for (const auto& item : scan.skipped) {
+    if (item.path.find(path_part) != std::string::npos) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> file_names(const cc::Entry& entry)
+{
+  std::vector<std::string> names;
+  for (const auto& file : entry.files) {
+    names.push_back(file.path.substr(entry.path.size() + 1));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("compile_cache");
+
+TEST_CASE("cache root: option > NEURON_CC_FLAGS > NEURON_COMPILE_CACHE_URL > default")
+{
+  auto env = Environment::from_map({{"NEURON_CC_FLAGS", "--model-type=transformer --cache_dir=/flags/cache -O1"},
+                                    {"NEURON_COMPILE_CACHE_URL", "/env/cache"}});
+  auto root = cc::resolve_cache_root(std::string("/option/cache"), env);
+  CHECK(root.path == "/option/cache");
+  CHECK(root.source == cc::RootSource::option);
+  root = cc::resolve_cache_root(std::nullopt, env);
+  CHECK(root.path == "/flags/cache");
+  CHECK(root.source == cc::RootSource::cc_flags);
+
+  env = Environment::from_map({{"NEURON_CC_FLAGS", "--model-type=transformer"}, {"NEURON_COMPILE_CACHE_URL", "file:///env/cache"}});
+  root = cc::resolve_cache_root(std::nullopt, env);
+  CHECK(root.path == "/env/cache");
+  CHECK(root.source == cc::RootSource::environment);
+
+  root = cc::resolve_cache_root(std::nullopt, Environment::from_map({}));
+  CHECK(root.path == "/var/tmp/neuron-compile-cache");
+  CHECK(root.source == cc::RootSource::default_path);
+
+  CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_COMPILE_CACHE_URL", "s3://bucket/p"}})),
+                  NotSupported);
+  CHECK_THROWS_AS(cc::resolve_cache_root(std::string("s3://bucket"), Environment::from_map({})), NotSupported);
+  CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_CC_FLAGS", "--cache_dir=s3://b/x"}})),
+                  NotSupported);
+}
+
+TEST_CASE("NEURON_CC_FLAGS: both forms, quoting, last one wins")
+{
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir=/a") == "/a");
+  CHECK(cc::cache_dir_from_cc_flags("--retry_failed_compilation --cache_dir /b -O1") == "/b");
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir='/with space/c'") == "/with space/c");
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir \"/q/d\" --x") == "/q/d");
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir=/one --cache_dir=/two") == "/two");
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir=/path.with.dots/x-y") == "/path.with.dots/x-y");
+  CHECK_FALSE(cc::cache_dir_from_cc_flags("--model-type=transformer").has_value());
+  CHECK_FALSE(cc::cache_dir_from_cc_flags("--cache_dir").has_value());
+  CHECK_FALSE(cc::cache_dir_from_cc_flags("--cache_dirx=/a").has_value());
+  CHECK_FALSE(cc::cache_dir_from_cc_flags("").has_value());
+}
+
+TEST_CASE("flags suffix matches the published examples")
+{
+  CHECK(cc::flags_suffix("") == "d41d8cd9");
+  CHECK(cc::flags_suffix("--model-type=transformer --auto-cast=none") == "2c2d707e");
+  CHECK(cc::flags_suffix(R"(["--model-type=transformer", "--auto-cast=none"])") == "d7cde3b5");
+  CHECK(cc::flags_suffix(k_json_flags) == "39f12043");
+}
+
+TEST_CASE("module names")
+{
+  auto name = cc::parse_module_name("MODULE_16518787498567201059+d41d8cd9");
+  REQUIRE(name);
+  CHECK(name->key == "16518787498567201059");
+  CHECK(name->flags_suffix == "d41d8cd9");
+  name = cc::parse_module_name("MODULE_3803eb6e840f2711d601");
+  REQUIRE(name);
+  CHECK_FALSE(name->flags_suffix.has_value());
+  CHECK_FALSE(cc::parse_module_name("MODULE_").has_value());
+  CHECK_FALSE(cc::parse_module_name("MODULE_12+abc").has_value());
+  CHECK_FALSE(cc::parse_module_name("MODULE_XYZ+d41d8cd9").has_value());
+  CHECK_FALSE(cc::parse_module_name("module_12+d41d8cd9").has_value());
+}
+
+TEST_CASE("classification of every state and generation")
+{
+  using Files = std::vector<cc::EntryFileInfo>;
+  auto a = cc::classify_module_files(Files{{"compile_flags.txt", 41}, {"model.hlo.pb", 3}, {"model.neff", 9}});
+  CHECK(a.state == cc::EntryState::success);
+  CHECK(a.generation == cc::Generation::a);
+  auto b = cc::classify_module_files(Files{{"compile_flags.txt", 41}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  CHECK(b.state == cc::EntryState::success);
+  CHECK(b.generation == cc::Generation::b);
+  auto c = cc::classify_module_files(
+    Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  CHECK(c.state == cc::EntryState::success);
+  CHECK(c.generation == cc::Generation::c);
+
+  auto failed = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.log", 9}});
+  CHECK(failed.state == cc::EntryState::failed);
+  auto locked = cc::classify_module_files(
+    Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.hlo_module.pb.lock", 0}});
+  CHECK(locked.state == cc::EntryState::locked);
+  // A lock wins even over a complete entry: the compiler may still be writing it.
+  locked = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.hlo_module.pb", 3},
+                                           {"model.neff", 9}, {"model.hlo_module.pb.lock", 0}});
+  CHECK(locked.state == cc::EntryState::locked);
+
+  auto todo = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}});
+  CHECK(todo.state == cc::EntryState::incomplete);
+  CHECK(todo.reason == "no model.neff");
+  auto no_done = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  CHECK(no_done.state == cc::EntryState::incomplete);
+  CHECK(no_done.reason.find("model.done") != std::string::npos);
+  auto empty_neff = cc::classify_module_files(
+    Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.hlo_module.pb", 3}, {"model.neff", 0}});
+  CHECK(empty_neff.state == cc::EntryState::incomplete);
+  CHECK(empty_neff.reason == "model.neff is empty");
+  auto no_hlo = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.neff", 9}});
+  CHECK(no_hlo.state == cc::EntryState::incomplete);
+  CHECK(no_hlo.reason == "no model.hlo_module.pb");
+  auto no_hlo_a = cc::classify_module_files(Files{{"compile_flags.txt", 41}, {"model.neff", 9}});
+  CHECK(no_hlo_a.state == cc::EntryState::incomplete);
+  auto anonymous = cc::classify_module_files(Files{{"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  CHECK(anonymous.state == cc::EntryState::incomplete);
+  // No flags file but a done marker: generation C compiled without flags.
+  auto no_flags = cc::classify_module_files(Files{{"model.done", 0}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  CHECK(no_flags.state == cc::EntryState::success);
+  CHECK(no_flags.generation == cc::Generation::c);
+}
+
+TEST_CASE("flags suffix check")
+{
+  auto name = *cc::parse_module_name("MODULE_1+39f12043");
+  CHECK(cc::check_flags_suffix(name, k_json_flags).empty());
+  CHECK_FALSE(cc::check_flags_suffix(name, k_json_flags + " ").empty());
+  CHECK_FALSE(cc::check_flags_suffix(name, std::nullopt).empty());
+  auto empty = *cc::parse_module_name("MODULE_1+d41d8cd9");
+  CHECK(cc::check_flags_suffix(empty, std::nullopt).empty());
+  CHECK(cc::check_flags_suffix(empty, std::string()).empty());
+  CHECK(cc::check_flags_suffix(*cc::parse_module_name("MODULE_1"), std::string("x")).empty());
+}
+
+TEST_CASE("scan classifies a tree and reports what it skips")
+{
+  test_support::TempDir root;
+  make_entry_c(root.path(), "111");
+  auto failed = root / k_version / "MODULE_222+d41d8cd9";
+  write(failed / "model.log", "Failed compilation");
+  write(failed / "model.hlo_module.pb", "hlo");
+  auto locked = make_entry_c(root.path(), "333");
+  write(locked / "model.hlo_module.pb.lock", "");
+  auto truncated = make_entry_c(root.path(), "444");
+  stdfs::remove(truncated / "model.done");
+  auto mismatch = root / k_version / "MODULE_555+00000000";
+  write(mismatch / "compile_flags.json", k_json_flags);
+  write(mismatch / "model.hlo_module.pb", "hlo");
+  write(mismatch / "model.neff", "neff");
+  write(mismatch / "model.done", "");
+  auto gen_a = root / "neuronxcc-2.12.54.0+f631c2365" / ("MODULE_666+" + cc::flags_suffix("--a --b"));
+  write(gen_a / "compile_flags.txt", "--a --b");
+  write(gen_a / "model.hlo.pb", "hlo");
+  write(gen_a / "model.neff", "neff");
+  write(root / k_version / "MODULE_0123456789abcdef0123" / "config.json", "{}");
+  write(root / k_version / "MODULE_0123456789abcdef0123" / "sub" / "model.neuron", "traced");
+  write(root / k_version / "0_REGISTRY" / "0.4.6" / "abc" / "e.json", "{}");
+  write(root / "lock", "");
+  write(root / k_version / "notes.txt", "?");
+  write(root / "stray-dir" / "x", "?");
+  write(make_entry_c(root.path(), "777") / "model.neff.tmp.nc.host.1.abc", "partial");
+
+  auto scan = cc::scan(root.path());
+  auto* ok = find_entry(scan, "MODULE_111+39f12043");
+  REQUIRE(ok);
+  CHECK(ok->state == cc::EntryState::success);
+  CHECK(ok->generation == cc::Generation::c);
+  CHECK(ok->compiler_version == "2.15.128.0+56dc5a86");
+  CHECK(file_names(*ok) == std::vector<std::string>{"compile_flags.json", "model.done", "model.hlo_module.pb", "model.neff"});
+  CHECK(find_entry(scan, "MODULE_222+d41d8cd9")->state == cc::EntryState::failed);
+  CHECK(find_entry(scan, "MODULE_333+39f12043")->state == cc::EntryState::locked);
+  CHECK(find_entry(scan, "MODULE_444+39f12043")->state == cc::EntryState::incomplete);
+  CHECK(find_entry(scan, "MODULE_555+00000000")->state == cc::EntryState::flags_mismatch);
+  CHECK(find_entry(scan, "MODULE_666+" + cc::flags_suffix("--a --b"))->generation == cc::Generation::a);
+  auto* traced = find_entry(scan, "MODULE_0123456789abcdef0123");
+  REQUIRE(traced);
+  CHECK(traced->kind == cc::EntryKind::exported_model);
+  CHECK(file_names(*traced) == std::vector<std::string>{"config.json", "sub/model.neuron"});
+  auto* registry = find_entry(scan, "0_REGISTRY");
+  REQUIRE(registry);
+  CHECK(registry->kind == cc::EntryKind::registry);
+  // Temp files are left out of an otherwise complete entry.
+  auto* with_temp = find_entry(scan, "MODULE_777+39f12043");
+  CHECK(with_temp->state == cc::EntryState::success);
+  CHECK(file_names(*with_temp).size() == 4);
+  CHECK(find_skip(scan, "MODULE_777")->reason == "temp-file");
+
+  CHECK(find_skip(scan, "MODULE_222")->reason == "failed");
+  CHECK(find_skip(scan, "MODULE_333")->reason == "locked");
+  CHECK(find_skip(scan, "MODULE_444")->reason == "incomplete");
+  CHECK(find_skip(scan, "MODULE_555")->reason == "flags-mismatch");
+  REQUIRE(find_skip(scan, "lock"));
+  CHECK(scan.skipped.front().path == "lock");
+  CHECK(scan.skipped.front().reason == "lock-file");
+  CHECK(find_skip(scan, "notes.txt")->reason == "unrecognized");
+  CHECK(find_skip(scan, "stray-dir")->reason == "unrecognized");
+}
+
+TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
+{
+  test_support::TempDir root;
+  test_support::TempDir outside;
+  write(outside / "model.neff", "outside neff");
+  auto entry = make_entry_c(root.path(), "1");
+  stdfs::remove(entry / "model.neff");
+  stdfs::create_symlink(outside / "model.neff", entry / "model.neff");
+  auto inside = make_entry_c(root.path(), "2");
+  write(root / k_version / "0_REGISTRY" / "0.4.6" / "digest" / "h.json", "{\"a\":1}");
+  stdfs::create_directories(root / k_version / "0_REGISTRY" / "0.4.6" / "llama" / "org" / "model");
+  stdfs::create_symlink(root / k_version / "0_REGISTRY" / "0.4.6" / "digest" / "h.json",
+                        root / k_version / "0_REGISTRY" / "0.4.6" / "llama" / "org" / "model" / "h.json");
+  stdfs::create_symlink(outside / "model.neff", root / k_version / "0_REGISTRY" / "escape.json");
+  stdfs::create_symlink(root / "missing", root / k_version / "0_REGISTRY" / "dangling.json");
+  stdfs::create_directory_symlink(outside.path(), root / k_version / "MODULE_3+d41d8cd9");
+  stdfs::create_directory_symlink(inside, root / k_version / "MODULE_4+39f12043");
+  stdfs::create_directory_symlink(root.path(), root / k_version / "0_REGISTRY" / "loop");
+
+  auto scan = cc::scan(root.path());
+  auto* escaped = find_entry(scan, "MODULE_1+39f12043");
+  REQUIRE(escaped);
+  CHECK(escaped->state == cc::EntryState::unsafe);
+  CHECK(find_skip(scan, "MODULE_1+")->reason == "symlink-outside-root");
+  CHECK(find_skip(scan, "MODULE_3+")->reason == "symlink-outside-root");
+  CHECK(find_skip(scan, "escape.json")->reason == "symlink-outside-root");
+  CHECK(find_skip(scan, "dangling.json")->reason == "dangling-symlink");
+  auto* registry = find_entry(scan, "0_REGISTRY");
+  REQUIRE(registry);
+  auto names = file_names(*registry);
+  CHECK(std::find(names.begin(), names.end(), "0.4.6/llama/org/model/h.json") != names.end());
+  for (const auto& file : registry->files) {
+    CHECK(file.source.string().find(outside.path().string()) == std::string::npos);
+  }
+  // MODULE_2 is reached once, under its own name; the link to it is a second name for it.
+  CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::success);
+}
+
+TEST_CASE("scan errors on a missing or non-directory root, and survives odd names")
+{
+  test_support::TempDir dir;
+  CHECK_THROWS_AS(cc::scan(dir / "missing"), IoError);
+  write(dir / "file", "x");
+  CHECK_THROWS_AS(cc::scan(dir / "file"), IoError);
+  CHECK_THROWS_AS(cc::scan(dir / "file" / "below"), IoError);
+
+  auto root = dir / "root";
+  make_entry_c(root, "1");
+  write(root / k_version / "MODULE_1+39f12043" / "bad\nname", "x");
+  write(root / k_version / std::string("MODULE_\xff\xfe"), "x");
+  write(root / std::string("neuronxcc-\x01"), "x");
+  auto scan = cc::scan(root);
+  CHECK(find_entry(scan, "MODULE_1+39f12043")->state == cc::EntryState::success);
+  CHECK(find_skip(scan, "MODULE_??")->reason == "invalid-name");
+  CHECK(find_skip(scan, "neuronxcc-?")->reason == "invalid-name");
+  CHECK(cc::printable("a\xff" "b\n") == "a?b?");
+  CHECK(cc::printable("ünïcode") == "ünïcode");
+}
+
+TEST_CASE("temp and lock names")
+{
+  CHECK(cc::is_temp_file_name("model.neff.tmp.nc.host.1.x"));
+  CHECK(cc::is_temp_file_name("model.neff.tmp"));
+  CHECK(cc::is_temp_file_name("x.incomplete"));
+  CHECK_FALSE(cc::is_temp_file_name("model.neff"));
+  CHECK(cc::is_lock_name("lock"));
+  CHECK(cc::is_lock_name("model.hlo_module.pb.lock"));
+  CHECK_FALSE(cc::is_lock_name("locks.json"));
+}
+
+TEST_CASE("cleanup removes failed entries and old locks only")
+{
+  test_support::TempDir root;
+  auto failed = root / k_version / "MODULE_2+d41d8cd9";
+  write(failed / "model.log", "Failed compilation");
+  auto locked = make_entry_c(root.path(), "3");
+  write(locked / "model.hlo_module.pb.lock", "");
+  auto good = make_entry_c(root.path(), "4");
+  auto scan = cc::scan(root.path());
+  auto kept = cc::remove_stale_locks(scan, 60);
+  CHECK(kept.removed.empty());
+  CHECK(stdfs::exists(locked / "model.hlo_module.pb.lock"));
+  auto removed = cc::remove_stale_locks(scan, 0);
+  CHECK(removed.removed.size() == 1);
+  CHECK_FALSE(stdfs::exists(locked / "model.hlo_module.pb.lock"));
+  auto cleaned = cc::remove_failed_entries(scan);
+  CHECK(cleaned.removed == std::vector<std::string>{k_version + "/MODULE_2+d41d8cd9"});
+  CHECK_FALSE(stdfs::exists(failed));
+  CHECK(stdfs::exists(good / "model.done"));
+  CHECK(std::distance(stdfs::directory_iterator(root / k_version), stdfs::directory_iterator()) == 2);
+}
+
+TEST_CASE("compiler detection reads procfs")
+{
+  test_support::TempDir proc;
+  write(proc / "12" / "comm", "bash\n");
+  write(proc / "12" / "cmdline", std::string("bash\0-c\0x", 9));
+  CHECK_FALSE(cc::compiler_running(proc.path()));
+  write(proc / "13" / "comm", "python3\n");
+  write(proc / "13" / "cmdline", std::string("/opt/bin/neuronx-cc\0compile", 27));
+  CHECK(cc::compiler_running(proc.path()));
+}
+
+TEST_SUITE_END();

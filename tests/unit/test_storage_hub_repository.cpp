@@ -1,0 +1,602 @@
+// The Hub backend end to end: HubRepository and HubApi against the real test Hub
+// (neuron-cache-test-hub) started as a subprocess on 127.0.0.1, with tiny LFS and
+// multipart thresholds so small files exercise every upload path, and its fault routes
+// for dropped connections, bad bytes, error bursts and malformed answers.
+#include "test_support.hpp"
+
+#include <hubcache/error.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
+#include <hubcache/http/client.hpp>
+#include <hubcache/hub/api.hpp>
+#include <hubcache/storage/hub_repository.hpp>
+#include <hubcache/storage/factory.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace hubcache;
+using namespace hubcache::util;
+using namespace hubcache::hub;
+using namespace hubcache::storage;
+using nlohmann::json;
+namespace stdfs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_alice = "hf_alice_write_token_0001";
+constexpr const char* k_carol_read_only = "hf_carol_read_token_0002";
+constexpr const char* k_bob = "hf_bob_write_token_0003";
+
+stdfs::path test_hub_binary()
+{
+  if (const char* path = std::getenv("NEURON_CACHE_TEST_HUB")) {
+    return path;
+  }
+  // Unit test binaries live in <build>/tests, programs in <build>/bin.
+  return stdfs::canonical("/proc/self/exe").parent_path().parent_path() / "bin" / "neuron-cache-test-hub";
+}
+
+// A test Hub on a free port, stopped (SIGTERM) when the test ends.
+class TestHub {
+public:
+  explicit TestHub(std::vector<std::string> extra = {})
+  {
+    auto binary = test_hub_binary();
+    REQUIRE_MESSAGE(stdfs::exists(binary), "build the test Hub first: " << binary.string());
+    std::vector<std::string> args = {binary.string(),
+                                     "--port",
+                                     "0",
+                                     "--data",
+                                     (m_dir.path() / "data").string(),
+                                     "--user",
+                                     std::string("alice:") + k_alice + ":write",
+                                     "--user",
+                                     std::string("carol:") + k_carol_read_only + ":read",
+                                     "--user",
+                                     std::string("bob:") + k_bob + ":write",
+                                     "--lfs-threshold",
+                                     "64",
+                                     "--multipart-chunk-size",
+                                     "100",
+                                     "--page-size",
+                                     "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    m_pid = ::fork();
+    REQUIRE(m_pid >= 0);
+    if (m_pid == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::close(out[1]);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 2);
+      std::vector<char*> argv;
+      for (auto& arg : args) {
+        argv.push_back(arg.data());
+      }
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    pollfd poller{out[0], POLLIN, 0};
+    while (line.find('\n') == std::string::npos && ::poll(&poller, 1, 10000) > 0) {
+      char buffer[256];
+      auto n = ::read(out[0], buffer, sizeof buffer);
+      if (n <= 0) {
+        break;
+      }
+      line.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    if (!line.starts_with("http://127.0.0.1:")) {
+      ::kill(m_pid, SIGTERM);
+      ::waitpid(m_pid, nullptr, 0);
+      m_pid = -1;
+    }
+    REQUIRE_MESSAGE(line.starts_with("http://127.0.0.1:"), "the test Hub did not start: " << line);
+    url = line.substr(0, line.find('\n'));
+  }
+
+  ~TestHub()
+  {
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGTERM);
+      int status = 0;
+      ::waitpid(m_pid, &status, 0);
+    }
+  }
+  TestHub(const TestHub&) = delete;
+  TestHub& operator=(const TestHub&) = delete;
+
+  json control(const std::string& method, const std::string& path, const json& body = nullptr)
+  {
+    http::Client client;
+    http::Request request;
+    request.method = method;
+    request.url = url + path;
+    if (!body.is_null()) {
+      request.body = body.dump();
+      request.headers.emplace_back("Content-Type", "application/json");
+    }
+    auto response = client.perform(request);
+    REQUIRE_MESSAGE(response.ok(), method << " " << path << " -> " << response.status << " " << response.body);
+    return response.body.empty() ? json(nullptr) : json::parse(response.body);
+  }
+  void fault(json spec) { control("POST", "/_test/faults", spec); }
+  json stats() { return control("GET", "/_test/stats"); }
+  long route_count(const std::string& route)
+  {
+    auto all = stats();
+    return all["by_route"].value(route, 0L);
+  }
+  void reset_stats() { control("POST", "/_test/stats/reset"); }
+
+  Environment environment(std::optional<std::string> token, std::map<std::string, std::string> more = {}) const
+  {
+    more["HF_ENDPOINT"] = url;
+    more["HF_HOME"] = (m_dir.path() / "hf-home").string();
+    more["NEURON_CACHE_HTTP_BACKOFF_BASE_MS"] = "2";
+    if (token) {
+      more["HF_TOKEN"] = *token;
+    }
+    return Environment::from_map(std::move(more));
+  }
+  std::unique_ptr<HubRepository> repo(const std::string& id, std::optional<std::string> token = std::string(k_alice))
+  {
+    return std::make_unique<HubRepository>(id, HubConfig::from_environment(environment(std::move(token)), std::nullopt));
+  }
+  int commit_count(const std::string& repo_id)
+  {
+    http::Client client;
+    http::Request request;
+    request.url = url + "/api/models/" + repo_id + "/commits/main";
+    request.headers.emplace_back("Authorization", std::string("Bearer ") + k_alice);
+    auto response = client.perform(request);
+    REQUIRE(response.ok());
+    return static_cast<int>(json::parse(response.body).size());
+  }
+
+  std::string url;
+
+private:
+  test_support::TempDir m_dir;
+  pid_t m_pid = -1;
+};
+
+std::string pattern(std::size_t size, unsigned seed)
+{
+  std::string bytes(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 3)) & 0xFF);
+  }
+  return bytes;
+}
+
+std::string text_of_size(std::size_t size, char fill)
+{
+  return std::string(size, fill);
+}
+
+std::vector<std::string> names_in(const stdfs::path& directory)
+{
+  std::vector<std::string> names;
+  for (const auto& entry : stdfs::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+template <typename ErrorType, typename F>
+std::string message_of(F&& function)
+{
+  try {
+    function();
+  } catch (const ErrorType& error) {
+    return std::string(error.what()) + " | " + error.hint();
+  }
+  FAIL("expected an error");
+  return {};
+}
+
+} // namespace
+
+TEST_CASE("hub repository on the test Hub: create under the token's user, private by default, 409 without exist_ok")
+{
+  TestHub hub;
+  auto repo = hub.repo("neuron-cache");
+  CHECK_FALSE(repo->exists());
+  CHECK(repo->create({.is_private = true, .exist_ok = false}) == "alice/neuron-cache");
+  CHECK(repo->spec() == "alice/neuron-cache");
+  CHECK(repo->exists());
+  auto info = repo->api().repo_info("alice/neuron-cache");
+  REQUIRE(info);
+  CHECK(info->is_private);
+
+  auto again = hub.repo("alice/neuron-cache");
+  CHECK_THROWS_AS(again->create({.is_private = true, .exist_ok = false}), RepoAlreadyExists);
+  CHECK(again->create({.is_private = true, .exist_ok = true}) == "alice/neuron-cache");
+
+  auto open = hub.repo("open-cache");
+  open->create({.is_private = false, .exist_ok = false});
+  CHECK_FALSE(open->api().repo_info("alice/open-cache")->is_private);
+
+  // Who may see what: the private repo is invisible to others and to anonymous callers.
+  CHECK_FALSE(hub.repo("alice/neuron-cache", std::string(k_bob))->exists());
+  CHECK_FALSE(hub.repo("alice/neuron-cache", std::nullopt)->exists());
+  CHECK(hub.repo("alice/open-cache", std::nullopt)->exists());
+  CHECK_THROWS_AS(hub.repo("alice/neuron-cache", std::string(k_bob))->revision(), RepoNotFound);
+}
+
+TEST_CASE("hub repository on the test Hub: bad credentials give typed errors with a next step and never the token")
+{
+  TestHub hub;
+  auto message = message_of<AuthError>([&] { hub.repo("x", std::nullopt)->create({}); });
+  CHECK(message.find("HF_TOKEN") != std::string::npos);
+
+  std::string bad = "hf_this_token_is_not_known_123";
+  message = message_of<AuthError>([&] { hub.repo("x", bad)->create({}); });
+  CHECK(message.find(bad) == std::string::npos);
+  message = message_of<AuthError>([&] { hub.repo("alice/x", bad)->create({}); });
+  CHECK(message.find(bad) == std::string::npos);
+  // exists() tells a bad token apart from a missing repo.
+  message = message_of<AuthError>([&] { hub.repo("alice/x", bad)->exists(); });
+  CHECK(message.find("token") != std::string::npos);
+  CHECK(message.find(bad) == std::string::npos);
+
+  message = message_of<AuthError>([&] { hub.repo("y", std::string(k_carol_read_only))->create({}); });
+  CHECK(message.find("write access") != std::string::npos);
+  CHECK(message.find(k_carol_read_only) == std::string::npos);
+
+  hub.repo("shared")->create({.is_private = false, .exist_ok = false});
+  CommitRequest request{"add", "", {{"a.txt", FileSource::from_bytes("x")}}, {}, std::nullopt};
+  message = message_of<AuthError>([&] { hub.repo("alice/shared", std::string(k_bob))->commit(request); });
+  CHECK(message.find("write access") != std::string::npos);
+  CHECK(message.find(k_bob) == std::string::npos);
+  message = message_of<AuthError>([&] { hub.repo("alice/shared", std::nullopt)->commit(request); });
+  CHECK(message.find("HF_TOKEN") != std::string::npos);
+
+  auto missing = message_of<RepoNotFound>([&] { hub.repo("alice/missing")->list_files(); });
+  CHECK(missing.find("neuron-cache create alice/missing") != std::string::npos);
+}
+
+TEST_CASE("hub repository on the test Hub: regular, LFS and multipart files in one commit; listing, stat, download")
+{
+  TestHub hub;
+  test_support::TempDir dir;
+  auto repo = hub.repo("cache");
+  repo->create({});
+
+  auto small = text_of_size(40, 's');                 // regular (below the 64-byte LFS threshold)
+  auto basic = pattern(90, 1);                          // LFS, basic PUT
+  auto multi = pattern(250, 2);                         // LFS, 3 parts of 100 bytes
+  auto empty = std::string();                           // always regular
+  util::write_file_atomically(dir / "multi.neff", multi); // streamed from a file
+  util::write_file_atomically(dir / "basic.neff", basic);
+  hub.reset_stats();
+  CommitRequest request;
+  request.message = "Synchronizing local compiler cache.";
+  request.additions = {{"neuronxcc-2.0/MODULE_1/model.neff", FileSource::from_file(dir / "multi.neff")},
+                       {"neuronxcc-2.0/MODULE_1/compile_flags.json", FileSource::from_bytes(small)},
+                       {"neuronxcc-2.0/MODULE_2/model.neff", FileSource::from_file(dir / "basic.neff")},
+                       {"neuronxcc-2.0/MODULE_2/model.done", FileSource::from_bytes(empty)},
+                       {"0_REGISTRY/0.0.1/llama/x.json", FileSource::from_bytes("{\"a\":1}")}};
+  auto result = repo->commit(request);
+  CHECK(result.created);
+  CHECK(result.files_added == 5);
+  CHECK(result.revision.size() == 40);
+  CHECK(repo->revision() == result.revision);
+  auto stats = hub.stats()["by_route"];
+  CHECK(stats.value("commit", 0) == 1);
+  CHECK(stats.value("lfs_batch", 0) == 1);
+  CHECK(stats.value("lfs_upload", 0) == 1);
+  CHECK(stats.value("lfs_part", 0) == 3);
+  CHECK(stats.value("lfs_complete", 0) == 1);
+
+  // Listing: 5 files over several pages (page size 3), with the right identities.
+  hub.reset_stats();
+  auto files = repo->list_files();
+  CHECK(hub.route_count("tree") >= 2);
+  std::map<std::string, RepoFile> by_path;
+  for (const auto& file : files) {
+    by_path[file.path] = file;
+  }
+  REQUIRE(by_path.count("neuronxcc-2.0/MODULE_1/model.neff") == 1);
+  CHECK(by_path.size() >= 5);
+  CHECK(by_path["neuronxcc-2.0/MODULE_1/model.neff"].sha256 == hex_digest(HashAlgorithm::sha256, multi));
+  CHECK(by_path["neuronxcc-2.0/MODULE_1/model.neff"].size == 250);
+  CHECK(by_path["neuronxcc-2.0/MODULE_1/compile_flags.json"].git_blob_sha1 == git_blob_sha1(small));
+  CHECK(by_path["neuronxcc-2.0/MODULE_1/compile_flags.json"].sha256.empty());
+  CHECK(by_path["neuronxcc-2.0/MODULE_2/model.done"].size == 0);
+  auto module2 = repo->list_files("neuronxcc-2.0/MODULE_2/");
+  REQUIRE(module2.size() == 2);
+  CHECK(module2[0].path == "neuronxcc-2.0/MODULE_2/model.done");
+  CHECK(repo->list_files("nothing/here").empty());
+
+  auto stat = repo->stat("neuronxcc-2.0/MODULE_2/model.neff");
+  REQUIRE(stat);
+  CHECK(stat->sha256 == hex_digest(HashAlgorithm::sha256, basic));
+  CHECK_FALSE(repo->stat("neuronxcc-2.0/MODULE_2/missing.neff"));
+  CHECK_FALSE(repo->stat("neuronxcc-2.0")); // a folder is not a file
+
+  // Downloads: LFS through the 302 to the CDN route, regular directly; verified.
+  repo->download_file("neuronxcc-2.0/MODULE_1/model.neff", dir / "got-multi");
+  CHECK(util::read_file(dir / "got-multi") == multi);
+  repo->download_file("neuronxcc-2.0/MODULE_2/model.neff", dir / "got-basic");
+  CHECK(util::read_file(dir / "got-basic") == basic);
+  repo->download_file("neuronxcc-2.0/MODULE_2/model.done", dir / "got-empty");
+  CHECK(util::read_file(dir / "got-empty").empty());
+  CHECK(repo->read_file("neuronxcc-2.0/MODULE_1/compile_flags.json") == small);
+  CHECK_THROWS_AS(repo->read_file("neuronxcc-2.0/nothing.json"), EntryNotFound);
+  CHECK_THROWS_AS(repo->download_file("../outside", dir / "x"), InvalidArgument);
+
+  // The same content again: nothing to upload, no commit.
+  hub.reset_stats();
+  auto again = repo->commit(request);
+  CHECK_FALSE(again.created);
+  CHECK(again.revision == result.revision);
+  CHECK(hub.route_count("commit") == 0);
+  CHECK(hub.route_count("lfs_batch") == 0);
+
+  // One changed file: only it travels.
+  request.additions = {{"neuronxcc-2.0/MODULE_1/compile_flags.json", FileSource::from_bytes("changed")},
+                       {"neuronxcc-2.0/MODULE_2/model.neff", FileSource::from_file(dir / "basic.neff")}};
+  auto changed = repo->commit(request);
+  CHECK(changed.files_added == 1);
+  CHECK(repo->read_file("neuronxcc-2.0/MODULE_1/compile_flags.json") == "changed");
+}
+
+TEST_CASE("hub repository on the test Hub: deletions of files and folders; missing paths are no-ops")
+{
+  TestHub hub;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  CommitRequest add;
+  add.message = "add";
+  add.additions = {{"a/1.json", FileSource::from_bytes("1")},
+                   {"a/b/2.neff", FileSource::from_bytes(pattern(100, 3))},
+                   {"c/3.json", FileSource::from_bytes("3")}};
+  repo->commit(add);
+  CommitRequest remove;
+  remove.message = "remove";
+  remove.deletions = {{"a", true}, {"c/3.json", false}, {"c/missing.json", false}, {"nowhere", true}};
+  auto result = repo->commit(remove);
+  CHECK(result.created);
+  CHECK(result.files_deleted == 3);
+  for (const auto& file : repo->list_files()) {
+    CHECK_MESSAGE((!file.path.starts_with("a/") && !file.path.starts_with("c/")), file.path);
+  }
+  auto nothing = repo->commit(remove);
+  CHECK_FALSE(nothing.created);
+}
+
+TEST_CASE("hub repository on the test Hub: dropped, truncated, corrupt and mis-sized downloads")
+{
+  TestHub hub;
+  test_support::TempDir dir;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  auto big = pattern(5000, 4);
+  auto regular = text_of_size(60, 'r');
+  CommitRequest add{"add", "", {{"m/model.neff", FileSource::from_bytes(big)}, {"m/flags.txt", FileSource::from_bytes(regular)}}, {}, std::nullopt};
+  repo->commit(add);
+
+  SUBCASE("a connection dropped mid-download resumes with Range")
+  {
+    hub.reset_stats();
+    hub.fault({{"match", "/_lfs/cdn/"}, {"method", "GET"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 1500}});
+    repo->download_file("m/model.neff", dir / "model.neff");
+    CHECK(util::read_file(dir / "model.neff") == big);
+    CHECK(hub.route_count("lfs_cdn") == 3);
+    hub.fault({{"match", "flags.txt"}, {"method", "GET"}, {"count", 1}, {"action", "truncate_body"}});
+    CHECK(repo->read_file("m/flags.txt") == regular);
+  }
+  SUBCASE("corrupt bytes are rejected and nothing is installed")
+  {
+    hub.fault({{"match", "/_lfs/cdn/"}, {"method", "GET"}, {"count", 1}, {"action", "corrupt_body"}});
+    CHECK_THROWS_AS(repo->download_file("m/model.neff", dir / "model.neff"), IntegrityError);
+    CHECK(names_in(dir.path()).empty());
+    hub.fault({{"match", "flags.txt"}, {"method", "GET"}, {"count", 1}, {"action", "corrupt_body"}});
+    CHECK_THROWS_AS(repo->download_file("m/flags.txt", dir / "flags.txt"), IntegrityError);
+    CHECK(names_in(dir.path()).empty());
+  }
+  SUBCASE("a size that does not match the advertised one is rejected")
+  {
+    hub.fault({{"match", "model.neff"}, {"method", "GET"}, {"count", 1}, {"action", "wrong_size"}, {"size", 4000}});
+    auto message = message_of<IntegrityError>([&] { repo->download_file("m/model.neff", dir / "model.neff"); });
+    CHECK(message.find("nothing was installed") != std::string::npos);
+    CHECK(names_in(dir.path()).empty());
+    hub.fault({{"match", "model.neff"}, {"method", "GET"}, {"count", 1}, {"action", "wrong_size"}, {"size", 6000}});
+    CHECK_THROWS_AS(repo->download_file("m/model.neff", dir / "model.neff"), Error);
+    CHECK(names_in(dir.path()).empty());
+  }
+  SUBCASE("an existing destination is left intact when a download fails")
+  {
+    util::write_file_atomically(dir / "model.neff", "previous");
+    hub.fault({{"match", "/_lfs/cdn/"}, {"method", "GET"}, {"count", 1}, {"action", "corrupt_body"}});
+    CHECK_THROWS_AS(repo->download_file("m/model.neff", dir / "model.neff"), IntegrityError);
+    CHECK(util::read_file(dir / "model.neff") == "previous");
+    CHECK(names_in(dir.path()) == std::vector<std::string>{"model.neff"});
+  }
+}
+
+TEST_CASE("hub repository on the test Hub: error bursts are retried, persistent ones reported; malformed JSON is an error")
+{
+  TestHub hub;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  repo->commit({"add", "", {{"a.json", FileSource::from_bytes("{}")}}, {}, std::nullopt});
+
+  hub.reset_stats();
+  hub.fault({{"match", "/api/models/alice/cache"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 500}});
+  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 503}, {"retry_after", 1}});
+  CHECK(repo->revision().has_value());
+  CHECK(repo->list_files().size() == 2); // a.json and the .gitattributes every new repo has
+  CHECK(hub.route_count("model_info") == 3);
+  CHECK(hub.route_count("tree") == 3);
+
+  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 3}, {"action", "status"}, {"status", 429}, {"retry_after", 2}});
+  CHECK(repo->list_files().size() == 2);
+
+  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 50}, {"action", "status"}, {"status", 503}});
+  auto message = message_of<RemoteError>([&] { repo->list_files(); });
+  CHECK(message.find("503") != std::string::npos);
+  hub.control("DELETE", "/_test/faults");
+
+  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 1}, {"action", "malformed_json"}});
+  message = message_of<RemoteError>([&] { repo->list_files(); });
+  CHECK(message.find("invalid JSON") != std::string::npos);
+  hub.fault({{"match", "/api/models/alice/cache"}, {"method", "GET"}, {"count", 1}, {"action", "malformed_json"}});
+  CHECK_THROWS_AS(repo->revision(), RemoteError);
+  hub.fault({{"match", "whoami"}, {"method", "GET"}, {"count", 1}, {"action", "malformed_json"}});
+  CHECK_THROWS_AS(hub.repo("other")->create({}), RemoteError);
+  hub.fault({{"match", "preupload"}, {"method", "POST"}, {"count", 1}, {"action", "malformed_json"}});
+  CHECK_THROWS_AS(repo->commit({"x", "", {{"b.json", FileSource::from_bytes("1")}}, {}, std::nullopt}), RemoteError);
+  CHECK_FALSE(repo->stat("b.json"));
+}
+
+TEST_CASE("hub repository on the test Hub: listings with unsafe paths are refused")
+{
+  TestHub hub;
+  test_support::TempDir dir;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  repo->commit({"add", "", {{"ok/a.json", FileSource::from_bytes("{}")}}, {}, std::nullopt});
+  for (const char* evil : {"../evil", "/etc/passwd-copy", ".git/config", "ok/../../x"}) {
+    CAPTURE(evil);
+    auto other = hub.repo("cache-" + std::to_string(std::hash<std::string>{}(evil) % 100000));
+    other->create({});
+    hub.control("POST", "/_test/inject-tree-entry", {{"repo", other->spec()}, {"path", evil}, {"content", "pwned"}});
+    auto message = message_of<IntegrityError>([&] { other->list_files(); });
+    CHECK(message.find("unsafe path") != std::string::npos);
+    CHECK_THROWS_AS(other->download_file(evil, dir / "x"), InvalidArgument);
+  }
+  CHECK(names_in(dir.path()).empty());
+  CHECK(repo->list_files("ok").size() == 1);
+}
+
+TEST_CASE("hub repository on the test Hub: a commit conflict re-plans on the new head; with a parent revision it is reported")
+{
+  TestHub hub;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  auto first = repo->commit({"one", "", {{"one.json", FileSource::from_bytes("1")}}, {}, std::nullopt});
+
+  // Someone commits between our plan and our commit: simulated by a 412 on the first POST.
+  hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 1}, {"action", "status"}, {"status", 412}});
+  auto commits_before = hub.commit_count("alice/cache");
+  auto second = repo->commit({"two", "", {{"two.json", FileSource::from_bytes("2")}}, {}, std::nullopt});
+  CHECK(second.created);
+  CHECK(hub.commit_count("alice/cache") == commits_before + 1);
+
+  // The caller's parent is stale: ConflictError, nothing committed.
+  CommitRequest stale{"three", "", {{"three.json", FileSource::from_bytes("3")}}, {}, first.revision};
+  CHECK_THROWS_AS(repo->commit(stale), ConflictError);
+  CHECK_FALSE(repo->stat("three.json"));
+
+  // Real concurrent writers: every commit lands, each on top of the other.
+  std::vector<std::thread> writers;
+  std::vector<std::string> errors(4);
+  for (int i = 0; i < 4; ++i) {
+    writers.emplace_back([&, i] {
+      try {
+        auto own = hub.repo("alice/cache");
+        own->commit({"w" + std::to_string(i), "",
+                     {{"w/" + std::to_string(i) + ".neff", FileSource::from_bytes(pattern(120, static_cast<unsigned>(i)))}},
+                     {}, std::nullopt});
+      } catch (const std::exception& error) {
+        errors[static_cast<std::size_t>(i)] = error.what();
+      }
+    });
+  }
+  for (auto& writer : writers) {
+    writer.join();
+  }
+  for (const auto& error : errors) {
+    CHECK_MESSAGE(error.empty(), error);
+  }
+  CHECK(repo->list_files("w").size() == 4);
+
+  // Conflicts that never end give up after 6 attempts.
+  hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 6}, {"action", "status"}, {"status", 409}});
+  auto message = message_of<ConflictError>(
+    [&] { repo->commit({"x", "", {{"x.json", FileSource::from_bytes("x")}}, {}, std::nullopt}); });
+  CHECK(message.find("6 attempts") != std::string::npos);
+}
+
+TEST_CASE("hub repository on the test Hub: connections dropped mid-upload and mid-commit are recovered without duplicate commits")
+{
+  TestHub hub;
+  test_support::TempDir dir;
+  auto repo = hub.repo("cache");
+  repo->create({});
+  auto multi = pattern(300, 9);
+  auto basic = pattern(80, 8);
+  util::write_file_atomically(dir / "multi.neff", multi);
+  hub.fault({{"match", "/_lfs/multipart/"}, {"method", "PUT"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 30}});
+  hub.fault({{"match", "/_lfs/upload/"}, {"method", "PUT"}, {"count", 1}, {"action", "drop_after_bytes"}, {"bytes", 10}});
+  hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 1}, {"action", "drop_after_bytes"}, {"bytes", 50}});
+  auto before = hub.commit_count("alice/cache");
+  auto result = repo->commit({"upload", "",
+                              {{"m/multi.neff", FileSource::from_file(dir / "multi.neff")},
+                               {"m/basic.neff", FileSource::from_bytes(basic)},
+                               {"m/flags.json", FileSource::from_bytes("{\"x\":1}")}},
+                              {}, std::nullopt});
+  CHECK(result.created);
+  CHECK(hub.commit_count("alice/cache") == before + 1);
+  CHECK(repo->read_file("m/multi.neff") == multi);
+  CHECK(repo->read_file("m/basic.neff") == basic);
+
+  // A commit whose answer is lost after it landed: the re-plan finds everything there.
+  hub.control("DELETE", "/_test/faults");
+  hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 1}, {"action", "status"}, {"status", 500}});
+  before = hub.commit_count("alice/cache");
+  result = repo->commit({"more", "", {{"m/more.json", FileSource::from_bytes("more")}}, {}, std::nullopt});
+  CHECK(result.created);
+  CHECK(hub.commit_count("alice/cache") == before + 1);
+}
+
+TEST_CASE("hub repository on the test Hub: offline mode never touches the network")
+{
+  TestHub hub;
+  auto config = HubConfig::from_environment(hub.environment(std::string(k_alice), {{"HF_HUB_OFFLINE", "1"}}),
+                                            std::nullopt);
+  HubRepository repo("alice/cache", config);
+  hub.reset_stats();
+  CHECK_THROWS_AS(repo.exists(), HubOfflineError);
+  CHECK_THROWS_AS(repo.create({}), HubOfflineError);
+  CHECK_THROWS_AS(repo.list_files(), HubOfflineError);
+  CHECK_THROWS_AS(repo.commit({"x", "", {{"a", FileSource::from_bytes("a")}}, {}, std::nullopt}), HubOfflineError);
+  CHECK(hub.stats()["total"] == 0);
+}
+
+TEST_CASE("hub repository on the test Hub: download_hub_file_text reads one file of any model repo")
+{
+  TestHub hub;
+  auto repo = hub.repo("models");
+  repo->create({.is_private = false, .exist_ok = false});
+  repo->commit({"add", "", {{"config.json", FileSource::from_bytes("{\"model_type\":\"llama\"}")}}, {}, std::nullopt});
+  auto anonymous = hub.environment(std::nullopt);
+  CHECK(download_hub_file_text(anonymous, std::nullopt, "alice/models", "config.json") == "{\"model_type\":\"llama\"}");
+  CHECK_THROWS_AS(download_hub_file_text(anonymous, std::nullopt, "alice/models", "missing.json"), EntryNotFound);
+  CHECK_THROWS_AS(download_hub_file_text(anonymous, std::nullopt, "alice/models", "config.json", "nobranch"),
+                  RevisionNotFound);
+  CHECK_THROWS_AS(download_hub_file_text(anonymous, std::nullopt, "alice/nothing", "config.json"), Error);
+  CHECK_THROWS_AS(download_hub_file_text(hub.environment(std::string(k_bob)), std::nullopt, "alice/nothing",
+                                         "config.json"),
+                  RepoNotFound);
+  // open_repository picks this backend for Hub specs.
+  auto opened = open_repository(parse_repo_spec("alice/models"), hub.environment(std::string(k_alice)), {});
+  CHECK(opened->read_file("config.json") == "{\"model_type\":\"llama\"}");
+}

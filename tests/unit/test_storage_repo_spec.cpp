@@ -1,0 +1,146 @@
+#include <hubcache/error.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace hubcache;
+using namespace hubcache::util;
+using namespace hubcache::storage;
+
+TEST_SUITE_BEGIN("hubcache::repo_spec");
+
+TEST_CASE("Hub ids and directories are told apart")
+{
+  auto hub = parse_repo_spec("aws-neuron/optimum-neuron-cache");
+  CHECK(hub.kind == RepoKind::hub);
+  CHECK(hub.hub_id == "aws-neuron/optimum-neuron-cache");
+  CHECK(hub.canonical() == "aws-neuron/optimum-neuron-cache");
+
+  CHECK(parse_repo_spec("hf://org/name").hub_id == "org/name");
+  CHECK(parse_repo_spec("optimum-neuron-cache").hub_id == "optimum-neuron-cache");
+  CHECK(!parse_repo_spec("optimum-neuron-cache").has_namespace());
+
+  auto dir = parse_repo_spec("/data/cache/");
+  CHECK(dir.kind == RepoKind::directory);
+  CHECK(dir.directory == "/data/cache");
+  CHECK(dir.canonical() == "file:///data/cache");
+  CHECK(parse_repo_spec("file:///data/./x/../cache").directory == "/data/cache");
+}
+
+TEST_CASE("bad specs are rejected with a hint")
+{
+  for (const char* bad : {"a/b/c", "../x", "", "has space/x", "org/na\tme", "org/\x01x", "./x", "x/", "-org/x",
+                          "org--x/y", "org/x.git", "http://example.com/x", "file://host/x", "file://relative"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_repo_spec(bad), InvalidArgument);
+    try {
+      parse_repo_spec(bad);
+    } catch (const Error& error) {
+      CHECK(!error.hint().empty());
+      CHECK(std::string(error.what()).find('\n') == std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(parse_repo_spec("s3://bucket/prefix"), NotSupported);
+}
+
+TEST_CASE("HF_HOME defaults as huggingface_hub computes it")
+{
+  CHECK(hf_home(Environment::from_map({{"HF_HOME", "/h"}, {"XDG_CACHE_HOME", "/x"}})) == "/h");
+  CHECK(hf_home(Environment::from_map({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}})) == "/x/huggingface");
+  CHECK(hf_home(Environment::from_map({{"HOME", "/home/u"}})) == "/home/u/.cache/huggingface");
+  CHECK(hf_home(Environment::from_map({{"HF_HOME", "~/hf"}, {"HOME", "/home/u"}})) == "/home/u/hf");
+  CHECK(custom_cache_config_path(Environment::from_map({{"HF_HOME", "/h"}})) == "/h/optimum_neuron_custom_cache");
+}
+
+TEST_CASE("resolution precedence: option > env > file > default")
+{
+  test_support::TempDir home;
+  auto config = home / "optimum_neuron_custom_cache";
+  util::write_file_atomically(config, "from/file");
+  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}, {"CUSTOM_CACHE_REPO", "from/env"}};
+
+  auto resolved = resolve_repo(std::string("from/option"), Environment::from_map(vars));
+  CHECK(resolved.spec.hub_id == "from/option");
+  CHECK(resolved.source == RepoSource::option);
+
+  resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
+  CHECK(resolved.spec.hub_id == "from/env");
+  CHECK(resolved.source == RepoSource::environment);
+
+  vars.erase("CUSTOM_CACHE_REPO");
+  resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
+  CHECK(resolved.spec.hub_id == "from/file");
+  CHECK(resolved.source == RepoSource::config_file);
+  CHECK(resolved.origin == config.string());
+
+  std::filesystem::remove(config);
+  resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
+  CHECK(resolved.spec.hub_id == "aws-neuron/optimum-neuron-cache");
+  CHECK(resolved.source == RepoSource::default_value);
+
+  // An empty CUSTOM_CACHE_REPO counts as unset, as in optimum.
+  vars["CUSTOM_CACHE_REPO"] = "";
+  CHECK(resolve_repo(std::nullopt, Environment::from_map(vars)).source == RepoSource::default_value);
+}
+
+TEST_CASE("higher levels shadow a broken config file")
+{
+  test_support::TempDir home;
+  util::write_file_atomically(home / "optimum_neuron_custom_cache", "  \n");
+  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}};
+  CHECK_THROWS_AS(resolve_repo(std::nullopt, Environment::from_map(vars)), ConfigError);
+  CHECK(resolve_repo(std::string("a/b"), Environment::from_map(vars)).spec.hub_id == "a/b");
+  vars["CUSTOM_CACHE_REPO"] = "c/d";
+  CHECK(resolve_repo(std::nullopt, Environment::from_map(vars)).spec.hub_id == "c/d");
+}
+
+TEST_CASE("config file format is byte-exact: bare name, no newline; readers trim")
+{
+  test_support::TempDir home;
+  auto config = home / "sub" / "optimum_neuron_custom_cache";
+  write_custom_cache_repo(config, "my-org/optimum-neuron-cache");
+  CHECK(util::read_file(config) == "my-org/optimum-neuron-cache");
+
+  util::write_file_atomically(config, "  my-org/other\n\n");
+  CHECK(read_custom_cache_repo(config) == std::optional<std::string>("my-org/other"));
+  CHECK(!read_custom_cache_repo(home / "missing").has_value());
+}
+
+TEST_CASE("an unreadable or unwritable config is a clear error and nothing changes")
+{
+  if (::geteuid() == 0) {
+    // root bypasses permission bits; the end-to-end suite covers this as a normal user.
+    return;
+  }
+  test_support::TempDir home;
+  auto config = home / "optimum_neuron_custom_cache";
+  write_custom_cache_repo(config, "a/b");
+  ::chmod(config.c_str(), 0);
+  CHECK_THROWS_AS(read_custom_cache_repo(config), ConfigError);
+  ::chmod(config.c_str(), 0644);
+  ::chmod(home.path().c_str(), 0555);
+  CHECK_THROWS_AS(write_custom_cache_repo(config, "c/d"), IoError);
+  ::chmod(home.path().c_str(), 0755);
+  CHECK(util::read_file(config) == "a/b");
+}
+
+TEST_SUITE_END();
+
+TEST_CASE("failures that also hit root: config path under a file, config that is a directory")
+{
+  test_support::TempDir home;
+  util::write_file_atomically(home / "plain-file", "x");
+  auto impossible = home / "plain-file" / "hf" / "optimum_neuron_custom_cache";
+  CHECK_THROWS_AS(write_custom_cache_repo(impossible, "a/b"), IoError);
+  CHECK_THROWS_AS(ensure_config_writable(impossible), IoError);
+  CHECK(util::read_file(home / "plain-file") == "x");
+
+  std::filesystem::create_directories(home / "optimum_neuron_custom_cache");
+  CHECK_THROWS_AS(read_custom_cache_repo(home / "optimum_neuron_custom_cache"), ConfigError);
+}
