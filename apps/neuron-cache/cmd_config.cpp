@@ -1,6 +1,7 @@
 // `neuron-cache config`: which cache repo is in effect, and why.
 #include "commands.hpp"
 
+#include <hubcache/hub/config.hpp>
 #include <hubcache/util/environment.hpp>
 #include <hubcache/storage/repo_spec.hpp>
 
@@ -23,14 +24,14 @@ int run_config(Invocation& invocation)
     human += " (" + resolved.origin + ")";
   }
   human += "\nconfig file:  " + config_file.string() + "\n";
-  human += "HF_HOME:      " + hubcache::util::hf_home(env).string() + "\n";
+  human += "HF_HOME:      " + hubcache::hub::hf_home(env).string() + "\n";
 
   nlohmann::json data = {{"repo", resolved.spec.canonical()},
                          {"kind", kind},
                          {"source", to_string(resolved.source)},
                          {"origin", resolved.origin},
                          {"config_file", config_file.string()},
-                         {"hf_home", hubcache::util::hf_home(env).string()}};
+                         {"hf_home", hubcache::hub::hf_home(env).string()}};
   invocation.out().result(human, data, resolved.spec.canonical());
   return k_exit_ok;
 }

@@ -337,16 +337,3 @@ TEST_CASE("multipart plan: parts ordered by number, count checked against the si
   CHECK_FALSE(multipart_plan(LfsAction{"http://x/put", {}}, 10));
   CHECK_THROWS_AS(multipart_plan(LfsAction{"h", {{"chunk_size", "0"}}}, 10), RemoteError);
 }
-
-TEST_CASE("run_parallel runs every task once and rethrows the first failure")
-{
-  std::vector<int> hits(100, 0);
-  run_parallel(hits.size(), 4, [&](std::size_t i) { hits[i] += 1; });
-  CHECK(std::all_of(hits.begin(), hits.end(), [](int n) { return n == 1; }));
-  CHECK_THROWS_AS(run_parallel(10, 3, [](std::size_t i) {
-                    if (i == 5) {
-                      throw IoError("boom");
-                    }
-                  }),
-                  IoError);
-}

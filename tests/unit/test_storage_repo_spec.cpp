@@ -1,3 +1,4 @@
+#include <hubcache/hub/config.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/storage/repo_spec.hpp>
@@ -51,10 +52,10 @@ TEST_CASE("bad specs are rejected with a hint")
 
 TEST_CASE("HF_HOME defaults as huggingface_hub computes it")
 {
-  CHECK(hf_home(Environment::from_map({{"HF_HOME", "/h"}, {"XDG_CACHE_HOME", "/x"}})) == "/h");
-  CHECK(hf_home(Environment::from_map({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}})) == "/x/huggingface");
-  CHECK(hf_home(Environment::from_map({{"HOME", "/home/u"}})) == "/home/u/.cache/huggingface");
-  CHECK(hf_home(Environment::from_map({{"HF_HOME", "~/hf"}, {"HOME", "/home/u"}})) == "/home/u/hf");
+  CHECK(hub::hf_home(Environment::from_map({{"HF_HOME", "/h"}, {"XDG_CACHE_HOME", "/x"}})) == "/h");
+  CHECK(hub::hf_home(Environment::from_map({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}})) == "/x/huggingface");
+  CHECK(hub::hf_home(Environment::from_map({{"HOME", "/home/u"}})) == "/home/u/.cache/huggingface");
+  CHECK(hub::hf_home(Environment::from_map({{"HF_HOME", "~/hf"}, {"HOME", "/home/u"}})) == "/home/u/hf");
   CHECK(custom_cache_config_path(Environment::from_map({{"HF_HOME", "/h"}})) == "/h/optimum_neuron_custom_cache");
 }
 

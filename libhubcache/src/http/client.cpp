@@ -1,5 +1,7 @@
 #include "hubcache/http/client.hpp"
 
+#include "hubcache/util/text.hpp"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 namespace hubcache::http {
+
+using util::trim;
 
 namespace {
 
@@ -55,17 +59,6 @@ void global_init()
 constexpr std::size_t k_unsunk_body_cap = 1 << 20;
 
 } // namespace
-
-std::string_view trim(std::string_view text)
-{
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 std::optional<std::string> Headers::get(std::string_view name) const
 {

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -350,7 +351,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
   // Hash every addition once, several files at a time; the plan may be remade, the
   // hashes stay.
   std::vector<LocalFile> locals(request.additions.size());
-  hub::run_parallel(locals.size(), m_api.config().workers,
+  util::parallel_for(locals.size(), m_api.config().workers,
                [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
   std::map<std::string, const LocalFile*> by_oid;
   for (const auto& local : locals) {

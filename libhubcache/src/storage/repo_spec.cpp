@@ -1,6 +1,7 @@
 #include "hubcache/storage/repo_spec.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/hub/config.hpp"
 #include "hubcache/util/fs.hpp"
 
 #include <cctype>
@@ -152,7 +153,7 @@ std::string_view to_string(RepoSource source)
 
 std::filesystem::path custom_cache_config_path(const util::Environment& env)
 {
-  return util::hf_home(env) / std::string(k_custom_cache_file_name);
+  return hub::hf_home(env) / std::string(k_custom_cache_file_name);
 }
 
 std::optional<std::string> read_custom_cache_repo(const std::filesystem::path& config_file)

@@ -67,15 +67,4 @@ std::filesystem::path expand_user(const std::string& path, const Environment& en
   return std::filesystem::path(home) / path.substr(path.size() > 1 ? 2 : 1);
 }
 
-std::filesystem::path hf_home(const Environment& env)
-{
-  if (auto value = env.get_non_empty("HF_HOME")) {
-    return expand_user(*value, env);
-  }
-  if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
-    return expand_user(*xdg, env) / "huggingface";
-  }
-  return expand_user("~/.cache/huggingface", env);
-}
-
 } // namespace hubcache::util

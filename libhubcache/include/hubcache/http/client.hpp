@@ -20,9 +20,6 @@
 // policy of the official clients as pure, testable functions.
 namespace hubcache::http {
 
-// `text` without leading and trailing whitespace (header values, token files).
-std::string_view trim(std::string_view text);
-
 // Response headers in arrival order; lookups ignore case.
 class Headers {
 public:

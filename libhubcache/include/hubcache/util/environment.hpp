@@ -30,7 +30,4 @@ private:
 // `~` and `~/...` expanded with HOME.
 std::filesystem::path expand_user(const std::string& path, const Environment& env);
 
-// HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
-std::filesystem::path hf_home(const Environment& env);
-
 } // namespace hubcache::util

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "hubcache/http/client.hpp"
+#include "hubcache/util/environment.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Where the Hub is and who we are to it: endpoint, token, offline mode, retry and transfer
+// settings, read once per run from the environment as the official clients read them.
+namespace hubcache::hub {
+
+inline constexpr std::string_view k_default_hub_endpoint = "https://huggingface.co";
+
+// HF_ENDPOINT without its trailing '/', else https://huggingface.co.
+std::string hub_endpoint(const util::Environment& env);
+// HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) set to 1/ON/YES/TRUE.
+bool hub_offline(const util::Environment& env);
+// The token the official clients would use: the explicit one, HF_TOKEN,
+// HUGGING_FACE_HUB_TOKEN, the file HF_TOKEN_PATH, else $HF_HOME/token. Values are trimmed
+// and an empty one means "none". An unreadable token file is ignored, as Python does.
+std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token);
+
+// HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+std::filesystem::path hf_home(const util::Environment& env);
+
+struct HubConfig {
+  std::string endpoint{k_default_hub_endpoint};
+  std::optional<std::string> token;
+  bool offline = false;
+  http::RetryPolicy retry;
+  std::size_t workers = 4;                  // transfers in flight
+  std::chrono::seconds stall_timeout{30};   // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
+  std::chrono::milliseconds conflict_base{1000}; // commit re-plan backoff, scaled like `retry`
+
+  static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);
+};
+
+} // namespace hubcache::hub

@@ -1,0 +1,84 @@
+#include "hubcache/hub/config.hpp"
+
+#include "detail.hpp"
+
+#include "hubcache/util/fs.hpp"
+
+#include <algorithm>
+
+namespace hubcache::hub {
+
+using json = nlohmann::json;
+using namespace detail;
+namespace stdfs = std::filesystem;
+
+std::string hub_endpoint(const util::Environment& env)
+{
+  auto endpoint = env.get_non_empty("HF_ENDPOINT").value_or(std::string(k_default_hub_endpoint));
+  while (!endpoint.empty() && endpoint.back() == '/') {
+    endpoint.pop_back();
+  }
+  return endpoint;
+}
+
+bool hub_offline(const util::Environment& env)
+{
+  return env.get_flag("HF_HUB_OFFLINE") || env.get_flag("TRANSFORMERS_OFFLINE");
+}
+
+std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token)
+{
+  if (explicit_token) {
+    if (auto token = clean_token(*explicit_token)) {
+      return token;
+    }
+  }
+  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
+    if (auto value = env.get(name)) {
+      if (auto token = clean_token(*value)) {
+        return token;
+      }
+    }
+  }
+  stdfs::path token_file = hf_home(env) / "token";
+  if (auto path = env.get_non_empty("HF_TOKEN_PATH")) {
+    token_file = util::expand_user(*path, env);
+  }
+  try {
+    if (auto content = util::read_file_if_exists(token_file)) {
+      return clean_token(*content);
+    }
+  } catch (const Error&) {
+    // An unreadable token file means no token, as in huggingface_hub.
+  }
+  return std::nullopt;
+}
+
+HubConfig HubConfig::from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token)
+{
+  HubConfig config;
+  config.endpoint = hub_endpoint(env);
+  config.token = resolve_hub_token(env, explicit_token);
+  config.offline = hub_offline(env);
+  config.retry = http::RetryPolicy::from_environment(env);
+  config.conflict_base = config.retry.base;
+  if (auto timeout = env.get_non_empty("HF_HUB_DOWNLOAD_TIMEOUT")) {
+    if (auto seconds = parse_u64(*timeout)) {
+      config.stall_timeout = std::chrono::seconds(std::max<std::uint64_t>(1, *seconds));
+    }
+  }
+  return config;
+}
+
+std::filesystem::path hf_home(const util::Environment& env)
+{
+  if (auto value = env.get_non_empty("HF_HOME")) {
+    return util::expand_user(*value, env);
+  }
+  if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
+    return util::expand_user(*xdg, env) / "huggingface";
+  }
+  return util::expand_user("~/.cache/huggingface", env);
+}
+
+} // namespace hubcache::hub

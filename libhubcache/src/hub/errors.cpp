@@ -1,0 +1,92 @@
+#include "hubcache/hub/errors.hpp"
+
+#include "detail.hpp"
+
+namespace hubcache::hub {
+
+using json = nlohmann::json;
+using namespace detail;
+
+void throw_hub_error(const http::Response& response, const HubErrorContext& context,
+                     const std::optional<std::string>& token)
+{
+  auto code = response.headers.get("x-error-code").value_or("");
+  auto message = sanitize(server_message(response), token);
+  std::string detail = "HTTP " + std::to_string(response.status);
+  if (!code.empty()) {
+    detail += " " + sanitize(code, token);
+  }
+  if (!message.empty()) {
+    detail += ": " + message;
+  }
+  if (auto request_id = response.request_id()) {
+    detail += " (request id: " + sanitize(*request_id, token) + ")";
+  }
+  const std::string prefix = "cannot " + context.action + ": ";
+  const std::string& repo = context.repo_id;
+  const std::string login_hint = "set HF_TOKEN or run hf auth login";
+  auto not_found_hint = [&] {
+    if (context.token_sent) {
+      return "check the name and that your token can read it, or create it with: neuron-cache create " + repo;
+    }
+    return "if it is private, " + login_hint + "; otherwise create it with: neuron-cache create " + repo;
+  };
+
+  if (code == "RepoNotFound") {
+    throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")",
+                       not_found_hint());
+  }
+  if (code == "RevisionNotFound") {
+    throw RevisionNotFound(prefix + "revision not found in " + repo + " (" + detail + ")",
+                           "check the revision name");
+  }
+  if (code == "EntryNotFound") {
+    throw EntryNotFound(prefix + (context.path.empty() ? std::string("entry") : "'" + context.path + "'")
+                          + " not found in " + repo + " (" + detail + ")",
+                        "check the path; list the repo's files to see what it holds");
+  }
+  if (code == "GatedRepo") {
+    throw AuthError(prefix + repo + " is gated (" + detail + ")", "request access to it on the Hub website");
+  }
+  switch (response.status) {
+  case 401:
+    if (!context.token_sent) {
+      throw AuthError(prefix + "the Hub requires a token (" + detail + ")", login_hint);
+    }
+    if (!repo.empty() && !context.write) {
+      throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible with your token (" + detail
+                           + ")",
+                         not_found_hint());
+    }
+    throw AuthError(prefix + "the Hub rejected your token (" + detail + ")",
+                    "check the token: " + login_hint);
+  case 403:
+    if (context.write) {
+      throw AuthError(prefix + "your token has no write access" + (repo.empty() ? "" : " to " + repo) + " (" + detail
+                        + ")",
+                      context.token_sent ? "use a token with write access: " + login_hint : login_hint);
+    }
+    throw AuthError(prefix + "access denied (" + detail + ")",
+                    context.token_sent ? "use a token that can read " + repo : login_hint);
+  case 404:
+    if (!repo.empty()) {
+      throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")",
+                         not_found_hint());
+    }
+    break;
+  case 409:
+  case 412:
+    throw ConflictError(prefix + "the repo changed meanwhile (" + detail + ")", "re-run the command");
+  case 429:
+    throw RemoteError(prefix + "the Hub is rate limiting this client (" + detail + ")", "wait a few minutes and retry");
+  default:
+    if (response.status >= 500) {
+      throw RemoteError(prefix + "the Hub failed (" + detail + ")", "retry later");
+    }
+    break;
+  }
+  throw RemoteError(prefix + "unexpected answer from the Hub (" + detail + ")",
+                    "retry later; if it persists, check HF_ENDPOINT");
+}
+
+} // namespace hubcache::hub
