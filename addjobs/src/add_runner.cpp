@@ -9,7 +9,7 @@
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
-#include <hubcache/hub/api.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -370,66 +370,13 @@ std::vector<JobResult> Runner::run_all(const std::vector<Job>& jobs, unsigned pa
   return results;
 }
 
-void check_directory_writable(const std::filesystem::path& root, const std::string& repo_name)
-{
-  // Commits write objects, then claim a record in commits/: both must take new files.
-  for (const auto& directory : {root / "objects", root / "commits"}) {
-    auto probe = hubcache::util::unique_temp_path(directory / "write-probe");
-    int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      int error = errno;
-      throw hubcache::IoError("You do not have write access to " + repo_name + ": cannot create files in "
-                                + directory.string() + " (" + std::strerror(error) + ")",
-                              "use a cache repo you can write to ('neuron-cache create DIR') or fix its permissions");
-    }
-    ::close(fd);
-    ::unlink(probe.c_str());
-  }
-}
-
-PreconditionReport check_preconditions(hubcache::storage::Repository& repo, const hubcache::storage::RepoSpec& spec,
-                                       const hubcache::util::Environment& env, const std::optional<std::string>& token)
+PreconditionReport check_preconditions(hubcache::storage::Repository& repo)
 {
   PreconditionReport report;
-  auto name = spec.canonical();
-  if (spec.kind == hubcache::storage::RepoKind::hub) {
-    auto resolved_token = hubcache::hub::resolve_hub_token(env, token);
-    if (!resolved_token) {
-      throw hubcache::AuthError("You need to log in to the Hugging Face Hub to push to " + name,
-                                "set HF_TOKEN, pass --token, or run 'huggingface-cli login'");
-    }
-    if (name == hubcache::storage::k_default_cache_repo) {
-      report.warnings.push_back("No custom cache repo is set: pushing to the public default " + name
-                                + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
-    }
-  }
-  if (!repo.exists()) {
-    throw hubcache::RepoNotFound("cache repo " + name + " does not exist or cannot be read",
-                                 "create it with 'neuron-cache create " + name + "'");
-  }
-  if (spec.kind == hubcache::storage::RepoKind::directory) {
-    check_directory_writable(spec.directory, name);
-  } else {
-    // optimum >= 0.0.24's probe: deleting a branch that cannot exist answers "revision
-    // not found" to writers and 401/403/404 to everyone else, and changes nothing.
-    hubcache::hub::HubApi api(hubcache::hub::HubConfig::from_environment(env, token));
-    hubcache::http::Request request;
-    request.method = "DELETE";
-    request.url = api.api_url(spec.hub_id, "branch/this-branch-does-not-exist-" + random_suffix() + random_suffix());
-    request.headers = api.auth_headers();
-    auto response = api.send(std::move(request));
-    auto code = response.headers.get("X-Error-Code").value_or("");
-    if (response.status == 404 && code == "RevisionNotFound") {
-      return report;
-    }
-    if (response.status == 401 || response.status == 403 || response.status == 404) {
-      throw hubcache::AuthError("You do not have write access to " + name,
-                                "log in with a token that can write to it, or use your own cache repo "
-                                "('neuron-cache create')");
-    }
-    throw hubcache::RemoteError("Cannot determine write access to " + name + " (HTTP "
-                                  + std::to_string(response.status) + ")",
-                                "try again later");
+  repo.check_writable();
+  if (repo.spec() == hubcache::storage::k_default_cache_repo) {
+    report.warnings.push_back("No custom cache repo is set: pushing to the public default " + repo.spec()
+                              + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
   }
   return report;
 }

@@ -171,7 +171,7 @@ int run_add(Invocation& invocation)
 
   // Preconditions, before anything compiles.
   auto repo = open_repository(invocation, resolved.spec);
-  auto report = add::check_preconditions(*repo, resolved.spec, env, invocation.value("token"));
+  auto report = add::check_preconditions(*repo);
   for (const auto& warning : report.warnings) {
     out.warning(warning);
   }

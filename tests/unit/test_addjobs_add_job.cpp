@@ -250,31 +250,15 @@ TEST_CASE("add: manifest runs compile each job in its own root and install resul
   CHECK(std::filesystem::is_empty(*settings.staging_directory));
 }
 
-TEST_CASE("add: directory repos must be writable")
+TEST_CASE("add: preconditions come from the repo: it must exist and take new files")
 {
   test_support::TempDir dir;
   hubcache::storage::DirectoryRepository repo(dir / "repo");
+  CHECK_THROWS_AS(check_preconditions(repo), hubcache::RepoNotFound);
   repo.create({});
-  CHECK_NOTHROW(check_directory_writable(dir / "repo", "file://repo"));
+  CHECK(check_preconditions(repo).warnings.empty());
   // A regular file where commits go: no process, root included, can create files below it.
   std::filesystem::remove_all(dir / "repo/commits");
   hubcache::util::write_file_atomically(dir / "repo/commits", "");
-  CHECK_THROWS_AS(check_directory_writable(dir / "repo", "file://repo"), hubcache::IoError);
-}
-
-TEST_CASE("add: preconditions, each with its own message")
-{
-  test_support::TempDir dir;
-  auto env = hubcache::util::Environment::from_map({{"HF_HOME", (dir / "hf").string()}});
-  auto spec = hubcache::storage::parse_repo_spec((dir / "repo").string());
-  hubcache::storage::DirectoryRepository repo(dir / "repo");
-  // Directory repos need no token, but must exist...
-  CHECK_THROWS_AS(check_preconditions(repo, spec, env, std::nullopt), hubcache::RepoNotFound);
-  repo.create({});
-  auto report = check_preconditions(repo, spec, env, std::nullopt);
-  CHECK(report.warnings.empty());
-  // ...and Hub repos need a token before anything else is tried.
-  auto hub_spec = hubcache::storage::parse_repo_spec("org/cache");
-  CHECK_THROWS_WITH_AS(check_preconditions(repo, hub_spec, env, std::nullopt),
-                       "You need to log in to the Hugging Face Hub to push to org/cache", hubcache::AuthError);
+  CHECK_THROWS_AS(check_preconditions(repo), hubcache::IoError);
 }

@@ -271,6 +271,24 @@ TEST_CASE("hub repository on the test Hub: bad credentials give typed errors wit
   CHECK(missing.find("neuron-cache create alice/missing") != std::string::npos);
 }
 
+TEST_CASE("hub repository on the test Hub: check_writable asks for a token, the repo, then write access")
+{
+  TestHub hub;
+  hub.repo("shared")->create({.is_private = false, .exist_ok = false});
+  auto revision = hub.repo("alice/shared")->revision();
+  CHECK_NOTHROW(hub.repo("alice/shared")->check_writable());
+  auto message = message_of<AuthError>([&] { hub.repo("alice/shared", std::nullopt)->check_writable(); });
+  CHECK(message.find("log in") != std::string::npos);
+  message = message_of<AuthError>([&] { hub.repo("alice/shared", std::string(k_bob))->check_writable(); });
+  CHECK(message.find("write access") != std::string::npos);
+  CHECK(message.find(k_bob) == std::string::npos);
+  message = message_of<AuthError>([&] { hub.repo("alice/shared", std::string(k_carol_read_only))->check_writable(); });
+  CHECK(message.find("write access") != std::string::npos);
+  CHECK_THROWS_AS(hub.repo("alice/missing")->check_writable(), RepoNotFound);
+  // Nothing was changed by the probes.
+  CHECK(hub.repo("alice/shared")->revision() == revision);
+}
+
 TEST_CASE("hub repository on the test Hub: regular, LFS and multipart files in one commit; listing, stat, download")
 {
   TestHub hub;

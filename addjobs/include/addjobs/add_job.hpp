@@ -176,13 +176,8 @@ private:
 struct PreconditionReport {
   std::vector<std::string> warnings;
 };
-// Checked before anything compiles, each failure with its own message: a token for a
-// Hub repo (directory repos need none), the repo exists, and we can write to it. Warns
-// when the repo is the public default.
-PreconditionReport check_preconditions(hubcache::storage::Repository& repo, const hubcache::storage::RepoSpec& spec,
-                                       const hubcache::util::Environment& env, const std::optional<std::string>& token);
-
-// Directory repos: throws IoError unless files can be created where commits write.
-void check_directory_writable(const std::filesystem::path& root, const std::string& repo_name);
+// Checked before anything compiles: the repo exists and we can write to it (for a Hub
+// repo: a token first). Warns when the repo is the public default.
+PreconditionReport check_preconditions(hubcache::storage::Repository& repo);
 
 } // namespace addjobs

@@ -5,6 +5,8 @@
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -80,6 +82,29 @@ http::Response HubApi::call(http::Request request, const HubErrorContext& error_
     throw_hub_error(response, error_context, m_config.token);
   }
   return response;
+}
+
+void HubApi::check_write_access(std::string_view repo_id)
+{
+  std::random_device random;
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
+  http::Request request;
+  request.method = "DELETE";
+  request.url = api_url(repo_id, "branch/this-branch-does-not-exist-" + std::string(suffix));
+  request.headers = auth_headers();
+  auto response = send(std::move(request));
+  auto code = response.headers.get("X-Error-Code").value_or("");
+  if (response.status == 404 && code == "RevisionNotFound") {
+    return;
+  }
+  if (response.status == 401 || response.status == 403 || response.status == 404) {
+    throw AuthError("You do not have write access to " + std::string(repo_id),
+                    "log in with a token that can write to it, or use your own cache repo "
+                    "('neuron-cache create')");
+  }
+  throw_hub_error(response, context("check write access to " + std::string(repo_id), repo_id, true),
+                  m_config.token);
 }
 
 WhoAmI HubApi::whoami()

@@ -476,6 +476,24 @@ std::size_t DirectoryRepository::sweep_stale_temp_files(std::chrono::seconds min
   return removed;
 }
 
+void DirectoryRepository::check_writable()
+{
+  require_repo();
+  // Commits write objects, then claim a record in commits/: both must take new files.
+  for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
+    auto probe = util::unique_temp_path(directory / "write-probe");
+    int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      int error = errno;
+      throw IoError("You do not have write access to " + spec() + ": cannot create files in " + directory.string()
+                      + " (" + std::strerror(error) + ")",
+                    "use a cache repo you can write to ('neuron-cache create DIR') or fix its permissions");
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+}
+
 CommitResult DirectoryRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
 {
   if (request.message.empty()) {

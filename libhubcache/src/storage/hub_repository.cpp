@@ -333,6 +333,20 @@ void HubRepository::download_file(std::string_view path, const stdfs::path& dest
   target.commit();
 }
 
+void HubRepository::check_writable()
+{
+  m_api.require_online();
+  if (!m_api.has_token()) {
+    throw AuthError("You need to log in to the Hugging Face Hub to push to " + m_repo_id,
+                    "set HF_TOKEN or run hf auth login");
+  }
+  if (!exists()) {
+    throw RepoNotFound("cache repo " + m_repo_id + " does not exist or cannot be read",
+                       "create it with 'neuron-cache create " + m_repo_id + "'");
+  }
+  m_api.check_write_access(qualified_id());
+}
+
 CommitResult HubRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
 {
   m_api.require_online();

@@ -81,6 +81,10 @@ public:
                   const std::function<UploadSource(const std::string& oid)>& source_of,
                   const std::function<void(std::uint64_t)>& on_bytes_sent);
 
+  // Whether the token may write to `repo_id`, asked without changing anything: deleting
+  // a branch that cannot exist answers "revision not found" to writers and 401/403/404 to
+  // everyone else (optimum-neuron >= 0.0.24 probes the same way). Throws AuthError.
+  void check_write_access(std::string_view repo_id);
   struct CommitAnswer {
     long status = 0; // 200, or 409/412 when the parent moved on
     std::string commit_oid;

@@ -38,6 +38,7 @@ public:
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}) override;
+  void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 
   const std::filesystem::path& root() const { return m_root; }

@@ -33,6 +33,7 @@ public:
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}) override;
+  void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 
   hub::HubApi& api() { return m_api; }

@@ -92,6 +92,9 @@ public:
   // hash; nothing is left at `destination` on failure.
   virtual void download_file(std::string_view path, const std::filesystem::path& destination,
                              const util::ProgressCallback& progress = {}) = 0;
+  // Throws unless this caller can commit here (RepoNotFound, AuthError, IoError,
+  // RemoteError), changing nothing: lets a long job refuse before it starts.
+  virtual void check_writable() = 0;
   // Applies additions and deletions as one atomic commit.
   virtual CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) = 0;
 };
