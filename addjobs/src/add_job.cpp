@@ -2,7 +2,9 @@
 
 #include "registry/json_text.hpp"
 
+#include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/util/text.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/hub/api.hpp>
 #include <hubcache/storage/repo_spec.hpp>
@@ -125,7 +127,7 @@ Model load_model(const std::string& spec, const hubcache::util::Environment& env
 
 std::vector<std::string> compiler_flags(std::string_view cc_flags)
 {
-  auto words = hubcache::util::split_command_line(cc_flags);
+  auto words = hubcache::compilecache::split_cc_flags(cc_flags);
   std::vector<std::string> flags;
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (words[i] == "--cache_dir" || words[i] == "--log_level") {
@@ -141,7 +143,7 @@ std::vector<std::string> compiler_flags(std::string_view cc_flags)
 
 std::string without_cache_dir(std::string_view cc_flags)
 {
-  auto words = hubcache::util::split_command_line(cc_flags);
+  auto words = hubcache::compilecache::split_cc_flags(cc_flags);
   std::string out;
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (words[i] == "--cache_dir") {

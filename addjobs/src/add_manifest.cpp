@@ -1,5 +1,6 @@
 #include "addjobs/add_manifest.hpp"
 
+#include <hubcache/util/text.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/process.hpp>

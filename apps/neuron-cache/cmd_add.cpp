@@ -2,6 +2,7 @@
 // configuration or for every configuration of a YAML manifest (CI jobs).
 #include "commands.hpp"
 
+#include <hubcache/util/text.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>

@@ -92,6 +92,10 @@ TEST_CASE("add: compiler flags and NEURON_CC_FLAGS without the cache dir")
   CHECK(compiler_flags("").empty());
   CHECK(without_cache_dir("--cache_dir /x -O1 --cache_dir=/y --model-type transformer") == "-O1 --model-type transformer");
   CHECK(without_cache_dir("--cache_dir=/x").empty());
+  // The same splitter as synchronize's cache-root lookup: both refuse what the compiler refuses.
+  CHECK_THROWS_WITH_AS(compiler_flags("--cache_dir='/x -O1"), doctest::Contains("NEURON_CC_FLAGS cannot be read"),
+                       hubcache::InvalidArgument);
+  CHECK_THROWS_AS(without_cache_dir("-O1 \"--x"), hubcache::InvalidArgument);
 }
 
 TEST_CASE("add: the neuron config and configuration matching")

@@ -361,3 +361,16 @@ TEST_CASE("compiler detection reads procfs")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("NEURON_CC_FLAGS: one splitter for every reader, an unterminated quote is an error everywhere")
+{
+  CHECK(cc::split_cc_flags("--cache_dir '/a b' -O1") == std::vector<std::string>{"--cache_dir", "/a b", "-O1"});
+  CHECK(cc::cache_dir_from_cc_flags("--cache_dir \"/a b\"") == "/a b");
+  // The compiler (shlex) refuses these flags; so must the cache-root lookup, instead of
+  // silently reading a cache directory the compiler never uses.
+  CHECK_THROWS_WITH_AS(cc::cache_dir_from_cc_flags("--cache_dir='/tmp/x -O1"),
+                       doctest::Contains("NEURON_CC_FLAGS cannot be read"), InvalidArgument);
+  CHECK_THROWS_AS(cc::split_cc_flags("-O1 \"--model-type=transformer"), InvalidArgument);
+  auto env = Environment::from_map({{"NEURON_CC_FLAGS", "--cache_dir='/tmp/x"}});
+  CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, env), InvalidArgument);
+}

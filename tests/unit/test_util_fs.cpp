@@ -5,10 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 using namespace hubcache;
 using namespace hubcache::util;
 
-TEST_SUITE_BEGIN("hubcache::fs");
+TEST_SUITE_BEGIN("util::fs");
 
 TEST_CASE("AtomicFile publishes only on commit")
 {
@@ -65,6 +67,49 @@ TEST_CASE("read_file_if_exists")
   test_support::TempDir dir;
   CHECK(!util::read_file_if_exists(dir / "missing").has_value());
   CHECK_THROWS_AS(util::read_file(dir / "missing"), IoError);
+}
+
+
+TEST_CASE("reads take regular files only, bounded, and never hang on a FIFO or stream a device")
+{
+  test_support::TempDir dir;
+  util::write_file_atomically(dir / "small", "12345");
+  CHECK(util::read_file(dir / "small") == "12345");
+  CHECK_THROWS_WITH_AS(util::read_file(dir / "small", 4), doctest::Contains("larger than 4 bytes"), IoError);
+  CHECK_FALSE(util::read_file_if_exists(dir / "missing").has_value());
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(util::read_file(dir / "fifo"), doctest::Contains("not a regular file"), IoError);
+  CHECK_THROWS_WITH_AS(util::read_file("/dev/zero"), doctest::Contains("not a regular file"), IoError);
+  CHECK_THROWS_AS(util::read_file(dir.path()), IoError);
+  std::string seen;
+  auto total = util::read_file_chunks(dir / "small", [&](const char* data, std::size_t size) { seen.append(data, size); });
+  CHECK(total == 5);
+  CHECK(seen == "12345");
+  char head[3];
+  CHECK(util::read_up_to(util::open_regular_file(dir / "small"), dir / "small", head, sizeof head) == 3);
+  CHECK(std::string(head, 3) == "123");
+}
+
+TEST_CASE("a temporary file is removed unless kept; a no-replace rename never overwrites")
+{
+  test_support::TempDir dir;
+  std::filesystem::path path;
+  {
+    util::TemporaryFile file(dir / "payload");
+    file.write("data");
+    file.close();
+    path = file.path();
+    CHECK(util::is_temp_name(path.filename().string()));
+    CHECK(std::filesystem::exists(path));
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+  util::write_file_atomically(dir / "a", "a");
+  util::write_file_atomically(dir / "b", "b");
+  CHECK_FALSE(util::rename_no_replace(dir / "a", dir / "b"));
+  CHECK(util::read_file(dir / "b") == "b");
+  CHECK(util::rename_no_replace(dir / "a", dir / "c"));
+  CHECK(util::read_file(dir / "c") == "a");
+  CHECK_THROWS_AS(util::rename_no_replace(dir / "missing", dir / "d"), IoError);
 }
 
 TEST_SUITE_END();

@@ -200,15 +200,3 @@ TEST_CASE("process: several processes can run at once from different threads")
   }
   CHECK(codes == std::vector<int>{0, 1, 2, 3});
 }
-
-TEST_CASE("process: command lines split like a shell and quote back")
-{
-  CHECK(split_command_line("a  b\tc") == std::vector<std::string>{"a", "b", "c"});
-  CHECK(split_command_line("torchrun --nproc 2 'x y' \"a \\\"b\\\"\" c\\ d ''")
-        == std::vector<std::string>{"torchrun", "--nproc", "2", "x y", "a \"b\"", "c d", ""});
-  CHECK_THROWS_AS(split_command_line("echo 'open"), InvalidArgument);
-  CHECK_THROWS_AS(split_command_line("echo \"open"), InvalidArgument);
-  for (std::string arg : {"plain", "with space", "it's", "", "$HOME", "a\"b"}) {
-    CHECK(split_command_line(quote_argument(arg)) == std::vector<std::string>{arg});
-  }
-}

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/text.hpp"
 #include "hubcache/storage/repository.hpp"
 
 #include <algorithm>
@@ -65,50 +66,6 @@ std::string to_string(Generation generation)
 
 namespace {
 
-// Splits like a POSIX shell (quotes and backslashes), which is how the flags reach the wrapper.
-std::vector<std::string> shell_split(std::string_view text)
-{
-  std::vector<std::string> words;
-  std::string current;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\'' ) {
-      in_word = true;
-      auto end = text.find('\'', i + 1);
-      if (end == std::string_view::npos) {
-        end = text.size();
-      }
-      current.append(text.substr(i + 1, end - i - 1));
-      i = end;
-    } else if (c == '"') {
-      in_word = true;
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size() && std::strchr("\"\\$`", text[i + 1]) != nullptr) {
-          ++i;
-        }
-        current.push_back(text[i]);
-      }
-    } else if (c == '\\' && i + 1 < text.size()) {
-      in_word = true;
-      current.push_back(text[++i]);
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) {
-        words.push_back(std::move(current));
-        current.clear();
-        in_word = false;
-      }
-    } else {
-      in_word = true;
-      current.push_back(c);
-    }
-  }
-  if (in_word) {
-    words.push_back(std::move(current));
-  }
-  return words;
-}
-
 stdfs::path root_from_url(const std::string& url, const util::Environment& env)
 {
   if (url.starts_with("s3://")) {
@@ -124,9 +81,19 @@ stdfs::path root_from_url(const std::string& url, const util::Environment& env)
 
 } // namespace
 
+std::vector<std::string> split_cc_flags(std::string_view flags)
+{
+  try {
+    return util::split_command_line(flags);
+  } catch (const InvalidArgument& error) {
+    throw InvalidArgument(std::string("NEURON_CC_FLAGS cannot be read: ") + error.what(),
+                          "fix the quoting in NEURON_CC_FLAGS");
+  }
+}
+
 std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags)
 {
-  auto words = shell_split(flags);
+  auto words = split_cc_flags(flags);
   std::optional<std::string> found;
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (words[i] == "--cache_dir" && i + 1 < words.size()) {

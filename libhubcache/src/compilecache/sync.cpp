@@ -16,9 +16,6 @@
 #include <unistd.h>
 #include <unordered_map>
 
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
 
 namespace hubcache::compilecache {
 
@@ -508,26 +505,6 @@ void rename_checked(const stdfs::path& from, const stdfs::path& to)
   }
 }
 
-// Returns false when the target appeared in the meantime.
-bool rename_directory_no_replace(const stdfs::path& from, const stdfs::path& to)
-{
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
-    return true;
-  }
-  if (errno == EEXIST || errno == ENOTEMPTY) {
-    return false;
-  }
-  if (errno == EINVAL || errno == ENOSYS) {
-    struct stat status {};
-    if (::lstat(to.c_str(), &status) == 0) {
-      return false;
-    }
-    rename_checked(from, to);
-    return true;
-  }
-  throw IoError("cannot move " + to.filename().string() + " into " + to.parent_path().string() + ": " + errno_text());
-}
-
 } // namespace
 
 PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options,
@@ -624,7 +601,7 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
       }
       stdfs::create_directories(target.parent_path());
       if (decision.fresh) {
-        if (!rename_directory_no_replace(stage, target)) {
+        if (!util::rename_no_replace(stage, target)) {
           report.skipped.push_back({entry->path, "appeared-during-pull", "created locally while it was downloaded"});
           continue;
         }

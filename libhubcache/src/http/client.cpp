@@ -1,5 +1,6 @@
 #include "hubcache/http/client.hpp"
 
+#include "hubcache/util/fs.hpp"
 #include "hubcache/util/text.hpp"
 
 #include <curl/curl.h>
@@ -96,7 +97,7 @@ struct Client::Impl {
   std::exception_ptr callback_error;
   const std::string* body_bytes = nullptr;
   std::uint64_t body_position = 0;
-  int body_fd = -1;
+  util::Fd body_fd;
   std::uint64_t body_remaining = 0;
 };
 
@@ -153,13 +154,13 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
     impl.body_position += n;
     return n;
   }
-  if (impl.body_fd >= 0) {
+  if (impl.body_fd) {
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, impl.body_remaining));
     if (want == 0) {
       return 0;
     }
     for (;;) {
-      ssize_t n = ::read(impl.body_fd, buffer, want);
+      ssize_t n = ::read(impl.body_fd.get(), buffer, want);
       if (n < 0 && errno == EINTR) {
         continue;
       }
@@ -172,23 +173,6 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
   }
   return 0;
 }
-
-class FdGuard {
-public:
-  explicit FdGuard(int& fd) : m_fd(fd) {}
-  ~FdGuard()
-  {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-      m_fd = -1;
-    }
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-
-private:
-  int& m_fd;
-};
 
 } // namespace
 
@@ -224,9 +208,13 @@ Response Client::perform(const Request& request, BodySink* sink)
   impl.callback_error = nullptr;
   impl.body_bytes = nullptr;
   impl.body_position = 0;
-  impl.body_fd = -1;
+  impl.body_fd.reset();
   impl.body_remaining = 0;
-  FdGuard fd_guard(impl.body_fd);
+  // The file is closed when the request ends, however it ends.
+  struct CloseBody {
+    util::Fd& fd;
+    ~CloseBody() { fd.reset(); }
+  } close_body{impl.body_fd};
 
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -264,11 +252,8 @@ Response Client::perform(const Request& request, BodySink* sink)
       length = impl.body_bytes->size();
     } else {
       const auto& slice = *request.body_file;
-      impl.body_fd = ::open(slice.path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (impl.body_fd < 0) {
-        throw IoError("cannot read " + slice.path.string() + ": " + std::strerror(errno));
-      }
-      if (slice.offset > 0 && ::lseek(impl.body_fd, static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
+      impl.body_fd = util::open_regular_file(slice.path);
+      if (slice.offset > 0 && ::lseek(impl.body_fd.get(), static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
         throw IoError("cannot seek in " + slice.path.string() + ": " + std::strerror(errno));
       }
       impl.body_remaining = slice.length;

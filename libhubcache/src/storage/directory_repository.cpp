@@ -85,41 +85,31 @@ std::string normalize_prefix(std::string_view prefix)
 void copy_verified(const stdfs::path& source, util::AtomicFile& out, const std::string& expected_sha256,
                    std::uint64_t expected_size, const util::ProgressCallback& progress, const std::string& what)
 {
-  int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw IntegrityError("the content of " + what + " is missing from the repo (" + source.string()
-                           + ": " + std::strerror(errno) + ")",
+  std::optional<util::Fd> fd;
+  try {
+    fd = util::open_regular_file_if_exists(source);
+  } catch (const IoError& error) {
+    throw IntegrityError("the content of " + what + " in the repo cannot be read (" + error.what() + ")",
+                         "the repo is damaged; push the file again");
+  }
+  if (!fd) {
+    throw IntegrityError("the content of " + what + " is missing from the repo (" + source.string() + ")",
                          "the repo is damaged; push the file again");
   }
   util::Hasher hasher(util::HashAlgorithm::sha256);
-  std::vector<char> buffer(1 << 20);
   std::uint64_t done = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      int saved = errno;
-      ::close(fd);
-      throw IoError("cannot read " + source.string() + ": " + std::strerror(saved));
+  util::read_chunks(*fd, source, [&](const char* data, std::size_t n) {
+    hasher.update(data, n);
+    out.write(data, n);
+    done += n;
+    if (done > expected_size) {
+      throw IntegrityError("the content of " + what + " in the repo is larger than its recorded size",
+                           "the repo is damaged; push the file again");
     }
-    if (n == 0) {
-      break;
-    }
-    hasher.update(buffer.data(), static_cast<std::size_t>(n));
-    try {
-      out.write(buffer.data(), static_cast<std::size_t>(n));
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    done += static_cast<std::uint64_t>(n);
     if (progress) {
       progress(done, expected_size);
     }
-  }
-  ::close(fd);
+  });
   if (done != expected_size || hasher.hex_digest() != expected_sha256) {
     throw IntegrityError("the content of " + what + " in the repo does not match its recorded size and sha256",
                          "the repo is damaged; push the file again");
@@ -406,34 +396,10 @@ DirectoryRepository::ManifestEntry DirectoryRepository::store_object(const FileS
     size = bytes->size();
   } else {
     const auto& file = std::get<stdfs::path>(source.content);
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      throw IoError("cannot read " + file.string() + ": " + std::strerror(errno));
-    }
-    std::vector<char> buffer(1 << 20);
-    for (;;) {
-      ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        int saved = errno;
-        ::close(fd);
-        throw IoError("cannot read " + file.string() + ": " + std::strerror(saved));
-      }
-      if (n == 0) {
-        break;
-      }
-      hasher.update(buffer.data(), static_cast<std::size_t>(n));
-      try {
-        staged.write(buffer.data(), static_cast<std::size_t>(n));
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      size += static_cast<std::uint64_t>(n);
-    }
-    ::close(fd);
+    size = util::read_file_chunks(file, [&](const char* data, std::size_t n) {
+      hasher.update(data, n);
+      staged.write(data, n);
+    });
   }
   ManifestEntry entry{hasher.hex_digest(), size};
   auto target = object_path(entry.sha256);
@@ -481,16 +447,13 @@ void DirectoryRepository::check_writable()
   require_repo();
   // Commits write objects, then claim a record in commits/: both must take new files.
   for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
-    auto probe = util::unique_temp_path(directory / "write-probe");
-    int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      int error = errno;
+    try {
+      util::TemporaryFile probe(directory / "write-probe");
+    } catch (const IoError& error) {
       throw IoError("You do not have write access to " + spec() + ": cannot create files in " + directory.string()
-                      + " (" + std::strerror(error) + ")",
+                      + " (" + error.what() + ")",
                     "use a cache repo you can write to ('neuron-cache create DIR') or fix its permissions");
     }
-    ::close(fd);
-    ::unlink(probe.c_str());
   }
 }
 

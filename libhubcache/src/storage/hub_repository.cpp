@@ -95,14 +95,8 @@ LocalFile describe_addition(const Addition& addition)
   local.size = digests.size;
   local.sha256 = std::move(digests.sha256);
   local.git_blob_sha1 = std::move(digests.git_blob_sha1);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-  }
   local.sample.resize(hub::k_preupload_sample_size);
-  ssize_t n = ::read(fd, local.sample.data(), local.sample.size());
-  ::close(fd);
-  local.sample.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  local.sample.resize(util::read_up_to(util::open_regular_file(path), path, local.sample.data(), local.sample.size()));
   return local;
 }
 
@@ -110,36 +104,9 @@ LocalFile describe_addition(const Addition& addition)
 // sit in memory together; removed when done.
 class CommitPayload {
 public:
-  CommitPayload() : m_path(util::unique_temp_path(stdfs::temp_directory_path() / "neuron-cache-commit.ndjson"))
-  {
-    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (m_fd < 0) {
-      throw IoError("cannot create " + m_path.string() + ": " + std::strerror(errno));
-    }
-  }
-  ~CommitPayload()
-  {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    ::unlink(m_path.c_str());
-  }
-  CommitPayload(const CommitPayload&) = delete;
-  CommitPayload& operator=(const CommitPayload&) = delete;
+  CommitPayload() : m_file(stdfs::temp_directory_path() / "neuron-cache-commit.ndjson") {}
 
-  void append(std::string_view data)
-  {
-    while (!data.empty()) {
-      ssize_t n = ::write(m_fd, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        throw IoError("cannot write " + m_path.string() + ": " + std::strerror(errno));
-      }
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
+  void append(std::string_view data) { m_file.write(data); }
 
   void append_regular_file(const std::string& path_in_repo, const FileSource& source)
   {
@@ -147,51 +114,23 @@ public:
     if (const auto* bytes = std::get_if<std::string>(&source.content)) {
       append(hub::base64_encode(*bytes));
     } else {
+      // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
       const auto& file = std::get<stdfs::path>(source.content);
-      int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        throw IoError("cannot read " + file.string() + ": " + std::strerror(errno));
-      }
-      // Chunks of a multiple of 3 bytes encode without padding in the middle.
-      std::string buffer(3 * 65536, '\0');
-      std::size_t filled = 0;
-      for (;;) {
-        ssize_t n = ::read(fd, buffer.data() + filled, buffer.size() - filled);
-        if (n < 0 && errno == EINTR) {
-          continue;
-        }
-        if (n < 0) {
-          int saved = errno;
-          ::close(fd);
-          throw IoError("cannot read " + file.string() + ": " + std::strerror(saved));
-        }
-        filled += static_cast<std::size_t>(n);
-        if (n == 0 || filled == buffer.size()) {
-          append(hub::base64_encode(std::string_view(buffer.data(), filled)));
-          filled = 0;
-        }
-        if (n == 0) {
-          break;
-        }
-      }
-      ::close(fd);
+      util::read_chunks(util::open_regular_file(file), file, [&](const char* data, std::size_t size) {
+        append(hub::base64_encode(std::string_view(data, size)));
+      }, 3 * 65536);
     }
     append(hub::k_commit_file_line_suffix);
   }
 
   const stdfs::path& finish()
   {
-    if (::close(m_fd) != 0) {
-      m_fd = -1;
-      throw IoError("cannot write " + m_path.string() + ": " + std::strerror(errno));
-    }
-    m_fd = -1;
-    return m_path;
+    m_file.close(false);
+    return m_file.path();
   }
 
 private:
-  stdfs::path m_path;
-  int m_fd = -1;
+  util::TemporaryFile m_file;
 };
 
 } // namespace

@@ -66,73 +66,72 @@ stdfs::path unique_temp_path(const stdfs::path& target)
          / (name + std::string(k_temp_infix) + host + "." + std::to_string(::getpid()) + "." + random_suffix());
 }
 
-AtomicFile::AtomicFile(stdfs::path target) : m_target(std::move(target))
+TemporaryFile::TemporaryFile(const stdfs::path& target, int mode)
 {
-  for (int attempt = 0; attempt < 8 && m_fd < 0; ++attempt) {
-    m_temp = unique_temp_path(m_target);
-    m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (m_fd < 0 && errno != EEXIST) {
-      throw IoError("cannot create " + m_temp.string() + ": " + errno_text(errno));
+  for (int attempt = 0; attempt < 8 && !m_fd; ++attempt) {
+    m_path = unique_temp_path(target);
+    m_fd.reset(::open(m_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+    if (!m_fd && errno != EEXIST) {
+      throw IoError("cannot create " + m_path.string() + ": " + errno_text(errno));
     }
   }
-  if (m_fd < 0) {
-    throw IoError("cannot create a unique temp file next to " + m_target.string());
+  if (!m_fd) {
+    throw IoError("cannot create a unique temp file next to " + target.string());
   }
 }
 
-AtomicFile::~AtomicFile()
+TemporaryFile::~TemporaryFile()
 {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-  }
-  if (!m_done) {
-    ::unlink(m_temp.c_str());
+  m_fd.reset();
+  if (!m_keep) {
+    ::unlink(m_path.c_str());
   }
 }
 
-void AtomicFile::write(std::string_view data) { write(data.data(), data.size()); }
-
-void AtomicFile::write(const void* data, std::size_t size)
+void TemporaryFile::write(const void* data, std::size_t size)
 {
   const char* cursor = static_cast<const char*>(data);
   while (size > 0) {
-    ssize_t n = ::write(m_fd, cursor, size);
+    ssize_t n = ::write(m_fd.get(), cursor, size);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      throw IoError("cannot write " + m_target.string() + ": " + errno_text(errno));
+      throw IoError("cannot write " + m_path.string() + ": " + errno_text(errno));
     }
     cursor += n;
     size -= static_cast<std::size_t>(n);
   }
 }
 
-void AtomicFile::close_checked()
+void TemporaryFile::close(bool durable)
 {
-  if (::fsync(m_fd) != 0 && errno != EINVAL) {
-    throw IoError("cannot flush " + m_target.string() + ": " + errno_text(errno));
+  if (!m_fd) {
+    return;
   }
-  int fd = m_fd;
-  m_fd = -1;
-  if (::close(fd) != 0) {
-    throw IoError("cannot close " + m_target.string() + ": " + errno_text(errno));
+  if (durable && ::fsync(m_fd.get()) != 0 && errno != EINVAL) {
+    throw IoError("cannot flush " + m_path.string() + ": " + errno_text(errno));
+  }
+  if (int error = m_fd.close_checked(); error != 0) {
+    throw IoError("cannot close " + m_path.string() + ": " + errno_text(error));
   }
 }
 
+AtomicFile::AtomicFile(stdfs::path target) : m_target(std::move(target)), m_temp(m_target, 0644) {}
+
 void AtomicFile::commit()
 {
-  close_checked();
-  if (::rename(m_temp.c_str(), m_target.c_str()) != 0) {
-    throw IoError("cannot rename " + m_temp.string() + " to " + m_target.string() + ": " + errno_text(errno));
+  m_temp.close();
+  if (::rename(m_temp.path().c_str(), m_target.c_str()) != 0) {
+    throw IoError("cannot rename " + m_temp.path().string() + " to " + m_target.string() + ": " + errno_text(errno));
   }
-  m_done = true;
+  m_temp.keep();
 }
 
 const stdfs::path& AtomicFile::finish_without_rename()
 {
-  close_checked();
-  return m_temp;
+  m_temp.close();
+  return m_temp.path();
 }
 
 void write_file_atomically(const stdfs::path& target, std::string_view content)
@@ -142,39 +141,99 @@ void write_file_atomically(const stdfs::path& target, std::string_view content)
   file.commit();
 }
 
-std::optional<std::string> read_file_if_exists(const stdfs::path& path)
+std::optional<Fd> open_regular_file_if_exists(const stdfs::path& path)
 {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; cleared again for regular files.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
     if (errno == ENOENT || errno == ENOTDIR) {
       return std::nullopt;
     }
     throw IoError("cannot read " + path.string() + ": " + errno_text(errno));
   }
-  std::string content;
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) {
+    throw IoError("cannot read " + path.string() + ": " + errno_text(errno));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    throw IoError("cannot read " + path.string() + ": not a regular file");
+  }
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags >= 0) {
+    ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  }
+  return fd;
+}
+
+Fd open_regular_file(const stdfs::path& path)
+{
+  auto fd = open_regular_file_if_exists(path);
+  if (!fd) {
+    throw IoError("cannot read " + path.string() + ": " + errno_text(ENOENT));
+  }
+  return std::move(*fd);
+}
+
+std::size_t read_up_to(const Fd& fd, const stdfs::path& what, char* buffer, std::size_t size)
+{
+  std::size_t filled = 0;
+  while (filled < size) {
+    ssize_t n = ::read(fd.get(), buffer + filled, size - filled);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      int saved = errno;
-      ::close(fd);
-      throw IoError("cannot read " + path.string() + ": " + errno_text(saved));
+      throw IoError("cannot read " + what.string() + ": " + errno_text(errno));
     }
     if (n == 0) {
       break;
     }
-    content.append(buffer, static_cast<std::size_t>(n));
+    filled += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  return filled;
+}
+
+std::uint64_t read_chunks(const Fd& fd, const stdfs::path& what, const ChunkConsumer& consume, std::size_t chunk_size)
+{
+  std::vector<char> buffer(chunk_size);
+  std::uint64_t total = 0;
+  for (;;) {
+    auto n = read_up_to(fd, what, buffer.data(), buffer.size());
+    if (n == 0) {
+      return total;
+    }
+    consume(buffer.data(), n);
+    total += n;
+    if (n < buffer.size()) {
+      return total;
+    }
+  }
+}
+
+std::uint64_t read_file_chunks(const stdfs::path& path, const ChunkConsumer& consume)
+{
+  return read_chunks(open_regular_file(path), path, consume);
+}
+
+std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uint64_t max_size)
+{
+  auto fd = open_regular_file_if_exists(path);
+  if (!fd) {
+    return std::nullopt;
+  }
+  std::string content;
+  read_chunks(*fd, path, [&](const char* data, std::size_t size) {
+    if (content.size() + size > max_size) {
+      throw IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
+    }
+    content.append(data, size);
+  }, 65536);
   return content;
 }
 
-std::string read_file(const stdfs::path& path)
+std::string read_file(const stdfs::path& path, std::uint64_t max_size)
 {
-  auto content = read_file_if_exists(path);
+  auto content = read_file_if_exists(path, max_size);
   if (!content) {
     throw IoError("cannot read " + path.string() + ": " + errno_text(ENOENT));
   }
@@ -183,41 +242,40 @@ std::string read_file(const stdfs::path& path)
 
 void copy_file_atomically(const stdfs::path& source, const stdfs::path& target)
 {
-  int in = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) {
-    throw IoError("cannot read " + source.string() + ": " + errno_text(errno));
-  }
-  try {
-    AtomicFile out(target);
-    std::vector<char> buffer(1 << 20);
-    for (;;) {
-      ssize_t n = ::read(in, buffer.data(), buffer.size());
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        throw IoError("cannot read " + source.string() + ": " + errno_text(errno));
-      }
-      if (n == 0) {
-        break;
-      }
-      out.write(buffer.data(), static_cast<std::size_t>(n));
-    }
-    out.commit();
-  } catch (...) {
-    ::close(in);
-    throw;
-  }
-  ::close(in);
+  auto in = open_regular_file(source);
+  AtomicFile out(target);
+  read_chunks(in, source, [&](const char* data, std::size_t size) { out.write(data, size); });
+  out.commit();
 }
 
 void sync_directory(const stdfs::path& directory)
 {
-  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
+  Fd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) {
+    ::fsync(fd.get());
   }
+}
+
+bool rename_no_replace(const stdfs::path& from, const stdfs::path& to)
+{
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+    return true;
+  }
+  if (errno == EEXIST || errno == ENOTEMPTY) {
+    return false;
+  }
+  if (errno == EINVAL || errno == ENOSYS) {
+    // No RENAME_NOREPLACE on this filesystem: check, then rename (a narrow race, the best
+    // such a filesystem allows).
+    struct stat status {};
+    if (::lstat(to.c_str(), &status) == 0) {
+      return false;
+    }
+    if (::rename(from.c_str(), to.c_str()) == 0) {
+      return true;
+    }
+  }
+  throw IoError("cannot rename " + from.string() + " to " + to.string() + ": " + errno_text(errno));
 }
 
 bool create_exclusive_from(const stdfs::path& existing, const stdfs::path& link_path)
@@ -236,13 +294,7 @@ bool create_exclusive_from(const stdfs::path& existing, const stdfs::path& link_
     return false;
   }
   if (error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == EMLINK) {
-    if (::renameat2(AT_FDCWD, existing.c_str(), AT_FDCWD, link_path.c_str(), RENAME_NOREPLACE) == 0) {
-      return true;
-    }
-    if (errno == EEXIST) {
-      return false;
-    }
-    error = errno;
+    return rename_no_replace(existing, link_path);
   }
   throw IoError("cannot create " + link_path.string() + ": " + errno_text(error));
 }

@@ -1,6 +1,7 @@
 #include "hubcache/util/hash.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
 
 #include <openssl/evp.h>
 
@@ -34,36 +35,6 @@ std::string to_hex(const unsigned char* bytes, unsigned length)
     out[2 * i + 1] = digits[bytes[i] & 0xf];
   }
   return out;
-}
-
-// Reads a whole file in large chunks, handing each chunk to `consume`.
-template <typename Consumer>
-std::uint64_t read_file_chunks(const std::filesystem::path& path, Consumer&& consume)
-{
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-  }
-  std::vector<char> buffer(1 << 20);
-  std::uint64_t total = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      int saved = errno;
-      ::close(fd);
-      throw IoError("cannot read " + path.string() + ": " + std::strerror(saved));
-    }
-    if (n == 0) {
-      break;
-    }
-    consume(buffer.data(), static_cast<std::size_t>(n));
-    total += static_cast<std::uint64_t>(n);
-  }
-  ::close(fd);
-  return total;
 }
 
 } // namespace

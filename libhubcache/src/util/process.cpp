@@ -1,6 +1,7 @@
 #include "hubcache/util/process.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -40,35 +41,6 @@ constexpr int k_interrupt_signals[] = {SIGINT, SIGTERM, SIGHUP};
 std::mutex g_scope_mutex;
 int g_scope_depth = 0;
 struct sigaction g_previous_actions[3];
-
-// Owns a file descriptor.
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept
-  {
-    if (this != &other) {
-      reset(other.release());
-    }
-    return *this;
-  }
-  int get() const { return m_fd; }
-  int release() { return std::exchange(m_fd, -1); }
-  void reset(int fd = -1)
-  {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = fd;
-  }
-  explicit operator bool() const { return m_fd >= 0; }
-
-private:
-  int m_fd = -1;
-};
 
 std::pair<Fd, Fd> make_pipe()
 {
@@ -131,16 +103,14 @@ stdfs::path find_program(const std::string& name, const std::map<std::string, st
 std::string read_proc_file(const stdfs::path& path)
 {
   std::string text;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return text;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd) {
+    try {
+      read_chunks(fd, path, [&](const char* data, std::size_t size) { text.append(data, size); }, 4096);
+    } catch (const IoError&) {
+      // The process went away while we read: what we have is all there is.
+    }
   }
-  char buffer[1024];
-  ssize_t got = 0;
-  while ((got = ::read(fd, buffer, sizeof buffer)) > 0) {
-    text.append(buffer, static_cast<std::size_t>(got));
-  }
-  ::close(fd);
   return text;
 }
 
@@ -502,76 +472,5 @@ int interrupt_signal() noexcept { return g_interrupt_signal.load(); }
 void request_interrupt(int signal) noexcept { record_interrupt(signal); }
 
 void reset_interrupt() noexcept { g_interrupt_signal.store(0); }
-
-std::vector<std::string> split_command_line(std::string_view text)
-{
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) {
-        words.push_back(std::move(word));
-        word.clear();
-        in_word = false;
-      }
-      continue;
-    }
-    in_word = true;
-    if (c == '\\') {
-      if (i + 1 < text.size()) {
-        if (text[i + 1] != '\n') {
-          word += text[i + 1];
-        }
-        ++i;
-      }
-    } else if (c == '\'') {
-      auto end = text.find('\'', i + 1);
-      if (end == std::string_view::npos) {
-        throw InvalidArgument("unterminated single quote in command: " + std::string(text));
-      }
-      word.append(text.substr(i + 1, end - i - 1));
-      i = end;
-    } else if (c == '"') {
-      ++i;
-      for (; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size() && std::string_view("\"\\$`\n").find(text[i + 1]) != std::string_view::npos) {
-          ++i;
-          if (text[i] == '\n') {
-            continue;
-          }
-        }
-        word += text[i];
-      }
-      if (i >= text.size()) {
-        throw InvalidArgument("unterminated double quote in command: " + std::string(text));
-      }
-    } else {
-      word += c;
-    }
-  }
-  if (in_word) {
-    words.push_back(std::move(word));
-  }
-  return words;
-}
-
-std::string quote_argument(std::string_view argument)
-{
-  constexpr std::string_view safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_";
-  if (!argument.empty() && argument.find_first_not_of(safe) == std::string_view::npos) {
-    return std::string(argument);
-  }
-  std::string quoted = "'";
-  for (char c : argument) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
 
 } // namespace hubcache::util

@@ -30,6 +30,10 @@ struct CacheRoot {
   RootSource source = RootSource::default_path;
 };
 
+// NEURON_CC_FLAGS split into words as neuronx-cc splits them (shlex); every reader of the
+// flags uses this one splitter. InvalidArgument on an unterminated quote.
+std::vector<std::string> split_cc_flags(std::string_view flags);
+
 // The value of `--cache_dir=X` or `--cache_dir X` in a NEURON_CC_FLAGS string (shell
 // quoting understood); the last one wins, as with any repeated compiler flag.
 std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags);

@@ -1,6 +1,10 @@
 #pragma once
 
+#include "hubcache/util/fd.hpp"
+
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,42 +23,85 @@ bool is_temp_name(std::string_view file_name);
 // `<target name>.tmp.nc.<host>.<pid>.<random>`.
 stdfs::path unique_temp_path(const stdfs::path& target);
 
+// A new file under a unique name next to `target` (see unique_temp_path), removed on
+// destruction unless keep() was called: scratch files such as a request payload.
+class TemporaryFile {
+public:
+  explicit TemporaryFile(const stdfs::path& target, int mode = 0600);
+  ~TemporaryFile();
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  void write(std::string_view data) { write(data.data(), data.size()); }
+  void write(const void* data, std::size_t size);
+  // fsyncs (when `durable`) and closes, reporting errors that only show up there.
+  void close(bool durable = true);
+  // The file stays on disk after destruction (it was renamed or linked elsewhere).
+  void keep() { m_keep = true; }
+  const stdfs::path& path() const { return m_path; }
+
+private:
+  stdfs::path m_path;
+  Fd m_fd;
+  bool m_keep = false;
+};
+
 // Writes a file under a unique temp name in the target directory and renames it into
 // place on commit(). Without commit() the destructor removes the temp file, so a
 // failed or interrupted write never publishes anything.
 class AtomicFile {
 public:
   explicit AtomicFile(stdfs::path target);
-  ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  void write(std::string_view data);
-  void write(const void* data, std::size_t size);
+  void write(std::string_view data) { m_temp.write(data); }
+  void write(const void* data, std::size_t size) { m_temp.write(data, size); }
   // fsyncs, then renames over the target.
   void commit();
-  // fsyncs and closes, leaving the temp file for the caller (e.g. to link(2) it).
+  // fsyncs and closes, leaving the temp file for the caller (e.g. to link(2) it); it is
+  // still removed on destruction.
   const stdfs::path& finish_without_rename();
-  const stdfs::path& temp_path() const { return m_temp; }
+  const stdfs::path& temp_path() const { return m_temp.path(); }
   const stdfs::path& target() const { return m_target; }
 
 private:
-  void close_checked();
-
   stdfs::path m_target;
-  stdfs::path m_temp;
-  int m_fd = -1;
-  bool m_done = false;
+  TemporaryFile m_temp;
 };
 
+// What is read whole from outside (config, token, registry and JSON files) is bounded.
+inline constexpr std::uint64_t k_default_read_limit = std::uint64_t{64} << 20;
+
+// Opens a regular file for reading. Anything else (FIFO, device, socket, directory) is an
+// IoError, so a hostile path can neither hang a reader nor stream forever.
+Fd open_regular_file(const stdfs::path& path);
+// nullopt when the file does not exist.
+std::optional<Fd> open_regular_file_if_exists(const stdfs::path& path);
+
+using ChunkConsumer = std::function<void(const char* data, std::size_t size)>;
+// Reads `fd` to its end in chunks (EINTR-safe), handing each to `consume`; returns the
+// byte count. `what` names the file in errors.
+std::uint64_t read_chunks(const Fd& fd, const stdfs::path& what, const ChunkConsumer& consume,
+                          std::size_t chunk_size = std::size_t{1} << 20);
+std::uint64_t read_file_chunks(const stdfs::path& path, const ChunkConsumer& consume);
+// Reads up to `size` bytes; fewer only at the end of the file.
+std::size_t read_up_to(const Fd& fd, const stdfs::path& what, char* buffer, std::size_t size);
+
 void write_file_atomically(const stdfs::path& target, std::string_view content);
-std::string read_file(const stdfs::path& path);
+// The whole of a regular file of at most `max_size` bytes; IoError otherwise.
+std::string read_file(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
 // nullopt when the file does not exist; throws IoError on any other failure.
-std::optional<std::string> read_file_if_exists(const stdfs::path& path);
+std::optional<std::string> read_file_if_exists(const stdfs::path& path,
+                                               std::uint64_t max_size = k_default_read_limit);
 // Copies `source` to `target` through a temp file + rename.
 void copy_file_atomically(const stdfs::path& source, const stdfs::path& target);
 // fsync a directory so a rename inside it is durable.
 void sync_directory(const stdfs::path& directory);
+
+// rename(2) that fails (false) instead of replacing an existing `to`: renameat2 with
+// RENAME_NOREPLACE, which Linux supports on local filesystems and NFS.
+bool rename_no_replace(const stdfs::path& from, const stdfs::path& to);
 
 // Creates `link_path` pointing at the existing `existing` file atomically, failing (false)
 // if link_path already exists. Uses link(2), which is atomic on NFS too, and falls back

@@ -78,10 +78,4 @@ int interrupt_signal() noexcept;
 void request_interrupt(int signal) noexcept;
 void reset_interrupt() noexcept;
 
-// Splits a command line the way a POSIX shell splits words (quotes, backslashes), with
-// no expansion. Throws InvalidArgument on an unterminated quote.
-std::vector<std::string> split_command_line(std::string_view text);
-// Quotes an argument for display so that split_command_line gives it back.
-std::string quote_argument(std::string_view argument);
-
 } // namespace hubcache::util
