@@ -60,9 +60,69 @@ std::size_t commit_count(const Fixture& fixture)
     std::distance(stdfs::directory_iterator(fixture.dir / "repo" / "commits"), stdfs::directory_iterator()));
 }
 
+// Forwards to a repo and counts listings, to show what push does not do.
+class CountingRepository final : public Repository {
+public:
+  explicit CountingRepository(Repository& inner) : m_inner(inner) {}
+  std::size_t listings = 0;
+
+  std::string spec() const override { return m_inner.spec(); }
+  std::string describe() const override { return m_inner.describe(); }
+  bool exists() override { return m_inner.exists(); }
+  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
+  std::optional<std::string> revision() override { return m_inner.revision(); }
+  std::vector<RepoFile> list_files(std::string_view prefix) override
+  {
+    ++listings;
+    return m_inner.list_files(prefix);
+  }
+  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
+  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
+  void download_file(std::string_view path, const stdfs::path& destination,
+                     const util::ProgressCallback& progress) override
+  {
+    m_inner.download_file(path, destination, progress);
+  }
+  void check_writable() override { m_inner.check_writable(); }
+  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress) override
+  {
+    return m_inner.commit(request, progress);
+  }
+
+private:
+  Repository& m_inner;
+};
+
 } // namespace
 
 TEST_SUITE_BEGIN("sync");
+
+TEST_CASE("push: digests travel with the additions and come back from the commit; no second listing")
+{
+  Fixture fixture;
+  make_entry(fixture.root, "1", "a neff of some size");
+  CountingRepository counting(fixture.repo);
+  cc::DigestCache digests(fixture.dir / "digests.tsv");
+  auto scan = cc::scan(fixture.root);
+  auto plan = cc::plan_push(scan, cc::list_remote_for(counting, scan), digests);
+  auto listings_before = counting.listings;
+  auto result = cc::push(counting, plan, digests);
+  CHECK(result.committed);
+  CHECK(counting.listings == listings_before);
+  // What the commit reported is now known locally, with the repo's own sha256.
+  for (const auto& upload : plan.uploads) {
+    auto known = digests.known(upload.path, upload.stamp);
+    REQUIRE(known.has_value());
+    CHECK(known->sha256 == digest_file(upload.source).sha256);
+  }
+  // The commit result describes every addition.
+  CommitRequest request{"again", "", {{"x/y.txt", FileSource::from_bytes("hello")}}, {}, std::nullopt};
+  auto again = fixture.repo.commit(request);
+  REQUIRE(again.files.size() == 1);
+  CHECK(again.files[0].path == "x/y.txt");
+  CHECK(again.files[0].size == 5);
+  CHECK(again.files[0].sha256 == hex_digest(HashAlgorithm::sha256, "hello"));
+}
 
 TEST_CASE("push plan: only publishable entries, only what the repo lacks or holds differently")
 {

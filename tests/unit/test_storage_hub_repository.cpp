@@ -289,6 +289,33 @@ TEST_CASE("hub repository on the test Hub: check_writable asks for a token, the 
   CHECK(hub.repo("alice/shared")->revision() == revision);
 }
 
+TEST_CASE("hub repository on the test Hub: known digests are used as given and every addition comes back with its digests")
+{
+  TestHub hub;
+  auto repo = hub.repo("digests");
+  repo->create({});
+  test_support::TempDir dir;
+  std::string big(300, 'x'); // above the test Hub's 64-byte LFS threshold
+  util::write_file_atomically(dir / "big.bin", big);
+  util::write_file_atomically(dir / "small.txt", "small");
+  auto known = digest_file(dir / "big.bin", 512);
+  CommitRequest request{"digests", "",
+                        {{"a/big.bin", FileSource::from_file(dir / "big.bin"), known},
+                         {"a/small.txt", FileSource::from_file(dir / "small.txt")}},
+                        {}, std::nullopt};
+  auto result = repo->commit(request);
+  REQUIRE(result.files.size() == 2);
+  CHECK(result.files[0].sha256 == known.sha256);
+  CHECK(result.files[0].git_blob_sha1 == known.git_blob_sha1);
+  CHECK(result.files[1].sha256 == hex_digest(HashAlgorithm::sha256, "small"));
+  CHECK(result.files[1].git_blob_sha1 == git_blob_sha1("small"));
+  CHECK(repo->read_file("a/big.bin") == big);
+  // A no-op commit still reports the digests.
+  auto again = repo->commit(request);
+  CHECK_FALSE(again.created);
+  CHECK(again.files.size() == 2);
+}
+
 TEST_CASE("hub repository on the test Hub: regular, LFS and multipart files in one commit; listing, stat, download")
 {
   TestHub hub;

@@ -251,31 +251,32 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
   request.additions.reserve(plan.uploads.size());
-  std::set<std::string> versions;
   for (const auto& upload : plan.uploads) {
-    request.additions.push_back({upload.path, storage::FileSource::from_file(upload.source)});
-    versions.insert(upload.path.substr(0, upload.path.find('/')));
+    request.additions.push_back(
+      {upload.path, storage::FileSource::from_file(upload.source), digests.known(upload.path, upload.stamp)});
   }
   auto commit = repo.commit(request, progress);
   result.committed = commit.created;
   result.revision = commit.revision;
 
-  // The repo now describes what was uploaded; learn its digests for unchanged files.
-  std::unordered_map<std::string, storage::RepoFile> remote;
-  for (const auto& version : versions) {
-    for (auto& file : repo.list_files(version)) {
-      auto path = file.path;
-      remote.emplace(std::move(path), std::move(file));
-    }
+  // The commit reports the digests of what it holds now: remember them for files that did
+  // not change meanwhile, so the next push hashes nothing and lists nothing twice.
+  std::unordered_map<std::string_view, const storage::RepoFile*> committed;
+  for (const auto& file : commit.files) {
+    committed.emplace(file.path, &file);
   }
   for (const auto& upload : plan.uploads) {
-    auto it = remote.find(upload.path);
-    if (it == remote.end() || it->second.size != upload.stamp.size) {
+    auto it = committed.find(upload.path);
+    if (it == committed.end() || it->second->size != upload.stamp.size || it->second->sha256.empty()) {
       continue;
     }
     try {
       if (stamp_of(upload.source) == upload.stamp) {
-        digests.remember(upload.path, upload.stamp, {upload.stamp.size, it->second.sha256, it->second.git_blob_sha1});
+        auto known = digests.known(upload.path, upload.stamp);
+        auto git_blob_sha1 = !it->second->git_blob_sha1.empty() ? it->second->git_blob_sha1
+                             : known && known->sha256 == it->second->sha256 ? known->git_blob_sha1
+                                                                            : std::string();
+        digests.remember(upload.path, upload.stamp, {upload.stamp.size, it->second->sha256, git_blob_sha1});
       }
     } catch (const Error&) {
     }

@@ -483,8 +483,14 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
   }
   std::uint64_t done = 0;
+  std::vector<RepoFile> files;
+  files.reserve(request.additions.size());
   for (const auto& addition : request.additions) {
     added.emplace_back(addition.path_in_repo, store_object(addition.source));
+    const auto& stored = added.back().second;
+    files.push_back({addition.path_in_repo, stored.size, stored.sha256,
+                     addition.digests && addition.digests->sha256 == stored.sha256 ? addition.digests->git_blob_sha1
+                                                                                 : std::string()});
     done += added.back().second.size;
     if (progress) {
       progress(done, total);
@@ -521,7 +527,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
       }
     }
     if (changed == 0 && deleted == 0) {
-      return CommitResult{head.id, false, 0, 0};
+      return CommitResult{head.id, false, 0, 0, files};
     }
     auto manifest_sha = store_manifest(next);
     auto sequence = head.sequence + 1;
@@ -553,7 +559,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
       if (sequence % 32 == 0) {
         sweep_stale_temp_files();
       }
-      return CommitResult{id, true, changed, deleted};
+      return CommitResult{id, true, changed, deleted, files};
     }
     // Someone else published this sequence: re-plan on top of theirs.
     std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (1000 * (1 + std::min(attempt, 20)))));

@@ -91,13 +91,35 @@ LocalFile describe_addition(const Addition& addition)
     return local;
   }
   const auto& path = std::get<stdfs::path>(addition.source.content);
-  auto digests = util::digest_file(path);
+  const auto& known = addition.digests;
+  if (known && !known->sha256.empty() && !known->git_blob_sha1.empty()) {
+    local.size = known->size;
+    local.sha256 = known->sha256;
+    local.git_blob_sha1 = known->git_blob_sha1;
+    local.sample = known->head;
+    if (local.sample.size() < std::min<std::uint64_t>(local.size, hub::k_preupload_sample_size)) {
+      local.sample.resize(hub::k_preupload_sample_size);
+      local.sample.resize(
+        util::read_up_to(util::open_regular_file(path), path, local.sample.data(), local.sample.size()));
+    }
+    return local;
+  }
+  auto digests = util::digest_file(path, hub::k_preupload_sample_size);
   local.size = digests.size;
   local.sha256 = std::move(digests.sha256);
   local.git_blob_sha1 = std::move(digests.git_blob_sha1);
-  local.sample.resize(hub::k_preupload_sample_size);
-  local.sample.resize(util::read_up_to(util::open_regular_file(path), path, local.sample.data(), local.sample.size()));
+  local.sample = std::move(digests.head);
   return local;
+}
+
+std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
+{
+  std::vector<RepoFile> files;
+  files.reserve(locals.size());
+  for (const auto& local : locals) {
+    files.push_back({local.addition->path_in_repo, local.size, local.sha256, local.git_blob_sha1});
+  }
+  return files;
 }
 
 // The NDJSON commit payload, written to a temp file so that many regular files never
@@ -401,7 +423,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     }
 
     if (planned.empty() && deletion_lines.empty()) {
-      return CommitResult{head.value_or(""), false, 0, 0};
+      return CommitResult{head.value_or(""), false, 0, 0, files_of(locals)};
     }
 
     // LFS objects first: a commit naming an object the Hub lacks is refused.
@@ -478,7 +500,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
       if (progress) {
         progress(total, total);
       }
-      return CommitResult{answer.commit_oid, true, planned.size(), files_deleted};
+      return CommitResult{answer.commit_oid, true, planned.size(), files_deleted, files_of(locals)};
     }
     if (request.parent_revision) {
       throw ConflictError("the " + describe() + " moved on since revision " + *request.parent_revision + " (HTTP "

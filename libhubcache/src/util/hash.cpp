@@ -85,7 +85,7 @@ std::string hex_digest_file(HashAlgorithm algorithm, const std::filesystem::path
   return hasher.hex_digest();
 }
 
-FileDigests digest_file(const std::filesystem::path& path)
+FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size)
 {
   // The git blob header needs the size up front; a file that changes while we read it
   // is caught by comparing the bytes read with that size.
@@ -98,14 +98,18 @@ FileDigests digest_file(const std::filesystem::path& path)
   Hasher sha1(HashAlgorithm::sha1);
   sha1.update("blob " + std::to_string(expected_size));
   sha1.update("\0", 1);
+  std::string head;
   auto read = read_file_chunks(path, [&](const char* data, std::size_t size) {
+    if (head.size() < head_size) {
+      head.append(data, std::min(size, head_size - head.size()));
+    }
     sha256.update(data, size);
     sha1.update(data, size);
   });
   if (read != expected_size) {
     throw IoError(path.string() + " changed while it was being read");
   }
-  return FileDigests{read, sha256.hex_digest(), sha1.hex_digest()};
+  return FileDigests{read, sha256.hex_digest(), sha1.hex_digest(), std::move(head)};
 }
 
 std::string git_blob_sha1(std::string_view content)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/util/hash.hpp"
 #include "hubcache/util/progress.hpp"
 
 #include <cstdint>
@@ -34,6 +35,9 @@ struct FileSource {
 struct Addition {
   std::string path_in_repo;
   FileSource source;
+  // The content's digests when the caller already knows them (a scan, a digest cache):
+  // backends use them instead of reading the file once more to hash it.
+  std::optional<util::FileDigests> digests = std::nullopt;
 };
 
 struct Deletion {
@@ -56,6 +60,9 @@ struct CommitResult {
   bool created = false;   // false when every addition was already present
   std::size_t files_added = 0;
   std::size_t files_deleted = 0;
+  // Every addition as the repo now holds it, with the digests the backend knows: callers
+  // learn what they pushed without listing the repo again.
+  std::vector<RepoFile> files = {};
 };
 
 struct RepoCreateOptions {

@@ -37,8 +37,10 @@ struct FileDigests {
   std::uint64_t size = 0;
   std::string sha256;
   std::string git_blob_sha1; // sha1("blob <size>\0" + content): the Hub's oid for regular files
+  std::string head = {};     // the first bytes of the content, when asked for (the Hub's upload sample)
 };
-FileDigests digest_file(const std::filesystem::path& path);
+// Size, sha256, git blob sha1 and the first `head_size` bytes, in one read of the file.
+FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size = 0);
 std::string git_blob_sha1(std::string_view content);
 
 } // namespace hubcache::util
