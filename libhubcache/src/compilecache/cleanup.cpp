@@ -378,9 +378,14 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
                     "wait until it finishes");
     }
     for (const auto& entry : scan.entries) {
-      if (auto locks = lock_state(entry, options); !locks.held.empty()) {
+      auto locks = lock_state(entry, options);
+      if (!locks.held.empty()) {
         throw IoError("refusing to wipe " + scan.root.string() + ": " + locks.held.front() + " is younger than the stale-lock age",
                       "a compiler on another host may hold it; wait until it finishes");
+      }
+      // Removed first, so that a lock found after the rename can only be a new one.
+      for (const auto& lock : locks.stale) {
+        add({lock, "lock", "stale-lock", "", 0, 0, std::nullopt, ""});
       }
     }
     std::error_code ec;
