@@ -488,10 +488,13 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     repo_names.insert(relative_name(entry, file));
   }
   bool is_module = entry.kind == EntryKind::module;
+  // A lock says most about the entry: checked before any difference, whatever the order.
   for (const auto& name : names) {
     if (is_lock_name(stdfs::path(name).filename().string())) {
       return {Action::skip, "locked-locally", "a compiler holds " + name, false, {}};
     }
+  }
+  for (const auto& name : names) {
     if (is_module && !repo_names.contains(name)) {
       return {Action::skip, "local-entry-differs", name + " exists locally but not in the repo", false, {}};
     }
