@@ -167,7 +167,7 @@ int run_status(Invocation& invocation)
   std::string human = "Cache: " + printable_path(root.path) + " (" + cc::to_string(root.source) + ")\n";
   human += "Total: " + human_size(status.total.bytes) + " in " + std::to_string(status.files) + " files, "
            + std::to_string(status.total.entries) + " entries, " + std::to_string(status.versions.size())
-           + " compiler versions\n";
+           + (status.versions.size() == 1 ? " compiler version\n" : " compiler versions\n");
   if (!status.by_state.empty()) {
     std::string states;
     for (const auto& [state, tally] : status.by_state) {
@@ -198,8 +198,8 @@ int run_status(Invocation& invocation)
              + " locks, held by the neuronx-cc process running on this host (or left by an earlier one).\n";
   }
   if (status.skipped > 0) {
-    human += "\n" + std::to_string(status.skipped)
-             + " other items (temp files, odd names) are not entries; 'neuron-cache synchronize --dry-run' lists them.\n";
+    human += "\n" + std::to_string(status.skipped) + (status.skipped == 1 ? " other item" : " other items")
+             + " (temp files, odd names) not part of any entry; 'neuron-cache synchronize --dry-run' lists them.\n";
   }
 
   nlohmann::json last_use = {
