@@ -3,7 +3,7 @@
 # Turn it on: source <(neuron-cache completion bash), or install it as
 # share/bash-completion/completions/neuron-cache (cmake --install does).
 
-_neuron_cache_commands='create set config synchronize lookup list add completion man help'
+_neuron_cache_commands='create set config synchronize status cleanup lookup list add completion man help'
 
 # Sets _nc_kind (and _nc_choices) for option $2 of command $1 ("" before the command);
 # fails for an unknown option.
@@ -21,10 +21,27 @@ _neuron_cache_option() {
     synchronize:--cache-dir | synchronize:--cache_dir) _nc_kind=directory ;;
     synchronize:--pull) _nc_kind=flag ;;
     synchronize:--compiler-version | synchronize:--compiler_version) _nc_kind=text ;;
+    synchronize:--replace-failed | synchronize:--replace_failed) _nc_kind=flag ;;
     synchronize:--dry-run | synchronize:--dry_run) _nc_kind=flag ;;
     synchronize:--clean-failed | synchronize:--clean_failed) _nc_kind=flag ;;
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
     synchronize:--token) _nc_kind=text ;;
+    status:--cache-dir | status:--cache_dir) _nc_kind=directory ;;
+    status:--repo) _nc_kind=flag ;;
+    status:--repo-id | status:--repo_id) _nc_kind=repo ;;
+    status:--token) _nc_kind=text ;;
+    cleanup:--cache-dir | cleanup:--cache_dir) _nc_kind=directory ;;
+    cleanup:--all) _nc_kind=flag ;;
+    cleanup:--old-versions | cleanup:--old_versions) _nc_kind=flag ;;
+    cleanup:--keep-version | cleanup:--keep_version) _nc_kind=text ;;
+    cleanup:--older-than | cleanup:--older_than) _nc_kind=text ;;
+    cleanup:--max-size | cleanup:--max_size) _nc_kind=text ;;
+    cleanup:--ttl) _nc_kind=text ;;
+    cleanup:--evict) _nc_kind=flag ;;
+    cleanup:--stale-lock-age | cleanup:--stale_lock_age) _nc_kind=text ;;
+    cleanup:--wipe) _nc_kind=flag ;;
+    cleanup:-y | cleanup:--yes) _nc_kind=flag ;;
+    cleanup:--dry-run | cleanup:--dry_run) _nc_kind=flag ;;
     lookup:--task) _nc_kind=text ;;
     lookup:--batch-size | lookup:--batch_size) _nc_kind=integer ;;
     lookup:--sequence-length | lookup:--sequence_length) _nc_kind=integer ;;
@@ -74,7 +91,9 @@ _neuron_cache_option_names() {
     create) _nc_words='-n --name --public --exist-ok --exist_ok --token --format --json -q --quiet -h --help' ;;
     set) _nc_words='-n --name --token --format --json -q --quiet -h --help' ;;
     config) _nc_words='--repo-id --repo_id --format --json -q --quiet -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet -h --help' ;;
+    status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
+    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -h --help' ;;
     lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
     list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
     add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --token --format --json -q --quiet -h --help' ;;

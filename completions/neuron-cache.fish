@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--token' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--token' '*:--format'
             return 0
     end
     return 1
@@ -143,7 +143,7 @@ end
 # The common options: before the command or after a known one, not after --.
 function __neuron_cache_options_allowed
     set -l state (__neuron_cache_state)
-    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'lookup' 'list' 'add' 'completion' 'man'
+    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'status' 'cleanup' 'lookup' 'list' 'add' 'completion' 'man'
 end
 
 complete -c neuron-cache -f
@@ -153,6 +153,8 @@ complete -c neuron-cache -n __neuron_cache_needs_command -a 'create' -d 'Create 
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'list' -d 'List the models a cache repo holds, or every configuration of one model'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
@@ -172,6 +174,8 @@ complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'create' -d 'C
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'list' -d 'List the models a cache repo holds, or every configuration of one model'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
@@ -198,10 +202,31 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l rep
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l replace-failed -l replace_failed -d 'With --pull: a complete repo entry replaces a local failed one (else skipped as differing)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+
+# status
+complete -c neuron-cache -n '__neuron_cache_using status' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using status' -l repo -d 'Also tell which entries the cache repo in effect holds (needs the repo)'
+complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using status' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+
+# cleanup
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l all -d 'Also remove incomplete entries (no model.neff or model.done, flags mismatch)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l old-versions -l old_versions -d 'Also remove every neuronxcc-* directory but the installed compiler\'s (the version neuronx-cc reports)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l keep-version -l keep_version -d 'With --old-versions: keep this compiler version instead (full, or a prefix like 2.21)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l older-than -l older_than -d 'Also remove entries not used for AGE (e.g. 30d)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l max-size -l max_size -d 'Also evict least recently used entries until the cache fits SIZE (e.g. 100G), sparing those used within --ttl' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l ttl -d 'With --max-size: never evict an entry used within AGE (default 30d)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l evict -d 'Apply the Neuron SDK policy: cache_size (bytes) and cache_ttl (days) from NEURON_CC_FLAGS, else 100 GiB and 30 days'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l stale_lock_age -d 'Treat a lock as stale only when older than AGE (caches shared over NFS, where other hosts\' compilers are invisible)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l dry-run -l dry_run -d 'List what would be removed, with size and reason, and change nothing'
 
 # lookup
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l task -d 'Only entries compiled for this task (e.g. text-generation)' -x

@@ -29,12 +29,19 @@ step config
 
 SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 export XDG_CACHE_HOME="$WORK/xdg-cache"   # synchronize's digest cache stays in the demo folder
+export XDG_STATE_HOME="$WORK/xdg-state"   # and the last-use records too
 echo
 echo "== synchronize: a compile cache with 3 complete entries, plus failed, locked and unfinished ones"
 "$SOURCE_DIR/tests/tools/make_sample_cache.sh" "$WORK/compile-cache" --entries 3 --faults
 step synchronize --cache-dir "$WORK/compile-cache"
 step synchronize --cache-dir "$WORK/compile-cache"
 step synchronize --pull --cache-dir "$WORK/fresh-host-cache"
+
+echo
+echo "== status and cleanup: care of the local compile cache"
+step status --cache-dir "$WORK/compile-cache"
+step cleanup --cache-dir "$WORK/compile-cache" --all --dry-run
+step cleanup --cache-dir "$WORK/compile-cache" --all
 
 echo
 echo "== add: compile a model with the stand-in compiler (tests/tools/fake_neuronx_cc) and push it"

@@ -181,7 +181,7 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
     return;
   }
   for (const auto* option : options_of(command)) {
-    if (option->kind != ValueKind::flag && m_result->count(option->long_name) > 1U) {
+    if (option->kind != ValueKind::flag && !option->repeatable && m_result->count(option->long_name) > 1U) {
       throw UsageError("--" + option->long_name + " was given more than once");
     }
     if (option->kind == ValueKind::choice && m_result->count(option->long_name) != 0U) {
@@ -310,6 +310,9 @@ std::string render_command_help(const CommandSpec& command)
       }
       for (const auto& alias : option.aliases) {
         help += " (alias --" + alias + ")";
+      }
+      if (option.repeatable) {
+        help += " (repeatable)";
       }
       if (left.size() >= 34) {
         out << left << "\n" << std::string(34, ' ') << wrap(help, 34, 100) << "\n";

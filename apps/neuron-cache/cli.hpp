@@ -27,6 +27,7 @@ struct OptionSpec {
   std::string help;
   std::vector<std::string> choices;    // for ValueKind::choice
   std::vector<std::string> aliases;    // further long names, e.g. "tensor-parallel-size"
+  bool repeatable = false;             // may be given several times (values())
   std::string underscore_twin() const; // "repo_id" for "repo-id", empty when none
 };
 

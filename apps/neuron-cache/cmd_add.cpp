@@ -4,6 +4,7 @@
 
 #include <hubcache/util/text.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/usage.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/process.hpp>
@@ -247,6 +248,19 @@ int run_add(Invocation& invocation)
   hubcache::util::InterruptScope interrupt_scope;
   add::Runner runner(*repo, std::move(settings));
   auto results = runner.run_all(jobs, parallelism, invocation.has("continue-on-error"));
+
+  {
+    // A compile is a use: the entries it made are recorded for cleanup's LRU order.
+    hubcache::compilecache::UsageRecords records(
+      hubcache::compilecache::UsageRecords::default_path(cache_root.path, invocation.env()));
+    auto now = hubcache::compilecache::unix_now();
+    for (const auto& result : results) {
+      for (const auto& entry : result.entries) {
+        records.record(entry, now);
+      }
+    }
+    records.save();
+  }
 
   std::size_t added = 0, registered = 0, failed = 0, planned = 0, not_run = 0;
   for (const auto& result : results) {

@@ -2,9 +2,11 @@
 // the repo's entries into it.
 #include "commands.hpp"
 
+#include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
-#include <hubcache/error.hpp>
 #include <hubcache/compilecache/sync.hpp>
+#include <hubcache/compilecache/usage.hpp>
+#include <hubcache/error.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -107,8 +109,8 @@ std::string lines(const std::vector<std::string>& items)
   return text;
 }
 
-// Local cleanup asked for before a push. Never while a compiler runs on this host: it
-// may own the locks and be about to replace a failed entry.
+// Local cleanup asked for before a push, by the same engine as `cleanup`. Never while a
+// compiler runs on this host: it may own the locks and be about to replace a failed entry.
 nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const std::filesystem::path& root)
 {
   nlohmann::json cleaned = {{"failed", nlohmann::json::array()}, {"locks", nlohmann::json::array()}};
@@ -117,34 +119,53 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
   if (!clean_failed && !stale_minutes) {
     return cleaned;
   }
-  if (invocation.has("dry-run")) {
-    invocation.out().info("Dry run: the local cache is not cleaned.");
-    return cleaned;
-  }
+  bool dry_run = invocation.has("dry-run");
   if (cc::compiler_running()) {
     invocation.out().warning("a neuronx-cc process is running on this host: the local cache is not cleaned");
     cleaned["skipped"] = "compiler running";
     return cleaned;
   }
-  if (stale_minutes) {
-    auto result = cc::remove_stale_locks(scan, *stale_minutes);
-    for (const auto& path : result.removed) {
-      cleaned["locks"].push_back(path);
-      invocation.out().info("Removed stale lock " + path);
+  cc::CleanupOptions options;
+  options.failed = clean_failed;
+  options.stale_locks = stale_minutes.has_value();
+  options.stale_lock_age = stale_minutes.value_or(0) * 60;
+  options.now = cc::unix_now();
+  auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
+  auto note = [&](const cc::Removal& removal, const std::string& verb) {
+    if (removal.reason == "failed") {
+      cleaned["failed"].push_back(removal.path);
+      invocation.out().info(verb + " failed entry " + removal.path);
+    } else if (removal.reason == "stale-lock") {
+      cleaned["locks"].push_back(removal.path);
+      invocation.out().info(verb + " stale lock " + removal.path);
     }
+  };
+  for (const auto& kept : plan.kept) {
+    invocation.out().info("Kept " + kept.path + ": " + kept.detail);
   }
-  if (clean_failed) {
-    auto result = cc::remove_failed_entries(scan);
-    for (const auto& path : result.removed) {
-      cleaned["failed"].push_back(path);
-      invocation.out().info("Removed failed entry " + path);
+  if (dry_run) {
+    for (const auto& removal : plan.removals) {
+      note(removal, "Dry run: would remove");
     }
-    for (const auto& kept : result.kept) {
-      invocation.out().warning("could not remove failed entry " + kept);
-    }
+    return cleaned;
+  }
+  auto report = cc::apply_cleanup(scan, plan);
+  for (const auto& removal : report.removed) {
+    note(removal, "Removed");
+  }
+  for (const auto& error : report.errors) {
+    invocation.out().warning("could not remove " + error.path + ": " + error.detail);
   }
   scan = cc::scan(root);
   return cleaned;
+}
+
+// What this run saw of each entry's last use, kept outside the root for `cleanup`.
+void record_usage(const Invocation& invocation, const cc::Scan& scan, const std::filesystem::path& root)
+{
+  cc::UsageRecords records(cc::UsageRecords::default_path(root, invocation.env()));
+  cc::record_scan(records, scan, cc::access_time_mode(root).recorded);
+  records.save();
 }
 
 int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
@@ -153,6 +174,9 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   bool dry_run = invocation.has("dry-run");
   auto scan = cc::scan(root.path);
   auto cleaned = clean_local_cache(invocation, scan, root.path);
+  if (!dry_run) {
+    record_usage(invocation, scan, root.path);
+  }
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   auto remote = cc::list_remote_for(repo, scan);
@@ -227,6 +251,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   cc::PullOptions options;
   options.compiler_version = invocation.value("compiler-version");
   options.dry_run = invocation.has("dry-run");
+  options.replace_failed = invocation.has("replace-failed");
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   cc::PullReport report;
   {
@@ -235,6 +260,13 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   }
   if (!options.dry_run) {
     digests.save();
+    // An entry pulled onto this host is one somebody is about to use.
+    cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
+    auto now = cc::unix_now();
+    for (const auto& path : report.entries_pulled) {
+      records.record(path, now);
+    }
+    records.save();
   }
   double seconds = seconds_since(start);
 
@@ -245,6 +277,10 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   } else {
     human = "Pulled " + plural(report.entries_pulled.size(), "entry") + " (" + plural(report.files_downloaded, "file")
             + ", " + human_size(report.bytes_downloaded) + ") from " + repo.spec() + " into " + root.path.string();
+  }
+  if (!report.entries_replaced.empty()) {
+    human += " (" + std::to_string(report.entries_replaced.size()) + (options.dry_run ? " would replace" : " replaced")
+             + " a failed local entry)";
   }
   human += "; " + std::to_string(report.entries_present.size()) + " already present; " + skip_summary(report.skipped);
   if (!report.errors.empty()) {
@@ -271,6 +307,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     {"compiler_version", options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json()},
     {"entries_pulled", report.entries_pulled.size()},
     {"entries_present", report.entries_present.size()},
+    {"entries_replaced", report.entries_replaced.size()},
     {"entries_skipped", report.skipped.size()},
     {"entries_failed", report.errors.size()},
     {"files_downloaded", report.files_downloaded},
@@ -278,6 +315,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     {"bytes_planned", report.bytes_planned},
     {"pulled", report.entries_pulled},
     {"present", report.entries_present},
+    {"replaced", report.entries_replaced},
     {"skipped", skipped_json(report.skipped)},
     {"skipped_by_reason", counts_json(report.skipped)},
     {"errors", skipped_json(report.errors)},
@@ -296,6 +334,9 @@ int run_synchronize(Invocation& invocation)
   }
   if (!pull && invocation.has("compiler-version")) {
     throw UsageError("--compiler-version filters a --pull");
+  }
+  if (!pull && invocation.has("replace-failed")) {
+    throw UsageError("--replace-failed applies to --pull");
   }
   invocation.integer("clear-stale-locks", 0);
   auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
@@ -322,7 +363,8 @@ CommandSpec make_synchronize_command()
     "the repo already has. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
     "leaving the cache are never pushed; each is reported with its reason.\n"
     "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
-    "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone.\n"
+    "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone;\n"
+    "--replace-failed replaces local failed entries the repo has complete.\n"
     "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
     "else /var/tmp/neuron-compile-cache.";
   command.options = {
@@ -331,6 +373,8 @@ CommandSpec make_synchronize_command()
     {"", "pull", ValueKind::flag, "", "Download the repo's entries into the local cache instead of pushing.", {}, {}},
     {"", "compiler-version", ValueKind::text, "VERSION",
      "With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15).", {}, {}},
+    {"", "replace-failed", ValueKind::flag, "",
+     "With --pull: a complete repo entry replaces a local failed one (else skipped as differing).", {}, {}},
     {"", "dry-run", ValueKind::flag, "", "Print what would be transferred and change nothing.", {}, {}},
     {"", "clean-failed", ValueKind::flag, "",
      "Before pushing, delete failed entries (model.log without model.neff) from the local cache.", {}, {}},
@@ -340,6 +384,7 @@ CommandSpec make_synchronize_command()
   };
   command.examples = {"neuron-cache synchronize", "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
+                      "neuron-cache synchronize --pull --replace-failed",
                       "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};
   command.run = run_synchronize;
   return command;

@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/storage/factory.hpp>
 
 namespace neuron_cache {
@@ -8,7 +9,8 @@ const std::vector<CommandSpec>& all_commands()
 {
   static const std::vector<CommandSpec> commands = {
     make_create_command(),     make_set_command(),  make_config_command(),
-    make_synchronize_command(), make_lookup_command(), make_list_command(),
+    make_synchronize_command(), make_status_command(), make_cleanup_command(),
+    make_lookup_command(),     make_list_command(),
     make_add_command(),        make_completion_command(), make_man_command(),
   };
   return commands;
@@ -26,6 +28,11 @@ OptionSpec token_option()
 {
   return {"", "token", ValueKind::text, "TOKEN",
           "Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME).", {}, {}};
+}
+
+std::string printable_path(const std::filesystem::path& path)
+{
+  return hubcache::compilecache::printable(path.string());
 }
 
 hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation)

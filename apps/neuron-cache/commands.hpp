@@ -5,6 +5,7 @@
 #include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/storage/repository.hpp>
 
+#include <filesystem>
 #include <memory>
 
 namespace neuron_cache {
@@ -12,6 +13,9 @@ namespace neuron_cache {
 // Shared option definitions, so every command spells them the same way.
 OptionSpec repo_id_option();
 OptionSpec token_option();
+
+// A path as it can be shown: control characters and bytes that are not UTF-8 become '?'.
+std::string printable_path(const std::filesystem::path& path);
 
 // The cache repo this invocation works on (--repo-id, env, config file, default).
 hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation);
@@ -22,6 +26,8 @@ CommandSpec make_create_command();
 CommandSpec make_set_command();
 CommandSpec make_config_command();
 CommandSpec make_synchronize_command();
+CommandSpec make_status_command();
+CommandSpec make_cleanup_command();
 CommandSpec make_lookup_command();
 CommandSpec make_list_command();
 CommandSpec make_add_command();

@@ -15,7 +15,8 @@
 // Usage: fake_neuronx_cc [--model M] [--task T] [--batch-size N] [--sequence-length N]
 //          [--num-cores N] [--precision P] [--graphs N] [--compiler-version V]
 //          [--mode ok|fail|nothing|hang] [--compile-ms N] [--spawn-worker]
-// FAKE_NEURONX_CC_MODE overrides --mode; FAKE_NEURONX_CC_PID_FILE gets one pid per line
+// `--version` prints the version line neuronx-cc prints (FAKE_NEURONX_CC_VERSION, else the
+// default --compiler-version). FAKE_NEURONX_CC_MODE overrides --mode; FAKE_NEURONX_CC_PID_FILE gets one pid per line
 // for every process it starts (tests check none survives a signal).
 #include <hubcache/util/hash.hpp>
 
@@ -111,6 +112,12 @@ int main(int argc, char** argv)
     {"model", "model"}, {"task", "text-generation"}, {"batch-size", "1"}, {"sequence-length", "128"},
     {"num-cores", "1"}, {"precision", "bf16"}, {"graphs", "2"}, {"compiler-version", "2.21.33363.0+82129205"},
     {"mode", "ok"}, {"compile-ms", "0"}};
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    // As the real compiler prints it; cleanup --old-versions reads the first line.
+    std::cout << "NeuronX Compiler version " << env_or("FAKE_NEURONX_CC_VERSION", options["compiler-version"])
+              << "\n\nPython version 3.10.12\n";
+    return 0;
+  }
   bool spawn_worker = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

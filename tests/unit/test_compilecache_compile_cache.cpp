@@ -327,28 +327,6 @@ TEST_CASE("temp and lock names")
   CHECK_FALSE(cc::is_lock_name("locks.json"));
 }
 
-TEST_CASE("cleanup removes failed entries and old locks only")
-{
-  test_support::TempDir root;
-  auto failed = root / k_version / "MODULE_2+d41d8cd9";
-  write(failed / "model.log", "Failed compilation");
-  auto locked = make_entry_c(root.path(), "3");
-  write(locked / "model.hlo_module.pb.lock", "");
-  auto good = make_entry_c(root.path(), "4");
-  auto scan = cc::scan(root.path());
-  auto kept = cc::remove_stale_locks(scan, 60);
-  CHECK(kept.removed.empty());
-  CHECK(stdfs::exists(locked / "model.hlo_module.pb.lock"));
-  auto removed = cc::remove_stale_locks(scan, 0);
-  CHECK(removed.removed.size() == 1);
-  CHECK_FALSE(stdfs::exists(locked / "model.hlo_module.pb.lock"));
-  auto cleaned = cc::remove_failed_entries(scan);
-  CHECK(cleaned.removed == std::vector<std::string>{k_version + "/MODULE_2+d41d8cd9"});
-  CHECK_FALSE(stdfs::exists(failed));
-  CHECK(stdfs::exists(good / "model.done"));
-  CHECK(std::distance(stdfs::directory_iterator(root / k_version), stdfs::directory_iterator()) == 2);
-}
-
 TEST_CASE("compiler detection reads procfs")
 {
   test_support::TempDir proc;

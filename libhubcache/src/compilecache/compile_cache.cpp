@@ -246,6 +246,17 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
   return "flags suffix " + *name.flags_suffix + " does not match the flags file (md5 prefix " + actual + ")";
 }
 
+std::uint64_t Entry::bytes() const
+{
+  std::uint64_t total = unlisted_bytes;
+  for (const auto& file : files) {
+    total += file.size;
+  }
+  return total;
+}
+
+std::size_t Entry::file_count() const { return files.size() + unlisted_files; }
+
 std::string printable(std::string_view name)
 {
   std::string out;
@@ -306,6 +317,7 @@ public:
       }
       if (node.type == NodeType::directory && name.starts_with(k_version_prefix)
           && name.size() > k_version_prefix.size()) {
+        scan.versions.push_back(name);
         scan_version(node, name, scan);
       } else {
         scan.skipped.push_back({printable(name), "unrecognized", "not a neuronxcc-<version> directory"});
@@ -425,6 +437,7 @@ private:
         entry.kind = name == k_registry_dir ? EntryKind::registry : EntryKind::exported_model;
         entry.path = child_rel;
         entry.compiler_version = compiler_version;
+        entry.newest_mtime_ns = ns(node.status.st_mtim);
         if (first_visit(node)) {
           collect(node.source, child_rel, entry, scan, true);
         }
@@ -434,6 +447,24 @@ private:
       } else {
         scan.skipped.push_back({child_rel, "unrecognized", "not a MODULE_* entry or 0_REGISTRY directory"});
       }
+    }
+  }
+
+  static std::int64_t ns(const struct timespec& time)
+  {
+    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
+  }
+
+  // Last-use evidence: any change below the entry, any read of its files but the flags
+  // file this scan reads itself.
+  static void note_times(Entry& entry, const std::string& name, const Node& node)
+  {
+    if (node.type != NodeType::file && node.type != NodeType::directory) {
+      return;
+    }
+    entry.newest_mtime_ns = std::max(entry.newest_mtime_ns, ns(node.status.st_mtim));
+    if (node.type == NodeType::file && name != "compile_flags.json" && name != "compile_flags.txt") {
+      entry.newest_atime_ns = std::max(entry.newest_atime_ns, ns(node.status.st_atim));
     }
   }
 
@@ -447,8 +478,13 @@ private:
       if (is_lock_name(name) && node.type == NodeType::file) {
         entry.lock_files.push_back(dir / name);
       }
+      note_times(entry, name, node);
       Scan local;
       if (!admit(name, child_rel, node, report ? scan : local)) {
+        if (node.type == NodeType::file) {
+          entry.unlisted_bytes += static_cast<std::uint64_t>(node.status.st_size);
+          ++entry.unlisted_files;
+        }
         if (report) {
           continue;
         }
@@ -483,6 +519,7 @@ private:
     entry.kind = EntryKind::module;
     entry.path = rel;
     entry.compiler_version = compiler_version;
+    entry.newest_mtime_ns = ns(node.status.st_mtim);
     if (first_visit(node)) {
       collect(node.source, rel, entry, scan, false);
     }
@@ -574,53 +611,6 @@ bool compiler_running(const stdfs::path& proc)
     }
   }
   return false;
-}
-
-CleanResult remove_failed_entries(const Scan& scan)
-{
-  CleanResult result;
-  for (const auto& entry : scan.entries) {
-    if (entry.kind != EntryKind::module || entry.state != EntryState::failed) {
-      continue;
-    }
-    auto dir = scan.root / entry.path;
-    auto doomed = util::unique_temp_path(dir);
-    if (::rename(dir.c_str(), doomed.c_str()) != 0) {
-      result.kept.push_back(entry.path + ": " + std::strerror(errno));
-      continue;
-    }
-    std::error_code ec;
-    stdfs::remove_all(doomed, ec);
-    result.removed.push_back(entry.path);
-  }
-  return result;
-}
-
-CleanResult remove_stale_locks(const Scan& scan, long long minutes)
-{
-  CleanResult result;
-  auto now = std::chrono::system_clock::now();
-  for (const auto& entry : scan.entries) {
-    for (const auto& lock : entry.lock_files) {
-      auto rel = entry.path + "/" + lock.filename().string();
-      struct stat status {};
-      if (::lstat(lock.c_str(), &status) != 0) {
-        continue;
-      }
-      auto modified = std::chrono::system_clock::time_point(std::chrono::seconds(status.st_mtim.tv_sec));
-      auto age = std::chrono::duration_cast<std::chrono::minutes>(now - modified).count();
-      if (age < minutes) {
-        result.kept.push_back(rel + ": lock is " + std::to_string(age) + " minutes old");
-        continue;
-      }
-      if (::unlink(lock.c_str()) != 0) {
-        result.kept.push_back(rel + ": " + std::strerror(errno));
-        continue;
-      }
-      result.removed.push_back(rel);
-    }
-  }
-  return result;
 }
 
 } // namespace hubcache::compilecache

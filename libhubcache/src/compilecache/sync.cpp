@@ -1,5 +1,6 @@
 #include "hubcache/compilecache/sync.hpp"
 
+#include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 
@@ -402,6 +403,7 @@ struct Decision {
   std::string detail;
   bool fresh = false;               // the entry does not exist locally
   std::vector<const storage::RepoFile*> to_download;
+  bool replace = false;             // a failed local entry makes way for it
 };
 
 std::string relative_name(const RepoEntry& entry, const storage::RepoFile& file)
@@ -429,7 +431,18 @@ std::vector<std::string> local_names(const stdfs::path& dir)
   return names;
 }
 
-Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& digests, std::vector<Skipped>& skipped)
+// A local module entry in the FAILED state with no lock: what --replace-failed replaces.
+bool is_failed_locally(const std::vector<std::string>& names)
+{
+  std::vector<EntryFileInfo> infos;
+  for (const auto& name : names) {
+    infos.push_back({name, 1});
+  }
+  return classify_module_files(infos).state == EntryState::failed;
+}
+
+Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& digests, std::vector<Skipped>& skipped,
+                bool replace_failed)
 {
   Decision decision;
   if (entry.kind == EntryKind::module) {
@@ -459,15 +472,27 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     return {Action::skip, "local-entry-differs", "not a directory locally", false, {}};
   }
   auto names = local_names(target);
+  if (replace_failed && entry.kind == EntryKind::module && is_failed_locally(names)) {
+    decision.action = Action::install;
+    decision.fresh = true;
+    decision.replace = true;
+    for (const auto& file : entry.files) {
+      decision.to_download.push_back(&file);
+    }
+    return decision;
+  }
   std::set<std::string> repo_names;
   for (const auto& file : entry.files) {
     repo_names.insert(relative_name(entry, file));
   }
   bool is_module = entry.kind == EntryKind::module;
+  // A lock says most about the entry: checked before any difference, whatever the order.
   for (const auto& name : names) {
     if (is_lock_name(stdfs::path(name).filename().string())) {
       return {Action::skip, "locked-locally", "a compiler holds " + name, false, {}};
     }
+  }
+  for (const auto& name : names) {
     if (is_module && !repo_names.contains(name)) {
       return {Action::skip, "local-entry-differs", name + " exists locally but not in the repo", false, {}};
     }
@@ -541,7 +566,7 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
     if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
       continue;
     }
-    auto decision = decide(entry, root, digests, report.skipped);
+    auto decision = decide(entry, root, digests, report.skipped, options.replace_failed);
     switch (decision.action) {
     case Action::present: report.entries_present.push_back(entry.path); break;
     case Action::skip: report.skipped.push_back({entry.path, decision.reason, decision.detail}); break;
@@ -556,6 +581,9 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
   if (options.dry_run) {
     for (const auto& [entry, decision] : installs) {
       report.entries_pulled.push_back(entry->path);
+      if (decision.replace) {
+        report.entries_replaced.push_back(entry->path);
+      }
     }
     return report;
   }
@@ -601,6 +629,14 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
         }
       }
       stdfs::create_directories(target.parent_path());
+      if (decision.replace) {
+        // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
+        // failed entry meanwhile (to retry it) keeps it.
+        if (remove_safely(target, 1) == RemoveOutcome::taken) {
+          report.skipped.push_back({entry->path, "locked-locally", "a compiler locked it during the pull"});
+          continue;
+        }
+      }
       if (decision.fresh) {
         if (!util::rename_no_replace(stage, target)) {
           report.skipped.push_back({entry->path, "appeared-during-pull", "created locally while it was downloaded"});
@@ -633,6 +669,9 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
         }
       }
       report.entries_pulled.push_back(entry->path);
+      if (decision.replace) {
+        report.entries_replaced.push_back(entry->path);
+      }
       report.files_downloaded += decision.to_download.size();
       report.bytes_downloaded += entry_bytes;
     } catch (const Error& error) {

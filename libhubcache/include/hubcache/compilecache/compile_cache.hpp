@@ -104,6 +104,17 @@ struct Entry {
   std::string reason;
   std::vector<LocalFile> files;                 // publishable files (no locks, no temp files)
   std::vector<std::filesystem::path> lock_files; // *.lock found in the entry
+  // Files below the entry left out of `files` (locks, temp files, odd names): still disk
+  // space that removing the entry frees.
+  std::uint64_t unlisted_bytes = 0;
+  std::size_t unlisted_files = 0;
+  // Newest modification time of the entry (its files and directory) and newest access
+  // time of its files, flags files excepted (the scan itself reads those), in ns.
+  std::int64_t newest_mtime_ns = 0;
+  std::int64_t newest_atime_ns = 0;
+
+  std::uint64_t bytes() const;      // every file below the entry
+  std::size_t file_count() const;
 };
 
 // Something the scan will not publish, with a reason code (failed, locked, incomplete,
@@ -117,6 +128,7 @@ struct Skipped {
 
 struct Scan {
   std::filesystem::path root;
+  std::vector<std::string> versions; // neuronxcc-* directory names, sorted
   std::vector<Entry> entries; // every entry, whatever its state
   std::vector<Skipped> skipped;
 };
@@ -131,15 +143,5 @@ std::string printable(std::string_view name);
 // True when a neuronx-cc (or walrus_driver) process runs on this host. `proc` is the
 // procfs mount, injectable for tests.
 bool compiler_running(const std::filesystem::path& proc = "/proc");
-
-struct CleanResult {
-  std::vector<std::string> removed; // repo-relative paths of removed entries or lock files
-  std::vector<std::string> kept;    // with the reason, e.g. "<path>: lock is 3 minutes old"
-};
-// Removes FAILED module entries (renamed to a temp name first, so no reader ever sees a
-// half-removed entry).
-CleanResult remove_failed_entries(const Scan& scan);
-// Removes *.lock files of entries whose lock is older than `minutes`.
-CleanResult remove_stale_locks(const Scan& scan, long long minutes);
 
 } // namespace hubcache::compilecache

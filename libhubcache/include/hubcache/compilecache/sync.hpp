@@ -118,11 +118,15 @@ bool version_matches(std::string_view version, std::string_view filter);
 struct PullOptions {
   std::optional<std::string> compiler_version;
   bool dry_run = false;
+  // A complete repo entry replaces a local FAILED one (else the failure, replayed by the
+  // compiler, blocks that graph forever).
+  bool replace_failed = false;
 };
 
 struct PullReport {
   std::vector<std::string> entries_pulled;
   std::vector<std::string> entries_present;
+  std::vector<std::string> entries_replaced; // failed local entries replaced (also in entries_pulled)
   std::vector<Skipped> skipped; // not installed, by design (locked, failed in repo, ...)
   std::vector<Skipped> errors;  // not installed because something failed
   std::size_t files_downloaded = 0;
