@@ -136,12 +136,7 @@ EvictionPolicy sdk_eviction_policy(const util::Environment& env)
   if (!flags) {
     return policy;
   }
-  std::vector<std::string> words;
-  try {
-    words = util::split_command_line(*flags);
-  } catch (const InvalidArgument& error) {
-    throw InvalidArgument(std::string("cannot read NEURON_CC_FLAGS: ") + error.what(), "fix the variable's quoting");
-  }
+  auto words = split_cc_flags(*flags);
   auto number = [](const std::string& name, const std::string& value, const char* what) {
     long long parsed = 0;
     auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
