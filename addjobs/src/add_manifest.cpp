@@ -5,6 +5,7 @@
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/process.hpp>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -194,12 +195,20 @@ std::vector<std::string> with(std::vector<std::string> keys, const std::vector<s
 
 std::vector<std::string> command_words(const std::string& text) { return hubcache::util::split_command_line(text); }
 
+// A manifest lists a few models and configurations; anything larger is not one.
+constexpr std::uint64_t k_max_manifest_size = 1 << 20;
+
 Manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file)
 {
   ManifestReader reader(file);
   YAML::Node root;
+  if (text.size() > k_max_manifest_size) {
+    reader.fail(YAML::Mark::null_mark(), "larger than " + std::to_string(k_max_manifest_size) + " bytes");
+  }
   try {
     root = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& error) {
+    reader.fail(error.mark, "nested too deeply (" + std::to_string(error.depth()) + " levels)");
   } catch (const YAML::Exception& error) {
     reader.fail(error.mark, "not valid YAML: " + error.msg);
   }
@@ -318,7 +327,7 @@ Manifest parse_manifest(const std::filesystem::path& file)
   if (stdfs::is_directory(file, ec)) {
     throw hubcache::InvalidArgument("manifest " + file.string() + " is a directory, not a YAML file");
   }
-  auto text = hubcache::util::read_file_if_exists(file);
+  auto text = hubcache::util::read_file_if_exists(file, k_max_manifest_size);
   if (!text) {
     throw hubcache::InvalidArgument("manifest " + file.string() + " does not exist");
   }

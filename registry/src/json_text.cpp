@@ -1,5 +1,7 @@
 #include "registry/json_text.hpp"
 
+#include <hubcache/util/json.hpp>
+
 #include <hubcache/error.hpp>
 
 #include <algorithm>
@@ -286,16 +288,7 @@ std::string python_str(const nlohmann::json& value)
 
 nlohmann::json parse_json(std::string_view text, const std::string& what)
 {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& error) {
-    std::string detail = error.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
-    if (auto at = detail.find("] "); at != std::string::npos) {
-      detail = detail.substr(at + 2);
-    }
-    throw hubcache::InvalidArgument(what + " is not valid JSON: " + detail);
-  }
+  return hubcache::util::parse_json(text, what);
 }
 
 } // namespace registry

@@ -205,6 +205,28 @@ test_malformed_and_misnamed_registry_files_are_reported() {
   equals "$(snapshot "$SCRATCH/repo")" "$before"
 }
 
+test_a_deeply_nested_registry_file_is_skipped_not_a_crash() {
+  seed_repo || return
+  local digest deep
+  digest=$(jq -r '.[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
+    | grep -o '/[0-9a-f]\{64\}/' | head -1 | tr -d /)
+  [[ -n "$digest" ]] || { fail "no digest dir"; return; }
+  { printf '%*s' 300000 '' | tr ' ' '['; printf '%*s' 300000 '' | tr ' ' ']'; } >"$SCRATCH/deep.json"
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/0000000000000000deep.json" "@$SCRATCH/deep.json" \
+    || fail seed
+  run 0 "$NC" lookup "$SCRATCH/llama" --json || return
+  equals "$(jq length "$OUT")" "3"
+  contains "$ERR" "0000000000000000deep.json is not usable JSON: nested deeper than 128 levels"
+  run 0 "$NC" list -m org/tiny-llama --json || return
+  contains "$ERR" "nested deeper than 128 levels"
+  # A local config.json nested as deep is one clear line, not a crash.
+  mkdir -p "$SCRATCH/deep"
+  { printf '{"model_type": '; cat "$SCRATCH/deep.json"; printf '}'; } >"$SCRATCH/deep/config.json"
+  run 1 "$NC" lookup "$SCRATCH/deep" || return
+  one_line "$ERR"
+  contains "$ERR" "config.json is not usable JSON: nested deeper than 128 levels"
+}
+
 test_list_models_totals_and_filters() {
   seed_repo || return
   run 0 "$NC" list || return

@@ -5,7 +5,7 @@
 //   registry_seed REPO entry --model-id ID --task TASK --config FILE|JSON --neuron JSON
 //                 --compiler-version V --registry-version R [--layout alias|digest|both|inference|training]
 //                 [--module-size BYTES]
-//   registry_seed REPO raw PATH_IN_REPO CONTENT
+//   registry_seed REPO raw PATH_IN_REPO CONTENT|@FILE
 //   registry_seed REPO synthetic ENTRIES [--layout alias|both]
 #include <hubcache/util/environment.hpp>
 #include <hubcache/storage/repo_spec.hpp>
@@ -126,7 +126,9 @@ int run(const std::vector<std::string>& args)
     }
     std::cout << entry.hash() << "\n";
   } else if (mode == "raw" && args.size() == 4) {
-    request.additions.push_back({args[2], hubcache::storage::FileSource::from_bytes(args[3])});
+    // @FILE: content too large for one argument.
+    auto content = args[3].starts_with("@") ? hubcache::util::read_file(args[3].substr(1)) : args[3];
+    request.additions.push_back({args[2], hubcache::storage::FileSource::from_bytes(std::move(content))});
   } else if (mode == "synthetic" && args.size() >= 3) {
     auto options = parse_options(args, 3);
     synthetic(request, std::stol(args[2]), options.count("layout") != 0U ? options["layout"] : "both");

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 using namespace addjobs;
 
 namespace {
@@ -175,4 +177,21 @@ TEST_CASE("manifest: the example under examples/ parses")
   auto manifest = parse_manifest(std::filesystem::path(NEURON_CACHE_TEST_DATA) / "../../examples/add-manifest.yaml");
   CHECK_FALSE(manifest.models.empty());
   CHECK(manifest.command.has_value());
+}
+
+TEST_CASE("manifest: hostile YAML is refused with one line: deep nesting, size, a FIFO")
+{
+  CHECK(error_of(std::string(300000, '[') + std::string(300000, ']')).find("ci.yaml:") == 0);
+  CHECK(error_of(std::string(300000, '[') + std::string(300000, ']')).find("nested too deeply") != std::string::npos);
+  std::string dashes;
+  for (int i = 0; i < 100000; ++i) {
+    dashes += "- ";
+  }
+  CHECK(error_of(dashes + "x\n").find("nested too deeply") != std::string::npos);
+  CHECK(error_of("models: []\n# " + std::string(2 << 20, 'x') + "\n").find("larger than") != std::string::npos);
+  // An alias that refers to its own node must not send the reader round in circles.
+  CHECK(error_of("models: &a [*a]\n").find("ci.yaml") == 0);
+  test_support::TempDir dir;
+  REQUIRE(::mkfifo((dir / "fifo.yaml").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(parse_manifest(dir / "fifo.yaml"), doctest::Contains("not a regular file"), hubcache::Error);
 }

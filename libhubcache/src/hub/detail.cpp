@@ -1,5 +1,6 @@
 #include "detail.hpp"
 
+#include "hubcache/util/json.hpp"
 #include "hubcache/util/text.hpp"
 
 #include <algorithm>
@@ -82,8 +83,9 @@ std::string server_message(const http::Response& response)
   if (auto header = response.headers.get("x-error-message")) {
     return *header;
   }
-  auto parsed = json::parse(response.body, nullptr, false);
-  if (parsed.is_object()) {
+  auto answer = util::try_parse_json(response.body);
+  if (answer && answer->is_object()) {
+    const auto& parsed = *answer;
     for (const char* key : {"error", "message"}) {
       if (!parsed.contains(key)) {
         continue;
@@ -116,15 +118,15 @@ void sleep_for(std::chrono::milliseconds delay)
 
 nlohmann::json parse_json_answer(const http::Response& response, std::string_view action)
 {
-  auto parsed = json::parse(response.body, nullptr, false);
-  if (parsed.is_discarded()) {
+  auto parsed = util::try_parse_json(response.body);
+  if (!parsed) {
     auto request_id = response.request_id();
     throw RemoteError("the Hub sent an invalid JSON answer to " + std::string(action) + " (HTTP "
                         + std::to_string(response.status) + ")"
                         + (request_id ? " (request id: " + sanitize(*request_id, std::nullopt) + ")" : ""),
                       "retry later; if it persists, check HF_ENDPOINT points at a Hugging Face Hub");
   }
-  return parsed;
+  return std::move(*parsed);
 }
 
 [[noreturn]] void throw_bad_shape(std::string_view action, const std::exception& error)

@@ -3,6 +3,7 @@
 #include "detail.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/json.hpp"
 
 namespace hubcache::hub {
 
@@ -93,7 +94,7 @@ std::string preupload_request_body(const std::vector<PreuploadFile>& files, std:
 
 PreuploadResult parse_preupload_response(std::string_view body)
 {
-  auto parsed = json::parse(body);
+  auto parsed = util::parse_json(body, "the Hub's preupload answer");
   PreuploadResult result;
   if (parsed.contains("commitOid") && parsed["commitOid"].is_string()) {
     result.commit_oid = parsed["commitOid"].get<std::string>();
@@ -149,7 +150,7 @@ LfsAction parse_action(const json& value)
 
 std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body)
 {
-  auto parsed = json::parse(body);
+  auto parsed = util::parse_json(body, "the Hub's LFS batch answer");
   std::vector<LfsBatchObject> objects;
   for (const auto& item : parsed.at("objects")) {
     LfsBatchObject object;

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -191,8 +192,8 @@ bool DirectoryRepository::exists()
   if (!marker) {
     return false;
   }
-  auto parsed = json::parse(*marker, nullptr, false);
-  return parsed.is_object() && parsed.value("format", "") == k_format_name;
+  auto parsed = util::try_parse_json(*marker);
+  return parsed && parsed->is_object() && parsed->value("format", "") == k_format_name;
 }
 
 void DirectoryRepository::require_repo()
@@ -304,12 +305,13 @@ DirectoryRepository::Head DirectoryRepository::load_head()
     return *m_cached_head;
   }
   auto text = util::read_file(commit_path(sequence));
-  auto record = json::parse(text, nullptr, false);
-  if (!record.is_object() || !record.contains("id") || !record.contains("manifest")) {
+  auto parsed = util::try_parse_json(text);
+  if (!parsed || !parsed->is_object() || !parsed->contains("id") || !parsed->contains("manifest")) {
     throw IntegrityError("commit record " + commit_path(sequence).string() + " is malformed", "the repo is damaged");
   }
   Head head;
   head.sequence = sequence;
+  const auto& record = *parsed;
   head.id = record["id"].get<std::string>();
   head.manifest_sha256 = record["manifest"].get<std::string>();
   head.manifest = load_manifest(head.manifest_sha256);
