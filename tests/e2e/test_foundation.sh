@@ -144,6 +144,22 @@ test_empty_or_unreadable_config_file() {
   equals "$(cat "$HF_HOME/optimum_neuron_custom_cache")" "file://$SCRATCH/repo"
 }
 
+test_token_and_config_files_that_are_not_files() {
+  # A FIFO or a device where a small file is expected: one clear line, never a hang
+  # (timeout guards the test) and never an endless read.
+  mkdir -p "$HF_HOME"
+  mkfifo "$SCRATCH/fifo"
+  HF_TOKEN_PATH="$SCRATCH/fifo" run 1 timeout 20 "$NC" list --repo-id org/cache || return
+  one_line "$ERR"
+  contains "$ERR" "fifo: not a regular file"
+  HF_TOKEN_PATH=/dev/zero run 1 timeout 20 "$NC" list --repo-id org/cache || return
+  contains "$ERR" "not a regular file"
+  mkfifo "$HF_HOME/optimum_neuron_custom_cache"
+  run 1 timeout 20 "$NC" config || return
+  one_line "$ERR"
+  contains "$ERR" "not a regular file"
+}
+
 test_hf_home_not_writable() {
   : >"$SCRATCH/a-file"
   export HF_HOME="$SCRATCH/a-file/hf" # below a regular file: unwritable even for root

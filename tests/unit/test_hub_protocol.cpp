@@ -9,6 +9,8 @@
 #include <hubcache/hub/api.hpp>
 
 #include <doctest/doctest.h>
+
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 using namespace hubcache;
@@ -207,9 +209,20 @@ TEST_CASE("token resolution: --token, HF_TOKEN, HUGGING_FACE_HUB_TOKEN, HF_TOKEN
   CHECK_FALSE(resolve_hub_token(Environment::from_map(empty), std::nullopt));
   empty["HF_TOKEN_PATH"] = (dir.path() / "missing").string();
   CHECK_FALSE(resolve_hub_token(Environment::from_map(empty), std::nullopt));
-  // An unreadable token file (a directory here) is no token, not a crash.
+  // Something that is not a token file is one clear error naming it: never a hang on a
+  // FIFO, never an endless read of a device, never a huge allocation.
   empty["HF_TOKEN_PATH"] = dir.path().string();
-  CHECK_FALSE(resolve_hub_token(Environment::from_map(empty), std::nullopt));
+  CHECK_THROWS_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt), ConfigError);
+  REQUIRE(::mkfifo((dir.path() / "fifo").c_str(), 0600) == 0);
+  empty["HF_TOKEN_PATH"] = (dir.path() / "fifo").string();
+  CHECK_THROWS_WITH_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt),
+                       doctest::Contains("fifo: not a regular file"), ConfigError);
+  empty["HF_TOKEN_PATH"] = "/dev/zero";
+  CHECK_THROWS_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt), ConfigError);
+  util::write_file_atomically(dir.path() / "huge", std::string(100 * 1024, 'x'));
+  empty["HF_TOKEN_PATH"] = (dir.path() / "huge").string();
+  CHECK_THROWS_WITH_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt),
+                       doctest::Contains("larger than"), ConfigError);
 }
 
 TEST_CASE("environment: HF_ENDPOINT trailing slash, HF_HUB_OFFLINE truthy values")

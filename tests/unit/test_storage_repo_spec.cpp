@@ -145,3 +145,14 @@ TEST_CASE("failures that also hit root: config path under a file, config that is
   std::filesystem::create_directories(home / "optimum_neuron_custom_cache");
   CHECK_THROWS_AS(read_custom_cache_repo(home / "optimum_neuron_custom_cache"), ConfigError);
 }
+
+TEST_CASE("a config file that is a FIFO, a device or huge is one clear error, never a hang")
+{
+  test_support::TempDir dir;
+  REQUIRE(::mkfifo((dir.path() / "fifo").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(read_custom_cache_repo(dir.path() / "fifo"), doctest::Contains("not a regular file"),
+                       ConfigError);
+  CHECK_THROWS_AS(read_custom_cache_repo("/dev/zero"), ConfigError);
+  util::write_file_atomically(dir.path() / "huge", std::string(100 * 1024, 'a'));
+  CHECK_THROWS_WITH_AS(read_custom_cache_repo(dir.path() / "huge"), doctest::Contains("larger than"), ConfigError);
+}

@@ -44,14 +44,16 @@ std::optional<std::string> resolve_hub_token(const util::Environment& env, const
   if (auto path = env.get_non_empty("HF_TOKEN_PATH")) {
     token_file = util::expand_user(*path, env);
   }
+  // A token is a line of a few hundred bytes at most: anything else in its place (a
+  // FIFO, a device, a huge file) is a configuration error, not a token to wait for.
+  constexpr std::uint64_t k_max_token_file_size = 64 * 1024;
+  std::optional<std::string> content;
   try {
-    if (auto content = util::read_file_if_exists(token_file)) {
-      return clean_token(*content);
-    }
-  } catch (const Error&) {
-    // An unreadable token file means no token, as in huggingface_hub.
+    content = util::read_file_if_exists(token_file, k_max_token_file_size);
+  } catch (const IoError& error) {
+    throw ConfigError(std::string("the Hugging Face token file cannot be used: ") + error.what());
   }
-  return std::nullopt;
+  return content ? clean_token(*content) : std::nullopt;
 }
 
 HubConfig HubConfig::from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token)

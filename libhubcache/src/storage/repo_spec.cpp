@@ -160,7 +160,8 @@ std::optional<std::string> read_custom_cache_repo(const std::filesystem::path& c
 {
   std::optional<std::string> content;
   try {
-    content = util::read_file_if_exists(config_file);
+    // A repo name fits on one short line; a larger file is not a config file.
+    content = util::read_file_if_exists(config_file, 64 * 1024);
   } catch (const IoError& error) {
     throw ConfigError(std::string("cannot read the cache repo config file: ") + error.what(),
                       "fix its permissions, or run: neuron-cache set NAME");

@@ -21,7 +21,8 @@ std::string hub_endpoint(const util::Environment& env);
 bool hub_offline(const util::Environment& env);
 // The token the official clients would use: the explicit one, HF_TOKEN,
 // HUGGING_FACE_HUB_TOKEN, the file HF_TOKEN_PATH, else $HF_HOME/token. Values are trimmed
-// and an empty one means "none". An unreadable token file is ignored, as Python does.
+// and an empty one means "none". A token file that is not a small regular file (a FIFO,
+// a device, a directory, over 64 KiB) is a ConfigError naming it.
 std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token);
 
 // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
