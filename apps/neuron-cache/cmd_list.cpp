@@ -73,6 +73,7 @@ int run_list(Invocation& invocation)
   options.model_id = invocation.value("model");
   options.parallelism = k_parallel_reads;
   auto index = registry::index_registry(repo->list_files(""));
+  warn_skipped_paths(invocation.out(), *repo);
   auto catalog = registry::build_catalog(index, [&] { return open_repository(invocation, spec); }, options);
   for (const auto& warning : catalog.warnings) {
     invocation.out().warning(warning);

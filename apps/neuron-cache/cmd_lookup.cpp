@@ -104,6 +104,7 @@ int run_lookup(Invocation& invocation)
                                    + resolved.spec.canonical());
   }
   auto index = registry::index_registry(repo->list_files(""));
+  warn_skipped_paths(invocation.out(), *repo);
   auto candidates = registry::select_candidates(index, target, filters.compiler_version);
   auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates,
                                        k_parallel_reads);

@@ -180,6 +180,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   auto remote = cc::list_remote_for(repo, scan);
+  warn_skipped_paths(invocation.out(), repo);
   auto plan = cc::plan_push(scan, remote, digests);
 
   cc::PushResult result;
@@ -258,6 +259,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     ProgressBar bar(invocation.out(), "Downloading");
     report = cc::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
   }
+  warn_skipped_paths(invocation.out(), repo);
   if (!options.dry_run) {
     digests.save();
     // An entry pulled onto this host is one somebody is about to use.

@@ -16,6 +16,13 @@ const std::vector<CommandSpec>& all_commands()
   return commands;
 }
 
+void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
+{
+  for (const auto& path : repo.take_skipped_paths()) {
+    out.warning("skipped '" + path + "' in " + repo.spec() + ": not a path that can be installed safely");
+  }
+}
+
 OptionSpec repo_id_option()
 {
   return {"", "repo-id", ValueKind::repo, "REPO",

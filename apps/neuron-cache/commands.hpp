@@ -21,6 +21,9 @@ std::string printable_path(const std::filesystem::path& path);
 hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation);
 std::unique_ptr<hubcache::storage::Repository> open_repository(const Invocation& invocation, const hubcache::storage::RepoSpec& spec);
 
+// One warning per path a listing of `repo` left out as unsafe to install.
+void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo);
+
 // One per cmd_*.cpp; commands.cpp lists them in help and completion order.
 CommandSpec make_create_command();
 CommandSpec make_set_command();

@@ -1,5 +1,7 @@
 #include "output.hpp"
 
+#include <hubcache/util/text.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -8,37 +10,73 @@
 
 namespace neuron_cache {
 
+namespace {
+
+// Text from repos and servers reaches the terminal only through here: each line's
+// control characters are escaped, the line breaks the command meant are kept.
+std::string printable_lines(const std::string& text)
+{
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) {
+      out += hubcache::util::escape_control(std::string_view(text).substr(start));
+      break;
+    }
+    out += hubcache::util::escape_control(std::string_view(text).substr(start, end - start));
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+// JSON stays exact JSON: control characters come out as \u escapes, and bytes that are
+// not UTF-8 as U+FFFD instead of aborting the dump.
+std::string json_text(const nlohmann::json& data)
+{
+  return data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace
+
 Output::Output(Format format) : m_format(format), m_stderr_tty(::isatty(STDERR_FILENO) != 0) {}
 
 void Output::info(const std::string& message) const
 {
   if (m_format == Format::human) {
-    std::cerr << message << '\n';
+    std::cerr << printable_lines(message) << '\n';
   }
 }
 
-void Output::warning(const std::string& message) const { std::cerr << "Warning: " << message << '\n'; }
+void Output::warning(const std::string& message) const { std::cerr << "Warning: " << printable_lines(message) << '\n'; }
 
 void Output::result(const std::string& human, const nlohmann::json& data, const std::string& quiet) const
 {
   switch (m_format) {
   case Format::human:
     if (!human.empty()) {
-      std::cout << human << (human.back() == '\n' ? "" : "\n");
+      std::cout << printable_lines(human) << (human.back() == '\n' ? "" : "\n");
     }
     break;
-  case Format::json: std::cout << data.dump(2) << '\n'; break;
+  case Format::json: std::cout << json_text(data) << '\n'; break;
   case Format::quiet:
     if (!quiet.empty()) {
-      std::cout << quiet << (quiet.back() == '\n' ? "" : "\n");
+      std::cout << printable_lines(quiet) << (quiet.back() == '\n' ? "" : "\n");
     }
     break;
   }
   std::cout.flush();
 }
 
-std::string format_table(const Output::Table& table)
+std::string format_table(const Output::Table& raw_table)
 {
+  Output::Table table = raw_table;
+  for (auto& row : table.rows) {
+    for (auto& cell : row) {
+      cell = hubcache::util::escape_control(cell);
+    }
+  }
   std::vector<std::size_t> widths(table.headers.size(), 0);
   for (std::size_t i = 0; i < table.headers.size(); ++i) {
     widths[i] = table.headers[i].size();
@@ -88,11 +126,11 @@ void Output::table(const Table& table, const nlohmann::json& data, std::size_t q
       std::cout << format_table(table);
     }
     break;
-  case Format::json: std::cout << data.dump(2) << '\n'; break;
+  case Format::json: std::cout << json_text(data) << '\n'; break;
   case Format::quiet:
     for (const auto& row : table.rows) {
       if (quiet_column < row.size()) {
-        std::cout << row[quiet_column] << '\n';
+        std::cout << hubcache::util::escape_control(row[quiet_column]) << '\n';
       }
     }
     break;

@@ -304,13 +304,27 @@ test_synchronize_pull_resumes_and_rejects_bad_bytes() {
   same_tree "$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205" "$SCRATCH/fresh/neuronxcc-2.21.33363.0+82129205"
 }
 
-test_synchronize_pull_refuses_unsafe_listing() {
+test_synchronize_pull_skips_unsafe_and_odd_paths() {
+  # One bad name in a shared repo must not lock everyone out: unsafe paths are skipped with
+  # a warning naming them (escaped), odd names too, and the rest installs.
+  mkdir -p "$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9"
+  for f in model.neff model.hlo_module.pb model.done; do
+    echo "$f" >"$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/$f"
+  done
+  : >"$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/compile_flags.json" # md5 d41d8cd9...
   HF_TOKEN=$ALICE run 0 "$NC" create sync-evil --public -q || return
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --repo-id alice/sync-evil -q || return
   hub_control POST /_test/inject-tree-entry '{"repo":"alice/sync-evil","path":"../evil","content":"pwned"}' >/dev/null
-  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-evil
-  one_line "$ERR"
-  contains "$ERR" "unsafe path"
+  hub_control POST /_test/inject-tree-entry \
+    '{"repo":"alice/sync-evil","path":"neuronxcc-2.21.33363.0+82129205/MODULE_2+d41d8cd9/a\\b\tc\u001b[31m","content":"x"}' >/dev/null
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-evil || return
+  contains "$ERR" "skipped '../evil'"
+  contains "$ERR" 'a\\b\x09c\x1b[31m'
+  lacks "$ERR" $'\e'
   [[ ! -e "$SCRATCH/evil" ]] || fail "a file was written outside the cache"
+  [[ -f "$SCRATCH/fresh/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/model.done" ]] || fail "the good entry was not pulled"
+  run 0 "$NC" list --repo-id alice/sync-evil || return
+  contains "$ERR" "skipped '../evil'"
 }
 
 run_tests

@@ -227,6 +227,20 @@ test_a_deeply_nested_registry_file_is_skipped_not_a_crash() {
   contains "$ERR" "config.json is not usable JSON: nested deeper than 128 levels"
 }
 
+test_lookup_escapes_terminal_controls_from_the_repo() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  write_llama "$SCRATCH/llama"
+  seed_entry org/tiny-llama "$SCRATCH/llama/config.json" \
+    '{"batch_size": 1, "sequence_length": 128, "tp_degree": 2, "torch_dtype": "bfloat16", "target": "trn1", "checkpoint_id": "evil\u001b]0;pwned\u0007\r\u001b[2J"}' \
+    "$CV" 0.4.5 both
+  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  lacks "$OUT" $'\e'
+  lacks "$OUT" $'\r'
+  contains "$OUT" 'evil\x1b]0;pwned\x07\x0d\x1b[2J'
+  run 0 "$NC" lookup "$SCRATCH/llama" --json || return
+  equals "$(jq -r '.[0].neuron_config.checkpoint_id // .[0].neuron.checkpoint_id // empty' "$OUT" | od -An -c | tr -s ' ' | head -1 | cut -c1-12)" " e v i l 033"
+}
+
 test_list_models_totals_and_filters() {
   seed_repo || return
   run 0 "$NC" list || return

@@ -24,3 +24,15 @@ TEST_CASE("command lines split like a shell and quote back")
     CHECK(split_command_line(quote_argument(arg)) == std::vector<std::string>{arg});
   }
 }
+
+TEST_CASE("escape_control: terminal controls and invalid bytes become visible escapes, UTF-8 stays")
+{
+  CHECK(escape_control("plain text") == "plain text");
+  CHECK(escape_control("\x1b[31mred\x1b]0;title\x07") == "\\x1b[31mred\\x1b]0;title\\x07");
+  CHECK(escape_control("a\rb\tc\nd") == "a\\x0db\\x09c\\x0ad");
+  CHECK(escape_control("back\\slash") == "back\\\\slash");
+  CHECK(escape_control("caf\xc3\xa9 \xe2\x9c\x93") == "caf\xc3\xa9 \xe2\x9c\x93");
+  CHECK(escape_control("\xff\xc3") == "\\xff\\xc3");          // invalid and truncated UTF-8
+  CHECK(escape_control("\xc2\x9b" "2J") == "\\xc2\\x9b2J");   // C1 CSI
+  CHECK(escape_control("\x7f") == "\\x7f");
+}

@@ -44,20 +44,6 @@ private:
   std::optional<util::AtomicFile> m_file;
 };
 
-// A path the Hub listed, made safe: nothing outside the repo's own tree is ever accepted.
-void check_listed_path(const std::string& path, std::string_view repo_id)
-{
-  if (!is_valid_path_in_repo(path)) {
-    std::string shown;
-    for (char c : path.substr(0, 200)) {
-      shown.push_back(std::iscntrl(static_cast<unsigned char>(c)) != 0 ? '?' : c);
-    }
-    throw IntegrityError("the Hub listed an unsafe path '" + shown + "' in " + std::string(repo_id)
-                           + " (absolute, '..', '.git' or empty component); refusing to use the listing",
-                         "the repo or the server is corrupt: report it to the repo owner");
-  }
-}
-
 std::string normalize_prefix(std::string_view prefix)
 {
   std::string folder(prefix);
@@ -243,7 +229,13 @@ std::vector<RepoFile> HubRepository::list_files(std::string_view prefix)
   }
   std::vector<RepoFile> files;
   for (const auto& entry : entries) {
-    check_listed_path(entry.path, m_repo_id);
+    // Nothing outside the repo's own tree is ever used; an odd name is skipped, not fatal.
+    if (!is_valid_path_in_repo(entry.path)) {
+      if (entry.type == "file") {
+        note_skipped_path(entry.path);
+      }
+      continue;
+    }
     if (entry.type != "file") {
       continue;
     }
@@ -269,7 +261,6 @@ std::optional<RepoFile> HubRepository::stat(std::string_view path)
     return std::nullopt;
   }
   for (const auto& entry : entries) {
-    check_listed_path(entry.path, m_repo_id);
     if (entry.path == path && entry.type == "file") {
       return to_repo_file(entry);
     }

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 
 #include <cctype>
+#include <utility>
 
 namespace hubcache::storage {
 
@@ -29,6 +30,21 @@ bool is_valid_path_in_repo(std::string_view path) noexcept
     start = end + 1;
   }
   return true;
+}
+
+std::vector<std::string> Repository::take_skipped_paths()
+{
+  std::lock_guard lock(m_skipped_mutex);
+  return std::exchange(m_skipped_paths, {});
+}
+
+void Repository::note_skipped_path(std::string path)
+{
+  std::lock_guard lock(m_skipped_mutex);
+  // Bounded: a hostile listing of millions of bad names must not grow memory without end.
+  if (m_skipped_paths.size() < 1000) {
+    m_skipped_paths.push_back(std::move(path));
+  }
 }
 
 void validate_path_in_repo(std::string_view path)

@@ -17,6 +17,62 @@ std::string_view trim(std::string_view text)
   return text;
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence starting at text[i] (2-4), or 0.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i)
+{
+  auto byte = [&](std::size_t at) { return static_cast<unsigned char>(text[at]); };
+  unsigned char lead = byte(i);
+  std::size_t length = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
+  if (length == 0 || i + length > text.size()) {
+    return 0;
+  }
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  unsigned char second = byte(i + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90)
+      || (lead == 0xF4 && second > 0x8F)) {
+    return 0; // overlong, surrogate or beyond U+10FFFF
+  }
+  // C1 controls (U+0080..U+009F) act on terminals too.
+  if (lead == 0xC2 && second < 0xA0) {
+    return 0;
+  }
+  return length;
+}
+
+} // namespace
+
+std::string escape_control(std::string_view text)
+{
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (c >= 0x20 && c < 0x7F) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+    } else if (auto length = c >= 0x80 ? utf8_sequence_length(text, i) : 0; length > 0) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out += "\\x";
+      out.push_back(digits[c >> 4]);
+      out.push_back(digits[c & 0xF]);
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> split_command_line(std::string_view text)
 {
   std::vector<std::string> words;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,11 +100,24 @@ public:
   // hash; nothing is left at `destination` on failure.
   virtual void download_file(std::string_view path, const std::filesystem::path& destination,
                              const util::ProgressCallback& progress = {}) = 0;
+  // Paths a listing left out because they are not safe to install ('..', absolute,
+  // '.git', control characters, backslashes), noted so the caller can warn about each;
+  // returns those noted since the previous call. One odd name never locks a repo.
+  std::vector<std::string> take_skipped_paths();
+
   // Throws unless this caller can commit here (RepoNotFound, AuthError, IoError,
   // RemoteError), changing nothing: lets a long job refuse before it starts.
   virtual void check_writable() = 0;
   // Applies additions and deletions as one atomic commit.
   virtual CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) = 0;
+
+protected:
+  // For backends: records a listed path left out (see take_skipped_paths).
+  void note_skipped_path(std::string path);
+
+private:
+  std::mutex m_skipped_mutex;
+  std::vector<std::string> m_skipped_paths;
 };
 
 // Checks a repo-relative path: no empty, '.', '..' or '.git' components, no leading '/',

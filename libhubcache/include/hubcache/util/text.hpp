@@ -6,6 +6,11 @@
 
 namespace hubcache::util {
 
+// `text` with control characters (ESC, CR, tabs, DEL...) and invalid UTF-8 bytes shown as
+// \xHH escapes, and backslashes doubled, so what came from outside (a repo, a server) can
+// neither drive the terminal nor pass for something else. Valid UTF-8 stays as it is.
+std::string escape_control(std::string_view text);
+
 // `text` without leading and trailing whitespace (header values, token files, config files).
 std::string_view trim(std::string_view text);
 
