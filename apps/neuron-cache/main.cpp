@@ -4,6 +4,7 @@
 
 #include <hubcache/error.hpp>
 #include <hubcache/http/client.hpp>
+#include <hubcache/util/fs.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -83,6 +84,7 @@ int run(int argc, char** argv, const hubcache::util::Environment& env, std::stri
 int main(int argc, char** argv)
 {
   std::signal(SIGPIPE, SIG_IGN);
+  hubcache::util::remove_temp_files_on_fatal_signals();
   hubcache::http::set_user_agent("neuron-cache/" NEURON_CACHE_VERSION);
   auto env = hubcache::util::Environment::process();
   std::string command_name;

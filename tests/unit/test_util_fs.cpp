@@ -5,7 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace hubcache;
 using namespace hubcache::util;
@@ -113,3 +116,40 @@ TEST_CASE("a temporary file is removed unless kept; a no-replace rename never ov
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("a fatal signal removes the process's live temp files before it dies; abandoned ones are recognized")
+{
+  test_support::TempDir dir;
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    util::remove_temp_files_on_fatal_signals();
+    util::TemporaryFile payload(dir / "payload.ndjson");
+    util::AtomicFile entry(dir / "model.neff");
+    entry.write("partial");
+    util::write_file_atomically(dir / "ready", "");
+    ::raise(SIGTERM);
+    ::_exit(0); // not reached
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(std::filesystem::exists(dir / "ready"));
+  for (const auto& item : std::filesystem::directory_iterator(dir.path())) {
+    CHECK_MESSAGE(!util::is_temp_name(item.path().filename().string()), item.path().string());
+  }
+
+  // A temp name of a dead process of this host is abandoned at once; a live one's is not.
+  auto ours = util::unique_temp_path(dir / "x");
+  util::write_file_atomically(ours, "");
+  CHECK_FALSE(util::is_abandoned_temp_file(ours, std::chrono::hours(24)));
+  auto dead = dir / ("x" + std::string(util::k_temp_infix) + util::host_name() + "." + std::to_string(child) + ".abc");
+  util::write_file_atomically(dead, "");
+  CHECK(util::is_abandoned_temp_file(dead, std::chrono::hours(24)));
+  auto other_host = dir / ("x" + std::string(util::k_temp_infix) + "elsewhere.1.abc");
+  util::write_file_atomically(other_host, "");
+  CHECK_FALSE(util::is_abandoned_temp_file(other_host, std::chrono::hours(24)));
+  CHECK(util::is_abandoned_temp_file(other_host, std::chrono::hours(24),
+                                     std::chrono::system_clock::now() + std::chrono::hours(25)));
+}

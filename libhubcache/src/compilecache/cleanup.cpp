@@ -297,35 +297,12 @@ std::uint64_t tree_bytes(const stdfs::path& path)
   return total;
 }
 
-// A temp or trash name (`<name>.tmp.nc.<host>.<pid>.<random>`) whose writer is gone: a
-// dead process of this host, or anyone's after a day.
+// A temp or trash name whose writer is gone: a dead process of this host, or anyone's
+// after a day.
 bool is_leftover(const stdfs::path& path, std::int64_t now)
 {
-  auto name = path.filename().string();
-  auto at = name.find(util::k_temp_infix);
-  if (at == std::string::npos) {
-    return false;
-  }
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) {
-    return false;
-  }
-  if (now - info.st_ctim.tv_sec > k_leftover_age) {
-    return true;
-  }
-  auto rest = name.substr(at + util::k_temp_infix.size()); // <host>.<pid>.<random>
-  auto dot = rest.find('.');
-  auto dot2 = dot == std::string::npos ? std::string::npos : rest.find('.', dot + 1);
-  if (dot2 == std::string::npos || rest.substr(0, dot) != util::host_name()) {
-    return false;
-  }
-  pid_t pid = 0;
-  auto digits = rest.substr(dot + 1, dot2 - dot - 1);
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  if (error != std::errc() || end != digits.data() + digits.size() || pid <= 0) {
-    return false;
-  }
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  return util::is_abandoned_temp_file(path, std::chrono::seconds(k_leftover_age),
+                                      std::chrono::system_clock::from_time_t(static_cast<std::time_t>(now)));
 }
 
 struct LockState {

@@ -2,7 +2,10 @@
 
 #include "hubcache/error.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -32,7 +35,91 @@ std::string random_suffix()
   return out;
 }
 
+// Live temp files, in memory a signal handler may read: a slot is free (0), being changed
+// (1) or holds a path to remove on a fatal signal (2).
+constexpr std::size_t k_signal_slots = 256;
+constexpr std::size_t k_signal_path_max = 4096;
+std::atomic<int> g_slot_state[k_signal_slots];
+char g_slot_path[k_signal_slots][k_signal_path_max];
+
+int register_for_signal_cleanup(const stdfs::path& path)
+{
+  const auto& text = path.native();
+  if (text.size() >= k_signal_path_max) {
+    return -1;
+  }
+  for (std::size_t i = 0; i < k_signal_slots; ++i) {
+    int expected = 0;
+    if (g_slot_state[i].compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_slot_path[i], text.c_str(), text.size() + 1);
+      g_slot_state[i].store(2);
+      return static_cast<int>(i);
+    }
+  }
+  return -1; // more live temp files than slots: those rely on the next run's sweep
+}
+
+void unregister_for_signal_cleanup(int slot)
+{
+  if (slot >= 0) {
+    g_slot_state[slot].store(1);
+    g_slot_state[slot].store(0);
+  }
+}
+
+extern "C" void remove_temp_files_and_die(int signal)
+{
+  for (std::size_t i = 0; i < k_signal_slots; ++i) {
+    if (g_slot_state[i].load() == 2) {
+      ::unlink(g_slot_path[i]);
+    }
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
 } // namespace
+
+void remove_temp_files_on_fatal_signals()
+{
+  struct sigaction action {};
+  action.sa_handler = remove_temp_files_and_die;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
+bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds other_host_age,
+                            std::chrono::system_clock::time_point now)
+{
+  // <target>.tmp.nc.<host>.<pid>.<random>
+  auto name = path.filename().string();
+  auto at = name.find(k_temp_infix);
+  if (at == std::string::npos) {
+    return false;
+  }
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return false;
+  }
+  if (now - std::chrono::system_clock::from_time_t(info.st_ctim.tv_sec) > other_host_age) {
+    return true;
+  }
+  auto owner = std::string_view(name).substr(at + k_temp_infix.size());
+  auto pid_dot = owner.find('.');
+  auto random_dot = pid_dot == std::string_view::npos ? std::string_view::npos : owner.find('.', pid_dot + 1);
+  if (random_dot == std::string_view::npos || owner.substr(0, pid_dot) != host_name()) {
+    return false;
+  }
+  auto digits = owner.substr(pid_dot + 1, random_dot - pid_dot - 1);
+  pid_t pid = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+  if (error != std::errc() || end != digits.data() + digits.size() || pid <= 0) {
+    return false;
+  }
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 std::string host_name()
 {
@@ -78,10 +165,12 @@ TemporaryFile::TemporaryFile(const stdfs::path& target, int mode)
   if (!m_fd) {
     throw IoError("cannot create a unique temp file next to " + target.string());
   }
+  m_signal_slot = register_for_signal_cleanup(m_path);
 }
 
 TemporaryFile::~TemporaryFile()
 {
+  unregister_for_signal_cleanup(m_signal_slot);
   m_fd.reset();
   if (!m_keep) {
     ::unlink(m_path.c_str());
@@ -102,6 +191,12 @@ void TemporaryFile::write(const void* data, std::size_t size)
     cursor += n;
     size -= static_cast<std::size_t>(n);
   }
+}
+
+void TemporaryFile::keep()
+{
+  unregister_for_signal_cleanup(std::exchange(m_signal_slot, -1));
+  m_keep = true;
 }
 
 void TemporaryFile::close(bool durable)

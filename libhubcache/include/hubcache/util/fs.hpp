@@ -2,6 +2,7 @@
 
 #include "hubcache/util/fd.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -37,14 +38,26 @@ public:
   // fsyncs (when `durable`) and closes, reporting errors that only show up there.
   void close(bool durable = true);
   // The file stays on disk after destruction (it was renamed or linked elsewhere).
-  void keep() { m_keep = true; }
+  void keep();
   const stdfs::path& path() const { return m_path; }
 
 private:
   stdfs::path m_path;
   Fd m_fd;
   bool m_keep = false;
+  int m_signal_slot = -1; // where the fatal-signal cleanup finds this file
 };
+
+// Makes SIGINT, SIGTERM and SIGHUP remove every live TemporaryFile (and AtomicFile temp)
+// of this process before it dies, so an interrupted run leaves no partial files behind.
+// Call once at start-up; an InterruptScope takes the signals over while it lives.
+void remove_temp_files_on_fatal_signals();
+
+// A temp file or folder (see unique_temp_path) left by a writer that is provably gone:
+// one of this host whose process no longer runs, or any whose status changed more than
+// `other_host_age` before `now`.
+bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds other_host_age,
+                            std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Writes a file under a unique temp name in the target directory and renames it into
 // place on commit(). Without commit() the destructor removes the temp file, so a
