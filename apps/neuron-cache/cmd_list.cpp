@@ -62,12 +62,9 @@ int run_list(Invocation& invocation)
   if (positional && option && *positional != *option) {
     throw UsageError("give the repo once, either as REPO or with --repo-id");
   }
-  hubcache::storage::RepoSpec spec = positional ? hubcache::storage::parse_repo_spec(*positional) : resolve_repo(invocation).spec;
-  auto repo = open_repository(invocation, spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("cache repo " + spec.canonical() + " does not exist or is not readable",
-                                 "check the name, or create it with: neuron-cache create " + spec.canonical());
-  }
+  auto resolved = positional ? repo_from_argument(invocation, *positional, "REPO") : resolve_repo(invocation);
+  const auto& spec = resolved.spec;
+  auto repo = open_existing_repository(invocation, resolved);
   registry::CatalogOptions options;
   options.compiler_version = invocation.value("version");
   options.model_id = invocation.value("model");

@@ -97,12 +97,7 @@ int run_lookup(Invocation& invocation)
   auto target = registry::make_lookup_target(model, filters.task, configs);
 
   auto resolved = resolve_repo(invocation);
-  auto repo = open_repository(invocation, resolved.spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("cache repo " + resolved.spec.canonical() + " does not exist or is not readable",
-                                 "check --repo-id, or create it with: neuron-cache create "
-                                   + resolved.spec.canonical());
-  }
+  auto repo = open_existing_repository(invocation, resolved);
   auto index = registry::index_registry(repo->list_files(""));
   auto candidates = registry::select_candidates(index, target, filters.compiler_version);
   auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates,
