@@ -106,8 +106,8 @@ int run_lookup(Invocation& invocation)
     invocation.out().warning(warning);
   }
   if (!index.unexpected.empty()) {
-    invocation.out().warning(std::to_string(index.unexpected.size())
-                             + " registry file(s) ignored at unexpected paths, e.g. " + index.unexpected.front().path
+    invocation.out().warning(count_of(index.unexpected.size(), "registry file")
+                             + " ignored at unexpected paths, e.g. " + index.unexpected.front().path
                              + " (" + index.unexpected.front().problem + ")");
   }
 
@@ -148,8 +148,7 @@ int run_lookup(Invocation& invocation)
   }
   if (invocation.has("table") && invocation.out().is_human()) {
     Output::Table table;
-    table.headers = {"batch size", "sequence length", "tensor parallel", "dtype", "instance type",
-                     "compiler version", "model"};
+    table.headers = {"BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE", "INSTANCE TYPE", "COMPILER VERSION", "MODEL"};
     table.right_aligned = {true, true, true, false, false, false, false};
     for (const auto& match : matches) {
       auto shape = registry::entry_shape(match.loaded.entry);
@@ -158,13 +157,13 @@ int run_lookup(Invocation& invocation)
                             shape.instance_type.value_or("-"), match.loaded.location.compiler_version,
                             match.loaded.entry.model_id});
     }
-    table.footer = std::to_string(matches.size()) + " cached entrie(s) for " + model;
+    table.footer = count_of(matches.size(), "cached entry", "cached entries") + " for " + model;
     invocation.out().table(table, data, 0);
     return k_exit_ok;
   }
   // optimum-cli's format: a header, then one "key: value" block per entry.
   std::ostringstream human;
-  human << "*** " << matches.size() << " entrie(s) found in cache for " << model << " ***\n";
+  human << "*** " << count_of(matches.size(), "entry", "entries") << " found in cache for " << model << " ***\n";
   for (const auto& match : matches) {
     human << "\n";
     auto neuron = match.loaded.entry.neuron_config();
