@@ -13,7 +13,7 @@ endif
 DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
   libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev doctest-dev \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
-  bash zsh fish jq curl man-db groff-base
+  bash zsh fish jq curl man-db groff-base python3-jsonschema
 
 .PHONY: all deps deps-debian deps-npm build test demo install completions clean
 

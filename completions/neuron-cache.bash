@@ -13,10 +13,13 @@ _neuron_cache_option() {
     create:-n | create:--name) _nc_kind=repo ;;
     create:--public) _nc_kind=flag ;;
     create:--exist-ok | create:--exist_ok) _nc_kind=flag ;;
+    create:--no-set | create:--no_set) _nc_kind=flag ;;
     create:--token) _nc_kind=text ;;
     set:-n | set:--name) _nc_kind=repo ;;
     set:--token) _nc_kind=text ;;
     config:--repo-id | config:--repo_id) _nc_kind=repo ;;
+    config:--cache-dir | config:--cache_dir) _nc_kind=directory ;;
+    config:--token) _nc_kind=text ;;
     synchronize:--repo-id | synchronize:--repo_id) _nc_kind=repo ;;
     synchronize:--cache-dir | synchronize:--cache_dir) _nc_kind=directory ;;
     synchronize:--pull) _nc_kind=flag ;;
@@ -80,6 +83,7 @@ _neuron_cache_option() {
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
     *:--json) _nc_kind=flag ;;
     *:-q | *:--quiet) _nc_kind=flag ;;
+    *:--verbose) _nc_kind=flag ;;
     *:-h | *:--help) _nc_kind=flag ;;
     *) return 1 ;;
   esac
@@ -88,18 +92,18 @@ _neuron_cache_option() {
 # Sets _nc_words to the options of command $1 ("" before the command).
 _neuron_cache_option_names() {
   case $1 in
-    create) _nc_words='-n --name --public --exist-ok --exist_ok --token --format --json -q --quiet -h --help' ;;
-    set) _nc_words='-n --name --token --format --json -q --quiet -h --help' ;;
-    config) _nc_words='--repo-id --repo_id --format --json -q --quiet -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet -h --help' ;;
-    status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
-    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -h --help' ;;
-    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
-    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --token --format --json -q --quiet -h --help' ;;
-    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --token --format --json -q --quiet -h --help' ;;
-    completion) _nc_words='--format --json -q --quiet -h --help' ;;
-    man) _nc_words='--format --json -q --quiet -h --help' ;;
-    '') _nc_words='-V --version -h --help --format --json -q --quiet' ;;
+    create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet --verbose -h --help' ;;
+    set) _nc_words='-n --name --token --format --json -q --quiet --verbose -h --help' ;;
+    config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet --verbose -h --help' ;;
+    status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
+    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet --verbose -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
+    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
+    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --token --format --json -q --quiet --verbose -h --help' ;;
+    completion) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
+    man) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
+    '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac
 }

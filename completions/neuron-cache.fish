@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--token' '*:--format'
             return 0
     end
     return 1
@@ -151,7 +151,7 @@ complete -c neuron-cache -f
 # Before the command
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
-complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
@@ -167,12 +167,13 @@ complete -c neuron-cache -n '__neuron_cache_needs_command' -s V -l version -d 'P
 complete -c neuron-cache -n '__neuron_cache_options_allowed' -l format -d 'Output format: human (default), json or quiet' -x -a 'human json quiet'
 complete -c neuron-cache -n '__neuron_cache_options_allowed' -l json -d 'Same as --format json'
 complete -c neuron-cache -n '__neuron_cache_options_allowed' -s q -l quiet -d 'Same as --format quiet: only essential values, one per line'
+complete -c neuron-cache -n '__neuron_cache_options_allowed' -l verbose -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_options_allowed' -s h -l help -d 'Show this help and exit'
 
 # help COMMAND
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
-complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the cache repo in effect and where that choice comes from'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
@@ -186,16 +187,19 @@ complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'man' -d 'Prin
 complete -c neuron-cache -n '__neuron_cache_using create' -s n -l name -d 'The repo to create (default: optimum-neuron-cache on the Hub)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l public -d 'Make a Hub repo public (default: private)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l exist-ok -l exist_ok -d 'Succeed when the repo already exists (still sets it)'
+complete -c neuron-cache -n '__neuron_cache_using create' -l no-set -l no_set -d 'Only create: keep this host\'s cache repo as it is (e.g. a repo for CI)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_cache_repos)' -d 'The repo to create (same as --name)'
 
 # set
 complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
-complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, /abs/path or file:///abs/path'
+complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path)'
 
 # config
 complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using config' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 
 # synchronize
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'

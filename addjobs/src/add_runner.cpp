@@ -164,6 +164,7 @@ JobResult Runner::run(const Job& job)
     result.status = JobStatus::failed;
     result.message = error.what();
     result.hint = error.hint();
+    result.error = std::current_exception();
     return result;
   }
   if (m_settings.dry_run) {
@@ -177,6 +178,7 @@ JobResult Runner::run(const Job& job)
     result.status = hubcache::util::interrupt_signal() != 0 ? JobStatus::interrupted : JobStatus::failed;
     result.message = error.what();
     result.hint = error.hint();
+    result.error = std::current_exception();
   }
   if (private_root) {
     std::error_code ec;
@@ -262,8 +264,8 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     if (failed_entries > 0) {
       result.message += " (" + std::to_string(failed_entries) + " failed entries there)";
     }
-    result.hint = "check that it compiles with NEURON_COMPILE_CACHE_URL as its cache; if its graphs were already "
-                  "cached locally, push them with 'neuron-cache synchronize'";
+    result.hint = "check that it compiles with NEURON_COMPILE_CACHE_URL as its cache";
+    result.created_nothing = true;
     return result;
   }
 
@@ -374,10 +376,7 @@ PreconditionReport check_preconditions(hubcache::storage::Repository& repo)
 {
   PreconditionReport report;
   repo.check_writable();
-  if (repo.spec() == hubcache::storage::k_default_cache_repo) {
-    report.warnings.push_back("No custom cache repo is set: pushing to the public default " + repo.spec()
-                              + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
-  }
+  report.public_default_repo = repo.spec() == hubcache::storage::k_default_cache_repo;
   return report;
 }
 

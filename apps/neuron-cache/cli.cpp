@@ -11,6 +11,9 @@ namespace neuron_cache {
 namespace {
 
 constexpr const char* k_positional_key = "positional-arguments";
+constexpr std::size_t k_help_column = 34; // where descriptions start, for arguments and options alike
+constexpr std::size_t k_help_gap = 2;     // spaces at least between a name and its description
+constexpr std::size_t k_help_width = 100;
 
 std::string join_names(const OptionSpec& option)
 {
@@ -77,6 +80,47 @@ Format resolve_format(const cxxopts::ParseResult& result)
   return chosen.value_or(Format::human);
 }
 
+// cxxopts words its errors its own way, with typographic quotes: say it as the rest of the
+// program does, with a suggestion for a mistyped option.
+std::string usage_message(const cxxopts::exceptions::exception& error, const CommandSpec& command)
+{
+  std::string message = error.what();
+  for (const std::string quote : {"\xe2\x80\x98", "\xe2\x80\x99"}) {
+    for (auto at = message.find(quote); at != std::string::npos; at = message.find(quote)) {
+      message.replace(at, quote.size(), "'");
+    }
+  }
+  auto open = message.find('\'');
+  auto close = open == std::string::npos ? std::string::npos : message.find('\'', open + 1);
+  if (open == std::string::npos || close == std::string::npos) {
+    return message;
+  }
+  std::string name = message.substr(open + 1, close - open - 1);
+  std::string dashed = (name.size() == 1 ? "-" : "--") + name;
+  if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&error) != nullptr) {
+    std::vector<std::string> known;
+    for (const auto* option : options_of(command)) {
+      known.push_back(option->long_name);
+      for (const auto& alias : option->aliases) {
+        known.push_back(alias);
+      }
+    }
+    std::string text = "unknown option '" + dashed + "'";
+    if (auto suggestion = closest_match(name, known); !suggestion.empty()) {
+      text += " (did you mean '--" + suggestion + "'?)";
+    }
+    return text;
+  }
+  if (dynamic_cast<const cxxopts::exceptions::missing_argument*>(&error) != nullptr
+      || dynamic_cast<const cxxopts::exceptions::option_requires_argument*>(&error) != nullptr) {
+    return "option '" + dashed + "' needs a value";
+  }
+  if (dynamic_cast<const cxxopts::exceptions::gratuitous_argument_for_option*>(&error) != nullptr) {
+    return "option '" + dashed + "' takes no value";
+  }
+  return message;
+}
+
 std::string wrap(const std::string& text, std::size_t indent, std::size_t width)
 {
   std::istringstream words(text);
@@ -118,6 +162,8 @@ const std::vector<OptionSpec>& common_options()
      {"human", "json", "quiet"}, {}},
     {"", "json", ValueKind::flag, "", "Same as --format json.", {}, {}},
     {"q", "quiet", ValueKind::flag, "", "Same as --format quiet: only essential values, one per line.", {}, {}},
+    // No -v: `list -v` is optimum-cli's compiler version.
+    {"", "verbose", ValueKind::flag, "", "Show details (every skipped entry, each step) on standard error.", {}, {}},
     {"h", "help", ValueKind::flag, "", "Show this help and exit.", {}, {}},
   };
   return options;
@@ -126,22 +172,34 @@ const std::vector<OptionSpec>& common_options()
 const CommandSpec* find_command(const std::string& name)
 {
   for (const auto& command : all_commands()) {
-    if (command.name == name) {
+    if (command.name == name || std::find(command.aliases.begin(), command.aliases.end(), name) != command.aliases.end()) {
       return &command;
     }
   }
   return nullptr;
 }
 
-Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env)
-  : m_command(command), m_env(env)
+Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env,
+                       RunContext* context)
+  : m_command(command), m_env(env), m_context(context)
 {
+  if (m_context == nullptr) {
+    m_own_context = std::make_unique<RunContext>();
+    m_context = m_own_context.get();
+  }
+  m_context->command = command.name;
   auto separator = std::find(args.begin(), args.end(), "--");
   if (separator != args.end()) {
     m_trailing.assign(separator + 1, args.end());
     args.erase(separator, args.end());
   }
 
+  // Known before parsing, so that even a usage error is reported as JSON under --json.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json" || args[i] == "--format=json" || (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json")) {
+      m_context->format = Format::json;
+    }
+  }
   cxxopts::Options parser("neuron-cache " + command.name);
   auto adder = parser.add_options();
   for (const auto* option : options_of(command)) {
@@ -163,20 +221,15 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
   try {
     m_result = std::make_unique<cxxopts::ParseResult>(parser.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& error) {
-    std::string message = error.what();
-    // cxxopts quotes with typographic quotes; keep messages plain ASCII.
-    for (const std::string quote : {"\xe2\x80\x98", "\xe2\x80\x99"}) {
-      for (auto at = message.find(quote); at != std::string::npos; at = message.find(quote)) {
-        message.replace(at, quote.size(), "'");
-      }
-    }
-    throw UsageError(message);
+    throw UsageError(usage_message(error, command));
   }
   m_help = m_result->count("help") != 0U;
   if (m_result->count(k_positional_key) != 0U) {
     m_positionals = (*m_result)[k_positional_key].as<std::vector<std::string>>();
   }
-  m_output = std::make_unique<Output>(resolve_format(*m_result));
+  m_context->format = resolve_format(*m_result);
+  m_context->verbose = m_result->count("verbose") != 0U;
+  m_output = std::make_unique<Output>(m_context->format, m_context->verbose);
   if (m_help) {
     return;
   }
@@ -284,12 +337,19 @@ std::string render_command_help(const CommandSpec& command)
   if (!command.description.empty()) {
     out << "\n" << command.description << "\n";
   }
+  // Names on the left, descriptions in one column; a name too long for it gets its own line.
+  auto emit_row = [&](const std::string& left, const std::string& help) {
+    if (left.size() + k_help_gap > k_help_column) {
+      out << left << "\n" << std::string(k_help_column, ' ');
+    } else {
+      out << left << std::string(k_help_column - left.size(), ' ');
+    }
+    out << wrap(help, k_help_column, k_help_width) << "\n";
+  };
   if (!command.positionals.empty()) {
     out << "\nArguments:\n";
     for (const auto& positional : command.positionals) {
-      std::string left = "  " + positional.name;
-      out << left << std::string(left.size() < 32 ? 32 - left.size() : 1, ' ') << wrap(positional.help, 32, 100)
-          << "\n";
+      emit_row("  " + positional.name, positional.help);
     }
   }
   auto emit_options = [&](const std::string& title, const std::vector<OptionSpec>& options) {
@@ -314,11 +374,7 @@ std::string render_command_help(const CommandSpec& command)
       if (option.repeatable) {
         help += " (repeatable)";
       }
-      if (left.size() >= 34) {
-        out << left << "\n" << std::string(34, ' ') << wrap(help, 34, 100) << "\n";
-      } else {
-        out << left << std::string(34 - left.size(), ' ') << wrap(help, 34, 100) << "\n";
-      }
+      emit_row(left, help);
     }
   };
   emit_options("Options", command.options);
@@ -341,11 +397,71 @@ std::string render_main_help()
       << "Compatible with optimum-cli neuron cache.\n\nCommands:\n";
   for (const auto& command : all_commands()) {
     std::string left = "  " + command.name;
-    out << left << std::string(left.size() < 16 ? 16 - left.size() : 1, ' ') << command.summary << "\n";
+    std::string summary = command.summary;
+    for (const auto& alias : command.aliases) {
+      summary += " (alias: " + alias + ")";
+    }
+    out << left << std::string(left.size() + k_help_gap <= 16 ? 16 - left.size() : k_help_gap, ' ') << summary
+        << "\n";
   }
-  out << "\nRun 'neuron-cache COMMAND --help' for a command's options and examples.\n"
-      << "Exit codes: 0 ok, 1 error, 2 usage error, 3 nothing found (lookup).\n";
+  out << "\nRun 'neuron-cache COMMAND --help' for a command's options and examples.\nExit codes:";
+  for (const auto& status : exit_statuses()) {
+    out << " " << status.code << " " << status.brief << (&status == &exit_statuses().back() ? ".\n" : ",");
+  }
   return out.str();
+}
+
+const std::vector<ExitStatus>& exit_statuses()
+{
+  static const std::vector<ExitStatus> statuses = {
+    {std::to_string(k_exit_ok), "ok", "Success."},
+    {std::to_string(k_exit_error), "error",
+     "An error: the message on standard error (and, with --json, the error object on standard output) says what "
+     "failed and what to do next."},
+    {std::to_string(k_exit_usage), "usage error", "A usage error: an unknown option, a missing or malformed argument."},
+    {std::to_string(k_exit_not_found), "nothing found",
+     "Nothing found: lookup found no cached configuration for the model."},
+    {std::to_string(k_exit_signal_base) + "+N", "interrupted",
+     "add was interrupted by signal N (130 for SIGINT); nothing half-pushed: run the same command again."},
+  };
+  return statuses;
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates)
+{
+  // Edit distance counting a swap of two neighbours as one edit ("nmae" -> "name").
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) {
+      d[i][0] = i;
+    }
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+      d[0][j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& candidate : candidates) {
+    auto d = distance(word, candidate);
+    bool prefix = word.size() >= 3 && candidate.starts_with(word);
+    if (prefix) {
+      d = 1;
+    }
+    if (d < best_distance && (prefix || d * 2 < std::max<std::size_t>(word.size(), 2))) {
+      best = candidate;
+      best_distance = d;
+    }
+  }
+  return best;
 }
 
 } // namespace neuron_cache

@@ -2,6 +2,8 @@
 
 #include "output.hpp"
 
+#include <hubcache/hub/config.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/util/environment.hpp>
 
 #include <functional>
@@ -43,6 +45,7 @@ class Invocation;
 
 struct CommandSpec {
   std::string name;
+  std::vector<std::string> aliases; // further names, e.g. "sync"
   std::string summary;
   std::string description;
   std::vector<PositionalSpec> positionals;
@@ -63,21 +66,47 @@ public:
   explicit UsageError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Exit codes, documented in the README.
+// Exit codes; exit_statuses() documents them (man page, --help).
 inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_error = 1;
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_not_found = 3;
+inline constexpr int k_exit_signal_base = 128; // add, interrupted by signal N: 128+N
+
+struct ExitStatus {
+  std::string code;    // "0", or "128+N"
+  std::string brief;   // "usage error", for the one-line summary in --help
+  std::string meaning; // a sentence, for the man page
+};
+const std::vector<ExitStatus>& exit_statuses();
+
+// What the program learns during a run that its error messages need: the command, the
+// output format, which repo it opened and where that name came from, where the token
+// came from. Filled as the run goes; read by main when an error reaches it.
+struct RunContext {
+  std::string command;
+  Format format = Format::human;
+  bool verbose = false;
+  std::optional<hubcache::storage::ResolvedRepo> repo;
+  hubcache::hub::TokenSource token_source = hubcache::hub::TokenSource::none;
+  std::string token_origin; // HF_TOKEN, the token file path; never the token
+};
 
 // One parsed run of a subcommand: options, positionals, environment and output.
 class Invocation {
 public:
-  Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env);
+  // `context` (owned by the caller, e.g. main) receives what error messages need; without
+  // one, the invocation keeps its own.
+  Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env,
+             RunContext* context = nullptr);
   ~Invocation();
 
   const CommandSpec& command() const { return m_command; }
   const hubcache::util::Environment& env() const { return m_env; }
   Output& out() { return *m_output; }
+  RunContext& context() { return *m_context; }
+  const RunContext& context() const { return *m_context; }
+  bool verbose() const { return m_context->verbose; }
 
   bool has(const std::string& long_name) const;
   std::optional<std::string> value(const std::string& long_name) const;
@@ -96,10 +125,16 @@ private:
   std::vector<std::string> m_positionals;
   std::vector<std::string> m_trailing;
   std::unique_ptr<Output> m_output;
+  std::unique_ptr<RunContext> m_own_context;
+  RunContext* m_context;
   bool m_help = false;
 };
 
 std::string render_command_help(const CommandSpec& command);
 std::string render_main_help();
+
+// The closest of `candidates` to `word` when it is a likely typo (edit distance at most
+// 2, and less than half the word), else empty: "did you mean ...?".
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 } // namespace neuron_cache

@@ -1,6 +1,7 @@
 // `neuron-cache add`: populate the cache repo by running a compilation, for one model
 // configuration or for every configuration of a YAML manifest (CI jobs).
 #include "commands.hpp"
+#include "errors.hpp"
 
 #include <hubcache/util/text.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
@@ -14,7 +15,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <mutex>
 
 namespace neuron_cache {
@@ -27,13 +27,6 @@ namespace add = addjobs;
 const std::vector<std::string> k_configuration_options = {
   "model", "task", "precision", "num-cores", "train-batch-size", "eval-batch-size", "sequence-length",
   "encoder-sequence-length", "decoder-sequence-length", "gradient-accumulation-steps", "max-steps"};
-
-std::string format_seconds(std::chrono::milliseconds elapsed)
-{
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f s", static_cast<double>(elapsed.count()) / 1000.0);
-  return buffer;
-}
 
 add::Configuration configuration_from_options(const Invocation& invocation)
 {
@@ -114,19 +107,31 @@ private:
   std::filesystem::path m_path;
 };
 
-int run_add(Invocation& invocation)
+// What an add will do, decided and checked before anything compiles: the jobs (models
+// loaded, commands chosen), the repo (open, writable) and the runner's settings.
+struct AddPlan {
+  std::optional<add::Manifest> manifest;
+  std::vector<add::Job> jobs;
+  hubcache::storage::ResolvedRepo repo_name;
+  std::unique_ptr<hubcache::storage::Repository> repo;
+  hubcache::compilecache::CacheRoot cache_root;
+  unsigned parallelism = 1;
+  bool continue_on_error = false;
+  add::Settings settings; // callbacks are set by apply_add
+};
+
+AddPlan plan_add(Invocation& invocation)
 {
   const auto& env = invocation.env();
-  auto& out = invocation.out();
+  AddPlan plan;
   auto manifest_file = invocation.value("manifest");
-  std::optional<add::Manifest> manifest;
   if (manifest_file) {
     for (const auto& option : k_configuration_options) {
       if (invocation.has(option)) {
         throw UsageError("--" + option + " cannot be used with --manifest: configurations come from the manifest");
       }
     }
-    manifest = add::parse_manifest(*manifest_file);
+    plan.manifest = add::parse_manifest(*manifest_file);
   } else {
     for (const auto* option : {"jobs", "continue-on-error"}) {
       if (invocation.has(option)) {
@@ -134,7 +139,9 @@ int run_add(Invocation& invocation)
       }
     }
   }
-  auto parallelism = static_cast<unsigned>(invocation.integer("jobs", 1).value_or(1));
+  const auto& manifest = plan.manifest;
+  plan.parallelism = static_cast<unsigned>(invocation.integer("jobs", 1).value_or(1));
+  plan.continue_on_error = invocation.has("continue-on-error");
 
   // The command: after `--`, else the manifest's, else the environment's template.
   std::optional<std::vector<std::string>> default_command;
@@ -160,24 +167,20 @@ int run_add(Invocation& invocation)
   }
 
   // Where: repo and local compile cache root.
-  std::optional<std::string> repo_option = invocation.value("repo-id");
-  if (!repo_option && manifest) {
-    repo_option = manifest->repo;
-  }
-  auto resolved = hubcache::storage::resolve_repo(repo_option, env);
+  plan.repo_name = resolve_repo(invocation, manifest ? manifest->repo : std::nullopt,
+                                manifest ? "'repo' in " + *manifest_file : std::string());
   std::optional<std::string> cache_dir_option = invocation.value("cache-dir");
   if (!cache_dir_option && manifest) {
     cache_dir_option = manifest->cache_dir;
   }
-  auto cache_root = hubcache::compilecache::resolve_cache_root(cache_dir_option, env);
+  plan.cache_root = hubcache::compilecache::resolve_cache_root(cache_dir_option, env);
 
   // Preconditions, before anything compiles.
-  auto repo = open_repository(invocation, resolved.spec);
-  auto report = add::check_preconditions(*repo);
-  for (const auto& warning : report.warnings) {
-    out.warning(warning);
+  plan.repo = open_repository(invocation, plan.repo_name.spec);
+  if (add::check_preconditions(*plan.repo).public_default_repo) {
+    invocation.out().warning("No custom cache repo is set: pushing to the public default " + plan.repo->spec()
+                             + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
   }
-  std::vector<add::Job> jobs;
   std::map<std::string, add::Model> models;
   auto load = [&](const std::string& spec) -> const add::Model& {
     auto found = models.find(spec);
@@ -195,64 +198,64 @@ int run_add(Invocation& invocation)
   if (manifest) {
     for (const auto& model : manifest->models) {
       for (const auto& configuration : model.configurations) {
-        add::Job job{load(model.model), configuration,
-                     invocation.trailing().empty() && model.command ? *model.command : *default_command,
-                     manifest->environment, timeout};
-        jobs.push_back(std::move(job));
+        plan.jobs.push_back(add::Job{load(model.model), configuration,
+                                     invocation.trailing().empty() && model.command ? *model.command : *default_command,
+                                     manifest->environment, timeout});
       }
     }
   } else {
-    jobs.push_back(add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
+    plan.jobs.push_back(add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
   }
 
-  add::Settings settings;
-  settings.cache_root = cache_root.path;
-  settings.cc_flags = env.get("NEURON_CC_FLAGS").value_or("");
-  settings.dry_run = invocation.has("dry-run");
-  settings.force = invocation.has("force");
+  plan.settings.cache_root = plan.cache_root.path;
+  plan.settings.cc_flags = env.get("NEURON_CC_FLAGS").value_or("");
+  plan.settings.dry_run = invocation.has("dry-run");
+  plan.settings.force = invocation.has("force");
   if (manifest) {
-    settings.compiler_version = manifest->compiler_version;
+    plan.settings.compiler_version = manifest->compiler_version;
   }
+  return plan;
+}
+
+// Runs the plan's jobs: each command's output passes through to stderr (prefixed with its
+// configuration when jobs run side by side), progress as info lines.
+std::vector<add::JobResult> apply_add(Invocation& invocation, AddPlan& plan)
+{
+  auto& out = invocation.out();
+  auto settings = plan.settings;
   std::optional<StagingDirectory> staging;
-  if (manifest && !settings.dry_run) {
-    staging.emplace(env);
+  if (plan.manifest && !settings.dry_run) {
+    staging.emplace(invocation.env());
     settings.staging_directory = staging->path();
   }
   std::mutex print_mutex;
-  if (manifest) {
-    // Piped, so the report keeps each command's last lines; concurrent jobs' lines are
-    // prefixed with their configuration. A single add keeps the terminal as it is.
-    settings.on_line = [&print_mutex, parallelism](const add::Job& job, hubcache::util::ProcessStream,
-                                                   std::string_view line) {
+  if (plan.manifest) {
+    // Piped, so the report keeps each command's last lines. A single add keeps the
+    // terminal as it is.
+    settings.on_line = [&print_mutex, &out, parallel = plan.parallelism > 1](
+                         const add::Job& job, hubcache::util::ProcessStream, std::string_view line) {
       std::lock_guard lock(print_mutex);
-      if (parallelism > 1) {
-        std::cerr << "[" << job.label() << "] ";
-      }
-      std::cerr << line << "\n";
+      out.passthrough((parallel ? "[" + job.label() + "] " : std::string()) + std::string(line));
     };
   }
-  std::size_t job_count = jobs.size();
   std::size_t started = 0;
   settings.on_event = [&](const add::Job& job, const std::string& event) {
     std::lock_guard lock(print_mutex);
     if (event == "compiling") {
       ++started;
-      out.info(manifest ? "[" + std::to_string(started) + "/" + std::to_string(job_count) + "] compiling "
-                            + job.label()
-                        : "Compiling " + job.label() + " into " + cache_root.path.string());
+      out.info(plan.manifest ? "[" + std::to_string(started) + "/" + std::to_string(plan.jobs.size()) + "] compiling "
+                                 + job.label()
+                             : "Compiling " + job.label() + " into " + plan.cache_root.path.string());
     } else {
-      out.info("Pushing " + job.label() + " to " + resolved.spec.canonical());
+      out.info("Pushing " + job.label() + " to " + plan.repo_name.spec.canonical());
     }
   };
-
-  hubcache::util::InterruptScope interrupt_scope;
-  add::Runner runner(*repo, std::move(settings));
-  auto results = runner.run_all(jobs, parallelism, invocation.has("continue-on-error"));
-
-  {
+  add::Runner runner(*plan.repo, std::move(settings));
+  auto results = runner.run_all(plan.jobs, plan.parallelism, plan.continue_on_error);
+  if (!plan.settings.dry_run) {
     // A compile is a use: the entries it made are recorded for cleanup's LRU order.
     hubcache::compilecache::UsageRecords records(
-      hubcache::compilecache::UsageRecords::default_path(cache_root.path, invocation.env()));
+      hubcache::compilecache::UsageRecords::default_path(plan.cache_root.path, invocation.env()));
     auto now = hubcache::compilecache::unix_now();
     for (const auto& result : results) {
       for (const auto& entry : result.entries) {
@@ -261,7 +264,39 @@ int run_add(Invocation& invocation)
     }
     records.save();
   }
+  return results;
+}
 
+// A failed job's next step, in the program's words: the error table's for a library
+// error, the runner's own otherwise.
+std::string job_hint(const add::JobResult& result, const RunContext& context)
+{
+  if (result.error) {
+    try {
+      std::rethrow_exception(result.error);
+    } catch (const std::exception& error) {
+      return describe_error(error, context).hint;
+    }
+  }
+  if (result.created_nothing) {
+    return result.hint + "; if its graphs were already cached locally, push them with 'neuron-cache synchronize'";
+  }
+  return result.hint;
+}
+
+std::string command_text(const std::vector<std::string>& words)
+{
+  std::string text;
+  for (const auto& word : words) {
+    text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
+  }
+  return text;
+}
+
+int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results)
+{
+  auto& out = invocation.out();
+  const auto repo = plan.repo_name.spec.canonical();
   std::size_t added = 0, registered = 0, failed = 0, planned = 0, not_run = 0;
   for (const auto& result : results) {
     added += result.status == add::JobStatus::added ? 1 : 0;
@@ -271,9 +306,9 @@ int run_add(Invocation& invocation)
     not_run += result.status == add::JobStatus::not_run || result.status == add::JobStatus::interrupted ? 1 : 0;
   }
   int signal = hubcache::util::interrupt_signal();
-  nlohmann::json data = {{"repo", resolved.spec.canonical()},
-                         {"cache_dir", cache_root.path.string()},
-                         {"dry_run", invocation.has("dry-run")},
+  nlohmann::json data = {{"repo", repo},
+                         {"cache_dir", plan.cache_root.path.string()},
+                         {"dry_run", plan.settings.dry_run},
                          {"results", nlohmann::json::array()},
                          {"summary",
                           {{"added", added}, {"already_registered", registered}, {"failed", failed},
@@ -282,41 +317,43 @@ int run_add(Invocation& invocation)
     data["interrupted_by"] = std::string("SIG") + (sigabbrev_np(signal) != nullptr ? sigabbrev_np(signal) : "?");
   }
   for (const auto& result : results) {
-    data["results"].push_back(result.to_json());
+    auto item = result.to_json();
+    if (auto hint = job_hint(result, invocation.context()); !hint.empty()) {
+      item["hint"] = hint;
+    }
+    data["results"].push_back(item);
   }
+  int interrupted_code = k_exit_signal_base + (signal != 0 ? signal : SIGINT);
 
-  if (!manifest) {
+  if (!plan.manifest) {
     const auto& result = results.front();
     std::string human;
     switch (result.status) {
     case add::JobStatus::added:
-      human = "Added " + result.label + " to " + resolved.spec.canonical() + ": " + std::to_string(result.entries.size())
-              + " compiled graphs (compiler " + result.compiler_version + ") and the registry entry "
-              + result.registry_files.front() + ", in one commit.";
+      human = "Added " + result.label + " to " + repo + ": " + count_of(result.entries.size(), "compiled graph")
+              + " (compiler " + result.compiler_version + ") and the registry entry " + result.registry_files.front()
+              + ", in one commit.";
       break;
     case add::JobStatus::already_registered:
-      human = result.label + " is already registered in " + resolved.spec.canonical()
-              + "; nothing compiled (use --force to compile it again).";
+      human = result.label + " is already registered in " + repo + "; nothing compiled (use --force to compile it again).";
       break;
     case add::JobStatus::planned:
-      human = "Would run: " + [&] {
-        std::string text;
-        for (const auto& word : result.command) {
-          text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
-        }
-        return text;
-      }() + "\nwith NEURON_COMPILE_CACHE_URL=" + cache_root.path.string() + ", then push its new entries to "
-              + resolved.spec.canonical() + ".";
+      human = "Would run: " + command_text(result.command) + "\nwith NEURON_COMPILE_CACHE_URL="
+              + plan.cache_root.path.string() + ", then push its new entries to " + repo + ".";
       break;
-    default:
-      if (invocation.out().format() == Format::json) {
-        out.result("", data, "");
-      }
-      if (result.status == add::JobStatus::interrupted) {
-        std::cerr << "neuron-cache: interrupted: " << result.message << "; " << result.hint << "\n";
-        return 128 + (signal != 0 ? signal : SIGINT);
-      }
-      throw hubcache::Error("could not add " + result.label + " to the cache: " + result.message, result.hint);
+    default: {
+      // A failed configuration is the command's error: one report, with the results in json.
+      bool interrupted = result.status == add::JobStatus::interrupted;
+      std::string message = interrupted ? "interrupted: " + result.message
+                                        : "could not add " + result.label + " to the cache: " + result.message;
+      int code = interrupted ? interrupted_code : k_exit_error;
+      data["error"] = message;
+      data["hint"] = job_hint(result, invocation.context());
+      data["exit_code"] = code;
+      out.result("", data, "");
+      out.error_line(message, job_hint(result, invocation.context()));
+      return code;
+    }
     }
     out.result(human, data, result.status == add::JobStatus::added ? result.registry_files.front() : "");
     return k_exit_ok;
@@ -325,40 +362,49 @@ int run_add(Invocation& invocation)
   Output::Table table;
   table.headers = {"STATUS", "MODEL", "TASK", "CONFIGURATION", "ENTRIES", "TIME"};
   table.right_aligned = {false, false, false, false, true, true};
-  nlohmann::json rows = nlohmann::json::array();
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& result = results[i];
-    table.rows.push_back({status_word(result.status), jobs[i].model.model_id, jobs[i].configuration.task,
-                          jobs[i].configuration.summary(),
+    table.rows.push_back({status_word(result.status), plan.jobs[i].model.model_id, plan.jobs[i].configuration.task,
+                          plan.jobs[i].configuration.summary(),
                           result.status == add::JobStatus::added ? std::to_string(result.entries.size()) : "-",
-                          format_seconds(result.elapsed)});
+                          human_duration(static_cast<double>(result.elapsed.count()) / 1000.0)});
   }
-  table.footer = std::to_string(results.size()) + " configurations: " + std::to_string(added) + " added, "
+  table.footer = count_of(results.size(), "configuration") + ": " + std::to_string(added) + " added, "
                  + std::to_string(registered) + " already registered, "
                  + (planned > 0 ? std::to_string(planned) + " would run, " : "") + std::to_string(failed) + " failed"
                  + (not_run > 0 ? ", " + std::to_string(not_run) + " not run" : "") + ".";
-  if (out.format() == Format::json) {
+  if (signal != 0) {
+    data["error"] = "interrupted; nothing half-pushed";
+    data["hint"] = "run the same command again to continue";
+    data["exit_code"] = interrupted_code;
+  }
+  if (out.is_json()) {
     out.result("", data, "");
   } else {
-    out.table(table, data["results"], 1);
+    out.table(table, data, 1);
   }
   for (const auto& result : results) {
     if (result.status == add::JobStatus::planned) {
-      std::string text;
-      for (const auto& word : result.command) {
-        text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
-      }
-      out.info("would run for " + result.label + ": " + text);
+      out.info("would run for " + result.label + ": " + command_text(result.command));
     }
     if (result.status == add::JobStatus::failed) {
-      out.warning(result.label + ": " + result.message + (result.hint.empty() ? "" : "; " + result.hint));
+      auto hint = job_hint(result, invocation.context());
+      out.warning(result.label + ": " + result.message + (hint.empty() ? "" : "; " + hint));
     }
   }
   if (signal != 0) {
-    std::cerr << "neuron-cache: interrupted; nothing half-pushed: run the same command again to continue\n";
-    return 128 + signal;
+    out.error_line("interrupted; nothing half-pushed", "run the same command again to continue");
+    return interrupted_code;
   }
   return failed > 0 ? k_exit_error : k_exit_ok;
+}
+
+int run_add(Invocation& invocation)
+{
+  auto plan = plan_add(invocation);
+  hubcache::util::InterruptScope interrupt_scope;
+  auto results = apply_add(invocation, plan);
+  return report_add(invocation, plan, results);
 }
 
 } // namespace

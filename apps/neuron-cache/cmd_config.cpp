@@ -1,37 +1,155 @@
-// `neuron-cache config`: which cache repo is in effect, and why.
+// `neuron-cache config` (alias `env`): what this host's setup resolves to, and why — the
+// cache repo and where its name comes from, the Hub endpoint, whose token, offline or not,
+// the local compile cache, the compiler, the files the program keeps. Like `hf env` and
+// `ccache -p`: the first thing to run (and to paste into a bug report).
 #include "commands.hpp"
+#include "errors.hpp"
 
+#include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/sync.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/hub/api.hpp>
 #include <hubcache/hub/config.hpp>
-#include <hubcache/util/environment.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/process.hpp>
+
+#include <regex>
 
 namespace neuron_cache {
 
 namespace {
 
+namespace storage = hubcache::storage;
+
+nlohmann::json or_null(const std::optional<std::string>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// `neuronx-cc --version` of the compiler on PATH: its version, or why there is none.
+struct CompilerInfo {
+  std::optional<std::string> version;
+  std::string note; // "not found on PATH", ...
+};
+
+CompilerInfo installed_compiler()
+{
+  hubcache::util::ProcessSpec spec;
+  spec.argv = {"neuronx-cc", "--version"};
+  spec.timeout = std::chrono::seconds(20);
+  spec.termination_grace = std::chrono::milliseconds(500);
+  std::string output;
+  spec.on_line = [&output](hubcache::util::ProcessStream, std::string_view line) {
+    if (output.size() < 4096) {
+      output.append(line).push_back('\n');
+    }
+  };
+  hubcache::util::ProcessResult result;
+  try {
+    result = hubcache::util::run_process(spec);
+  } catch (const hubcache::IoError&) {
+    return {std::nullopt, "not found on PATH"};
+  }
+  static const std::regex version_pattern(R"(\b(\d+\.\d+(\.[0-9A-Za-z]+)*(\+[0-9A-Za-z.]+)?)\b)");
+  std::smatch match;
+  if (result.succeeded() && std::regex_search(output, match, version_pattern)) {
+    return {match[1].str(), {}};
+  }
+  return {std::nullopt, "neuronx-cc --version " + result.describe()};
+}
+
+// The token's owner, asked of the Hub; never the token itself.
+struct TokenInfo {
+  std::optional<std::string> user;
+  std::string note;
+};
+
+TokenInfo token_owner(const hubcache::util::Environment& env, const hubcache::hub::HubToken& token)
+{
+  if (!token.value) {
+    return {std::nullopt, "no token"};
+  }
+  auto config = hubcache::hub::HubConfig::from_environment(env, token.value);
+  if (config.offline) {
+    return {std::nullopt, "not checked: offline"};
+  }
+  try {
+    hubcache::hub::HubApi api(config);
+    return {api.whoami().name, {}};
+  } catch (const hubcache::TokenRejected&) {
+    return {std::nullopt, "rejected by the Hub"};
+  } catch (const hubcache::Error& error) {
+    return {std::nullopt, std::string("not checked: ") + error.what()};
+  }
+}
+
 int run_config(Invocation& invocation)
 {
   const auto& env = invocation.env();
   auto resolved = resolve_repo(invocation);
-  auto config_file = hubcache::storage::custom_cache_config_path(env);
-  std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub ? "hub" : "directory";
+  auto config_file = storage::custom_cache_config_path(env);
+  std::string kind = resolved.spec.kind == storage::RepoKind::hub ? "hub" : "directory";
 
-  std::string human;
-  human += "repo:         " + resolved.spec.canonical() + "\n";
-  human += "repo kind:    " + kind + "\n";
-  human += "repo source:  " + std::string(to_string(resolved.source));
-  if (resolved.source != hubcache::storage::RepoSource::default_value) {
-    human += " (" + resolved.origin + ")";
+  auto endpoint = hubcache::hub::hub_endpoint(env);
+  bool offline = hubcache::hub::hub_offline(env);
+  auto token = hubcache::hub::locate_hub_token(env, invocation.value("token"));
+  std::optional<std::string> token_source;
+  if (token.value) {
+    token_source = describe_token_origin(token.source, token.origin);
   }
-  human += "\nconfig file:  " + config_file.string() + "\n";
-  human += "HF_HOME:      " + hubcache::hub::hf_home(env).string() + "\n";
+  auto owner = token_owner(env, token);
 
-  nlohmann::json data = {{"repo", resolved.spec.canonical()},
-                         {"kind", kind},
-                         {"source", to_string(resolved.source)},
-                         {"origin", resolved.origin},
-                         {"config_file", config_file.string()},
-                         {"hf_home", hubcache::hub::hf_home(env).string()}};
+  std::optional<std::string> cache_dir;
+  std::optional<std::string> cache_dir_source;
+  std::optional<std::string> digest_cache;
+  std::string cache_note;
+  try {
+    auto root = hubcache::compilecache::resolve_cache_root(invocation.value("cache-dir"), env);
+    cache_dir = root.path.string();
+    cache_dir_source = root.source == hubcache::compilecache::RootSource::option ? "--cache-dir"
+                                                                                   : hubcache::compilecache::to_string(root.source);
+    digest_cache = hubcache::compilecache::DigestCache::default_path(root.path, env).string();
+  } catch (const hubcache::Error& error) {
+    cache_note = error.what();
+  }
+  auto compiler = installed_compiler();
+
+  nlohmann::json data = {
+    {"version", NEURON_CACHE_VERSION},
+    {"repo", resolved.spec.canonical()},
+    {"repo_kind", kind},
+    {"repo_source", std::string(to_string(resolved.source))},
+    {"config_file", config_file.string()},
+    {"hf_home", hubcache::hub::hf_home(env).string()},
+    {"endpoint", endpoint},
+    {"offline", offline},
+    {"token_source", or_null(token_source)},
+    {"token_user", or_null(owner.user)},
+    {"cache_dir", or_null(cache_dir)},
+    {"cache_dir_source", or_null(cache_dir_source)},
+    {"digest_cache", or_null(digest_cache)},
+    {"compiler_version", or_null(compiler.version)},
+  };
+
+  Output::Table table;
+  auto row = [&table](const std::string& name, const std::string& value) { table.rows.push_back({name, value}); };
+  row("Repo", resolved.spec.canonical() + " (" + kind + ")");
+  row("Repo source", describe_repo_origin(resolved));
+  row("Config file", config_file.string());
+  row("HF_HOME", hubcache::hub::hf_home(env).string());
+  row("Endpoint", endpoint);
+  row("Offline", offline ? "yes" : "no");
+  row("Token", token_source ? "from " + *token_source : "none");
+  row("Token user", owner.user ? *owner.user : "- (" + owner.note + ")");
+  row("Compile cache", cache_dir ? *cache_dir + " (from " + *cache_dir_source + ")" : "- (" + cache_note + ")");
+  row("Digest cache", digest_cache.value_or("-"));
+  row("neuronx-cc", compiler.version ? *compiler.version : "- (" + compiler.note + ")");
+  row("Version", std::string("neuron-cache ") + NEURON_CACHE_VERSION);
+  std::string human;
+  for (const auto& cells : table.rows) {
+    auto label = cells[0] + ":";
+    human += label + std::string(label.size() < 15 ? 15 - label.size() : 1, ' ') + cells[1] + "\n";
+  }
   invocation.out().result(human, data, resolved.spec.canonical());
   return k_exit_ok;
 }
@@ -42,17 +160,22 @@ CommandSpec make_config_command()
 {
   CommandSpec command;
   command.name = "config";
-  command.summary = "Show the cache repo in effect and where that choice comes from.";
+  command.aliases = {"env"};
+  command.summary = "Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler.";
   command.description =
     "The repo is chosen as optimum-neuron chooses it: --repo-id, then $CUSTOM_CACHE_REPO, then the\n"
     "file $HF_HOME/optimum_neuron_custom_cache written by 'set' (HF_HOME defaults to\n"
-    "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then aws-neuron/optimum-neuron-cache.";
-  command.options = {repo_id_option()};
-  command.examples = {"neuron-cache config", "neuron-cache config --json",
+    "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then aws-neuron/optimum-neuron-cache.\n"
+    "The token is never shown: only where it comes from and, asked of the Hub, whose it is.";
+  command.options = {
+    repo_id_option(),
+    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache to report on (default: as the Neuron SDK resolves it).", {}, {}},
+    token_option(),
+  };
+  command.examples = {"neuron-cache config", "neuron-cache env --json",
                       "CUSTOM_CACHE_REPO=/data/neuron-cache neuron-cache config -q"};
   command.run = run_config;
   return command;
 }
-
 
 } // namespace neuron_cache

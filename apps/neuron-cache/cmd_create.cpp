@@ -18,8 +18,9 @@ int run_create(Invocation& invocation)
     throw UsageError("give the repo name once, either as NAME or with --name");
   }
   std::string name = positional ? *positional : option.value_or(k_default_repo_name);
-  auto spec = hubcache::storage::parse_repo_spec(name);
+  auto spec = repo_from_argument(invocation, name, positional ? "NAME" : option ? "--name" : "default NAME").spec;
   bool is_public = invocation.has("public");
+  bool set = !invocation.has("no-set");
   if (is_public && spec.kind == hubcache::storage::RepoKind::directory) {
     invocation.out().warning("--public has no effect on a directory repo; its file permissions decide who reads it");
   }
@@ -27,7 +28,9 @@ int run_create(Invocation& invocation)
   const auto& env = invocation.env();
   auto config_file = hubcache::storage::custom_cache_config_path(env);
   // Refuse before creating anything we could not then register.
-  hubcache::storage::ensure_config_writable(config_file);
+  if (set) {
+    hubcache::storage::ensure_config_writable(config_file);
+  }
 
   auto repo = open_repository(invocation, spec);
   bool existed = invocation.has("exist-ok") && repo->exists();
@@ -38,19 +41,24 @@ int run_create(Invocation& invocation)
     previous = hubcache::storage::read_custom_cache_repo(config_file);
   } catch (const hubcache::ConfigError&) {
   }
-  if (previous && *previous != created) {
+  if (set && previous && *previous != created) {
     invocation.out().warning("A custom cache repo was already registered: " + *previous
-                             + ". It will be overwritten to " + created + ".");
+                             + ". It will be overwritten to " + created
+                             + ". Pass --no-set to create a repo without making it this host's default.");
   }
-  hubcache::storage::write_custom_cache_repo(config_file, created);
+  if (set) {
+    hubcache::storage::write_custom_cache_repo(config_file, created);
+  }
 
   std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
   std::string human = (existed ? "Neuron cache already exists: " : "Neuron cache created: ") + created + " ["
-                      + visibility + "].\n" + "Neuron cache name set locally to " + created + " in "
-                      + config_file.string() + ".";
+                      + visibility + "].\n"
+                      + (set ? "Neuron cache name set locally to " + created + " in " + config_file.string() + "."
+                             : "Not set as this host's cache repo (--no-set); use it with --repo-id " + created + ".");
   invocation.out().result(human,
-                          {{"repo", created}, {"created", !existed}, {"visibility", visibility},
-                           {"config_file", config_file.string()}},
+                          {{"repo", created}, {"created", !existed}, {"visibility", visibility}, {"set", set},
+                           {"config_file", config_file.string()},
+                           {"previous", previous ? nlohmann::json(*previous) : nlohmann::json(nullptr)}},
                           created);
   return k_exit_ok;
 }
@@ -64,15 +72,17 @@ CommandSpec make_create_command()
   command.summary = "Create an empty cache repo and set it as this host's cache repo.";
   command.description =
     "NAME is a Hub repo (org/name, or name under your own account; default optimum-neuron-cache)\n"
-    "or a directory (/abs/path or file:///abs/path) on local disk, NFS or FSx for Lustre.";
+    "or a directory (/abs/path, ./rel/path or file:///abs/path) on local disk, NFS or FSx for Lustre.";
   command.positionals = {{"NAME", ValueKind::repo, "The repo to create (same as --name).", false}};
   command.options = {
     {"n", "name", ValueKind::repo, "NAME", "The repo to create (default: optimum-neuron-cache on the Hub).", {}, {}},
     {"", "public", ValueKind::flag, "", "Make a Hub repo public (default: private).", {}, {}},
     {"", "exist-ok", ValueKind::flag, "", "Succeed when the repo already exists (still sets it).", {}, {}},
+    {"", "no-set", ValueKind::flag, "", "Only create: keep this host's cache repo as it is (e.g. a repo for CI).", {}, {}},
     token_option(),
   };
   command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
+                      "neuron-cache create my-org/neuron-cache-ci --no-set",
                       "neuron-cache create /fsx/neuron-cache-repo --exist-ok --json"};
   command.run = run_create;
   return command;

@@ -62,12 +62,9 @@ int run_list(Invocation& invocation)
   if (positional && option && *positional != *option) {
     throw UsageError("give the repo once, either as REPO or with --repo-id");
   }
-  hubcache::storage::RepoSpec spec = positional ? hubcache::storage::parse_repo_spec(*positional) : resolve_repo(invocation).spec;
-  auto repo = open_repository(invocation, spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("cache repo " + spec.canonical() + " does not exist or is not readable",
-                                 "check the name, or create it with: neuron-cache create " + spec.canonical());
-  }
+  auto resolved = positional ? repo_from_argument(invocation, *positional, "REPO") : resolve_repo(invocation);
+  const auto& spec = resolved.spec;
+  auto repo = open_existing_repository(invocation, resolved);
   registry::CatalogOptions options;
   options.compiler_version = invocation.value("version");
   options.model_id = invocation.value("model");
@@ -79,8 +76,8 @@ int run_list(Invocation& invocation)
     invocation.out().warning(warning);
   }
   if (!index.unexpected.empty()) {
-    invocation.out().warning(std::to_string(index.unexpected.size())
-                             + " registry file(s) ignored at unexpected paths, e.g. " + index.unexpected.front().path
+    invocation.out().warning(count_of(index.unexpected.size(), "registry file")
+                             + " ignored at unexpected paths, e.g. " + index.unexpected.front().path
                              + " (" + index.unexpected.front().problem + ")");
   }
 
@@ -93,8 +90,8 @@ int run_list(Invocation& invocation)
   Output::Table table;
   nlohmann::json data = nlohmann::json::array();
   if (options.model_id) {
-    table.headers = {"compiler version", "registry", "task", "batch size", "sequence length", "cores", "dtype",
-                     "instance type", "size", "entry"};
+    table.headers = {"COMPILER VERSION", "REGISTRY", "TASK", "BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE",
+                     "INSTANCE TYPE", "SIZE", "ENTRY"};
     table.right_aligned = {false, false, false, true, true, true, false, false, true, false};
     for (const auto& configuration : catalog.configurations) {
       registry::EntryShape shape;
@@ -126,12 +123,12 @@ int run_list(Invocation& invocation)
                       {"paths", configuration.paths},
                       {"neuron", neuron}});
     }
-    table.footer = std::to_string(catalog.configurations.size()) + " configuration(s) of " + *options.model_id
-                   + " across " + std::to_string(compilers.size()) + " compiler version(s)" + scope;
+    table.footer = count_of(catalog.configurations.size(), "configuration") + " of " + *options.model_id + " across "
+                   + count_of(compilers.size(), "compiler version") + scope;
     // -q: the entry paths, one per line.
     invocation.out().table(table, data, 9);
   } else {
-    table.headers = {"model", "arch", "compiler versions", "configurations", "size"};
+    table.headers = {"MODEL", "ARCH", "COMPILER VERSIONS", "CONFIGURATIONS", "SIZE"};
     table.right_aligned = {false, false, false, true, true};
     for (const auto& model : catalog.models) {
       table.rows.push_back({model.model_id, join(model.model_types), join(model.compiler_versions),
@@ -142,9 +139,8 @@ int run_list(Invocation& invocation)
                       {"configurations", model.configurations},
                       {"size", model.size ? nlohmann::json(*model.size) : nlohmann::json(nullptr)}});
     }
-    table.footer = std::to_string(catalog.models.size()) + " model(s), "
-                   + std::to_string(catalog.configurations.size()) + " configuration(s), "
-                   + std::to_string(compilers.size()) + " compiler version(s) in " + spec.canonical() + scope;
+    table.footer = count_of(catalog.models.size(), "model") + ", " + count_of(catalog.configurations.size(), "configuration")
+                   + ", " + count_of(compilers.size(), "compiler version") + " in " + spec.canonical() + scope;
     invocation.out().table(table, data, 0);
     remember_models_for_completion(invocation, catalog);
   }

@@ -97,12 +97,7 @@ int run_lookup(Invocation& invocation)
   auto target = registry::make_lookup_target(model, filters.task, configs);
 
   auto resolved = resolve_repo(invocation);
-  auto repo = open_repository(invocation, resolved.spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("cache repo " + resolved.spec.canonical() + " does not exist or is not readable",
-                                 "check --repo-id, or create it with: neuron-cache create "
-                                   + resolved.spec.canonical());
-  }
+  auto repo = open_existing_repository(invocation, resolved);
   auto index = registry::index_registry(repo->list_files(""));
   warn_skipped_paths(invocation.out(), *repo);
   auto candidates = registry::select_candidates(index, target, filters.compiler_version);
@@ -112,8 +107,8 @@ int run_lookup(Invocation& invocation)
     invocation.out().warning(warning);
   }
   if (!index.unexpected.empty()) {
-    invocation.out().warning(std::to_string(index.unexpected.size())
-                             + " registry file(s) ignored at unexpected paths, e.g. " + index.unexpected.front().path
+    invocation.out().warning(count_of(index.unexpected.size(), "registry file")
+                             + " ignored at unexpected paths, e.g. " + index.unexpected.front().path
                              + " (" + index.unexpected.front().problem + ")");
   }
 
@@ -154,8 +149,7 @@ int run_lookup(Invocation& invocation)
   }
   if (invocation.has("table") && invocation.out().is_human()) {
     Output::Table table;
-    table.headers = {"batch size", "sequence length", "tensor parallel", "dtype", "instance type",
-                     "compiler version", "model"};
+    table.headers = {"BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE", "INSTANCE TYPE", "COMPILER VERSION", "MODEL"};
     table.right_aligned = {true, true, true, false, false, false, false};
     for (const auto& match : matches) {
       auto shape = registry::entry_shape(match.loaded.entry);
@@ -164,13 +158,13 @@ int run_lookup(Invocation& invocation)
                             shape.instance_type.value_or("-"), match.loaded.location.compiler_version,
                             match.loaded.entry.model_id});
     }
-    table.footer = std::to_string(matches.size()) + " cached entrie(s) for " + model;
+    table.footer = count_of(matches.size(), "cached entry", "cached entries") + " for " + model;
     invocation.out().table(table, data, 0);
     return k_exit_ok;
   }
   // optimum-cli's format: a header, then one "key: value" block per entry.
   std::ostringstream human;
-  human << "*** " << matches.size() << " entrie(s) found in cache for " << model << " ***\n";
+  human << "*** " << count_of(matches.size(), "entry", "entries") << " found in cache for " << model << " ***\n";
   for (const auto& match : matches) {
     human << "\n";
     auto neuron = match.loaded.entry.neuron_config();

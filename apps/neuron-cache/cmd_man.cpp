@@ -2,6 +2,7 @@
 // as --help and the completion scripts (installed as share/man/man1/neuron-cache.1).
 #include "commands.hpp"
 #include "completion_model.hpp"
+#include "environment_table.hpp"
 
 #include <sstream>
 
@@ -94,32 +95,6 @@ struct Described {
   const char* text;
 };
 
-// Variables neuron-cache reads; the commands' own help gives the details of each use.
-const std::vector<Described> k_environment = {
-  {"CUSTOM_CACHE_REPO",
-   "The cache repo to use when --repo-id is not given; takes precedence over the name saved by set "
-   "(as in optimum-neuron)."},
-  {"HF_HOME",
-   "Hugging Face home: holds optimum_neuron_custom_cache (the repo saved by set and create) and token. "
-   "Default: $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface."},
-  {"HF_TOKEN",
-   "Token for Hub repos when --token is not given (then HUGGING_FACE_HUB_TOKEN, then the file $HF_TOKEN_PATH, "
-   "by default $HF_HOME/token). Never printed or logged."},
-  {"HF_ENDPOINT", "Base URL of the Hub (default https://huggingface.co)."},
-  {"HF_HUB_OFFLINE",
-   "When 1, ON, YES or TRUE, no network request is made: commands that need the Hub fail with a clear error; "
-   "directory repos work as usual."},
-  {"NEURON_CC_FLAGS",
-   "Neuron compiler flags. A --cache_dir=DIR in them names the local compile cache (before "
-   "NEURON_COMPILE_CACHE_URL); add keeps them for the command it runs and records them in the registry entry."},
-  {"NEURON_COMPILE_CACHE_URL",
-   "The local Neuron compile cache that synchronize and add work on, when neither --cache-dir nor NEURON_CC_FLAGS "
-   "names one (default /var/tmp/neuron-compile-cache)."},
-  {"XDG_CACHE_HOME",
-   "Base of the default HF_HOME and of neuron-cache's own cache ($XDG_CACHE_HOME/neuron-cache, default "
-   "~/.cache/neuron-cache)."},
-};
-
 const std::vector<Described> k_files = {
   {"$HF_HOME/optimum_neuron_custom_cache",
    "The cache repo of this host, written by set and create, one line with no newline; read by optimum-neuron too."},
@@ -130,13 +105,6 @@ const std::vector<Described> k_files = {
   {"share/bash-completion/completions/neuron-cache, share/zsh/site-functions/_neuron-cache, "
    "share/fish/vendor_completions.d/neuron-cache.fish",
    "The completion scripts, under the installation prefix; neuron-cache completion prints them too."},
-};
-
-const std::vector<Described> k_exit_status = {
-  {"0", "Success."},
-  {"1", "An error: the message on standard error says what failed and what to do next."},
-  {"2", "A usage error: an unknown option, a missing or malformed argument."},
-  {"3", "Nothing found: lookup found no cached configuration for the model."},
 };
 
 std::string man_page()
@@ -195,16 +163,20 @@ std::string man_page()
   }
 
   out << ".SH ENVIRONMENT\n";
-  for (const auto& [name, text] : k_environment) {
-    out << ".TP\n" << bold(name) << "\n" << roff_line(text);
+  for (const auto& variable : environment_variables()) {
+    std::string text(variable.meaning);
+    if (!variable.default_value.empty()) {
+      text += " Default: " + std::string(variable.default_value) + ".";
+    }
+    out << ".TP\n" << bold(std::string(variable.name)) << "\n" << roff_line(text);
   }
   out << ".SH FILES\n";
   for (const auto& [name, text] : k_files) {
     out << ".TP\n" << italic(name) << "\n" << roff_line(text);
   }
   out << ".SH EXIT STATUS\n";
-  for (const auto& [name, text] : k_exit_status) {
-    out << ".TP\n" << bold(name) << "\n" << roff_line(text);
+  for (const auto& status : exit_statuses()) {
+    out << ".TP\n" << bold(status.code) << "\n" << roff_line(status.meaning);
   }
 
   out << ".SH EXAMPLES\n";

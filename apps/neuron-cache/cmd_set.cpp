@@ -18,13 +18,8 @@ int run_set(Invocation& invocation)
   if (!positional && !option) {
     throw UsageError("missing argument NAME");
   }
-  auto spec = hubcache::storage::parse_repo_spec(positional ? *positional : *option);
-  auto repo = open_repository(invocation, spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("could not set the cache repo to " + spec.canonical()
-                                   + " because it does not exist or is not readable with your credentials",
-                                 "create it with: neuron-cache create " + spec.canonical());
-  }
+  auto resolved = repo_from_argument(invocation, positional ? *positional : *option, positional ? "NAME" : "--name");
+  auto repo = open_existing_repository(invocation, resolved);
 
   const auto& env = invocation.env();
   auto config_file = hubcache::storage::custom_cache_config_path(env);
@@ -55,10 +50,12 @@ CommandSpec make_set_command()
   command.name = "set";
   command.summary = "Set the cache repo to use on this host (checks that it exists).";
   command.description = "Writes NAME to $HF_HOME/optimum_neuron_custom_cache, the file optimum-neuron reads too.";
-  command.positionals = {{"NAME", ValueKind::repo, "The cache repo: org/name, /abs/path or file:///abs/path.", false}};
+  command.positionals = {
+    {"NAME", ValueKind::repo, "The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path).", false}};
   command.options = {{"n", "name", ValueKind::repo, "NAME", "Same as the NAME argument (optimum v0.0.4 form).", {}, {}},
                      token_option()};
   command.examples = {"neuron-cache set my-org/optimum-neuron-cache", "neuron-cache set /fsx/neuron-cache-repo",
+                      "neuron-cache set ./neuron-cache-repo",
                       "neuron-cache set file:///fsx/neuron-cache-repo --json"};
   command.run = run_set;
   return command;

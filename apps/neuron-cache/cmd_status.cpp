@@ -109,10 +109,7 @@ int run_status(Invocation& invocation)
     auto resolved = resolve_repo(invocation);
     repo_data = {{"repo", resolved.spec.canonical()}, {"reachable", false}, {"error", nullptr}, {"entries_in_repo", nullptr}};
     try {
-      auto repo = open_repository(invocation, resolved.spec);
-      if (!repo->exists()) {
-        throw hubcache::RepoNotFound("the cache repo " + resolved.spec.canonical() + " does not exist");
-      }
+      auto repo = open_existing_repository(invocation, resolved);
       auto present = cc::entries_in_repo(scan, cc::list_remote_for(*repo, scan));
       cc::add_repo_presence(status, present, scan);
       repo_data["reachable"] = true;

@@ -8,6 +8,7 @@
 #include <hubcache/compilecache/usage.hpp>
 #include <hubcache/error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -18,26 +19,9 @@ namespace {
 
 namespace cc = hubcache::compilecache;
 
-constexpr std::size_t k_listed_skips = 20;
-
 double seconds_since(std::chrono::steady_clock::time_point start)
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string format_seconds(double seconds)
-{
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.2f s", seconds);
-  return buffer;
-}
-
-std::string plural(std::size_t count, const std::string& word)
-{
-  if (count == 1) {
-    return "1 " + word;
-  }
-  return std::to_string(count) + " " + (word == "entry" ? std::string("entries") : word + "s");
 }
 
 std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped>& skipped)
@@ -49,6 +33,34 @@ std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped
   return counts;
 }
 
+// What to do about entries skipped for a reason: the program's next step, or empty when
+// the skip is by design (locks and temp files are never published).
+std::string skip_hint(const std::string& reason)
+{
+  static const std::map<std::string, std::string> hints = {
+    {"failed", "delete them with: neuron-cache synchronize --clean-failed"},
+    {"locked", "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
+    {"incomplete", "a compile still running or interrupted: wait, or compile again"},
+    {"flags-mismatch", "the flags file does not match the entry's name: compile it again"},
+    {"symlink-outside-root", "replace the link with the file it points to"},
+    {"dangling-symlink", "remove the dangling link"},
+    {"unreadable", "fix the file permissions"},
+    {"not-a-regular-file", "remove it from the compile cache"},
+    {"unrecognized", "not part of a compile cache: move it elsewhere"},
+    {"invalid-name", "rename it: the repo cannot hold that path"},
+    {"locked-locally", "a compiler on this host holds it: pull again when it is done"},
+    {"failed-in-repo", "push it again from a host where it compiled"},
+    {"incomplete-in-repo", "push it again from a host where it compiled"},
+    {"flags-mismatch-in-repo", "push it again from a host where it compiled"},
+    {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
+    {"local-file-differs", "the local file is kept; delete it to take the repo's"},
+    {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+  };
+  auto found = hints.find(reason);
+  return found == hints.end() ? std::string() : found->second;
+}
+
+// "7 skipped (1 failed, 2 incomplete, ...)": the counts for the summary line.
 std::string skip_summary(const std::vector<cc::Skipped>& skipped)
 {
   std::string text = std::to_string(skipped.size()) + " skipped";
@@ -64,29 +76,30 @@ std::string skip_summary(const std::vector<cc::Skipped>& skipped)
   return text + ")";
 }
 
-std::string skip_lines(const std::string& title, const std::vector<cc::Skipped>& skipped)
+// Diagnostics on stderr: one line per skip reason that has a fix, and every path only
+// with --verbose, so a repeated push in CI stays quiet.
+void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
 {
-  if (skipped.empty()) {
-    return {};
-  }
-  std::string text = "\n" + title + ":";
-  for (std::size_t i = 0; i < skipped.size() && i < k_listed_skips; ++i) {
-    text += "\n  " + skipped[i].path + ": " + skipped[i].reason;
-    if (!skipped[i].detail.empty()) {
-      text += " (" + skipped[i].detail + ")";
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    if (auto hint = skip_hint(reason); !hint.empty()) {
+      out.info("  " + std::to_string(count) + " " + reason + ": " + hint);
     }
   }
-  if (skipped.size() > k_listed_skips) {
-    text += "\n  ... and " + std::to_string(skipped.size() - k_listed_skips) + " more (see --json)";
+  for (const auto& item : skipped) {
+    out.detail("skipped " + item.path + ": " + item.reason + (item.detail.empty() ? "" : " (" + item.detail + ")"));
   }
-  return text;
 }
 
-nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped)
+nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped, bool with_hints)
 {
   auto list = nlohmann::json::array();
   for (const auto& item : skipped) {
-    list.push_back({{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}});
+    nlohmann::json entry = {{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}};
+    if (with_hints) {
+      auto hint = skip_hint(item.reason);
+      entry["hint"] = hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(hint);
+    }
+    list.push_back(entry);
   }
   return list;
 }
@@ -108,6 +121,46 @@ std::string lines(const std::vector<std::string>& items)
   }
   return text;
 }
+
+// The one transfer report push and pull share (docs/schemas/transfer.schema.json): what was
+// planned, what was transferred, what was skipped and why, what failed. Built here from
+// the library's PushResult and PullReport, whose shapes differ.
+struct Transfer {
+  std::string direction;
+  bool dry_run = false;
+  std::string repo;
+  const cc::CacheRoot* root = nullptr;
+  std::optional<std::string> revision;
+  std::vector<std::string> planned;
+  std::vector<std::string> transferred;
+  std::vector<std::string> present;
+  const std::vector<cc::Skipped>* skipped = nullptr;
+  std::vector<cc::Skipped> errors;
+  std::uint64_t files_planned = 0, files_transferred = 0;
+  std::uint64_t bytes_planned = 0, bytes_transferred = 0;
+  double seconds = 0;
+
+  nlohmann::json to_json() const
+  {
+    return {
+      {"direction", direction},
+      {"dry_run", dry_run},
+      {"repo", repo},
+      {"cache_dir", root->path.string()},
+      {"cache_dir_source", cc::to_string(root->source)},
+      {"revision", revision ? nlohmann::json(*revision) : nlohmann::json(nullptr)},
+      {"planned", planned},
+      {"transferred", transferred},
+      {"present", present},
+      {"skipped", skipped_json(*skipped, true)},
+      {"skipped_by_reason", counts_json(*skipped)},
+      {"errors", skipped_json(errors, false)},
+      {"files", {{"planned", files_planned}, {"transferred", files_transferred}}},
+      {"bytes", {{"planned", bytes_planned}, {"transferred", bytes_transferred}}},
+      {"seconds", seconds},
+    };
+  }
+};
 
 // Local cleanup asked for before a push, by the same engine as `cleanup`. Never while a
 // compiler runs on this host: it may own the locks and be about to replace a failed entry.
@@ -194,55 +247,53 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     digests.save();
   }
   const auto& done = result.plan;
-  double seconds = seconds_since(start);
+
+  Transfer transfer;
+  transfer.direction = "push";
+  transfer.dry_run = dry_run;
+  transfer.repo = repo.spec();
+  transfer.root = &root;
+  transfer.revision = result.revision;
+  transfer.planned = done.entries_to_push;
+  transfer.present = done.entries_present;
+  transfer.skipped = &done.skipped;
+  transfer.files_planned = done.uploads.size();
+  transfer.bytes_planned = done.bytes_to_upload;
+  if (!dry_run) {
+    transfer.transferred = done.entries_to_push;
+    transfer.files_transferred = done.uploads.size();
+    transfer.bytes_transferred = done.bytes_to_upload;
+  }
+  transfer.seconds = seconds_since(start);
 
   std::string human;
+  std::string sizes = " (" + count_of(done.uploads.size(), "file") + ", " + human_size(done.bytes_to_upload) + ")";
   if (dry_run) {
-    human = "Dry run: would push " + plural(done.entries_to_push.size(), "entry") + " ("
-            + plural(done.uploads.size(), "file") + ", " + human_size(done.bytes_to_upload) + ") to " + repo.spec();
+    human = "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
   } else if (done.uploads.empty()) {
     human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
   } else {
-    human = "Pushed " + plural(done.entries_to_push.size(), "entry") + " (" + plural(done.uploads.size(), "file") + ", "
-            + human_size(done.bytes_to_upload) + ") to " + repo.spec() + " in one commit";
+    human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec()
+            + " in one commit";
     if (result.revision) {
       human += " " + result.revision->substr(0, 12);
     }
   }
   human += "; " + std::to_string(done.entries_present.size()) + " already present; " + skip_summary(done.skipped) + "; "
-           + format_seconds(seconds) + ".";
+           + human_duration(transfer.seconds) + ".";
   if (dry_run && !done.entries_to_push.empty()) {
     human += "\nWould push:";
     for (const auto& path : done.entries_to_push) {
       human += "\n  " + path;
     }
   }
-  human += skip_lines("Skipped", done.skipped);
 
-  nlohmann::json data = {
-    {"direction", "push"},
-    {"dry_run", dry_run},
-    {"repo", repo.spec()},
-    {"cache_dir", root.path.string()},
-    {"cache_dir_source", cc::to_string(root.source)},
-    {"committed", result.committed},
-    {"revision", result.revision ? nlohmann::json(*result.revision) : nlohmann::json()},
-    {"entries_pushed", done.entries_to_push.size()},
-    {"entries_present", done.entries_present.size()},
-    {"entries_skipped", done.skipped.size()},
-    {"files_uploaded", dry_run ? 0 : done.uploads.size()},
-    {"bytes_uploaded", dry_run ? 0 : done.bytes_to_upload},
-    {"files_planned", done.uploads.size()},
-    {"bytes_planned", done.bytes_to_upload},
-    {"files_hashed", digests.hashed()},
-    {"pushed", done.entries_to_push},
-    {"present", done.entries_present},
-    {"skipped", skipped_json(done.skipped)},
-    {"skipped_by_reason", counts_json(done.skipped)},
-    {"cleaned", cleaned},
-    {"seconds", seconds},
-  };
+  auto data = transfer.to_json();
+  data["committed"] = result.committed;
+  data["files_hashed"] = digests.hashed();
+  data["cleaned"] = cleaned;
   invocation.out().result(human, data, lines(done.entries_to_push));
+  report_skips(invocation.out(), done.skipped);
   return k_exit_ok;
 }
 
@@ -254,6 +305,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   options.dry_run = invocation.has("dry-run");
   options.replace_failed = invocation.has("replace-failed");
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  auto revision = repo.revision(); // the transfer report names what it pulled from
   cc::PullReport report;
   {
     ProgressBar bar(invocation.out(), "Downloading");
@@ -270,15 +322,39 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     }
     records.save();
   }
-  double seconds = seconds_since(start);
+
+  Transfer transfer;
+  transfer.direction = "pull";
+  transfer.dry_run = options.dry_run;
+  transfer.repo = repo.spec();
+  transfer.root = &root;
+  transfer.revision = revision;
+  transfer.planned = report.entries_pulled;
+  for (const auto& error : report.errors) {
+    if (std::find(transfer.planned.begin(), transfer.planned.end(), error.path) == transfer.planned.end()) {
+      transfer.planned.push_back(error.path);
+    }
+  }
+  transfer.present = report.entries_present;
+  transfer.skipped = &report.skipped;
+  transfer.errors = report.errors;
+  transfer.bytes_planned = report.bytes_planned;
+  if (!options.dry_run) {
+    transfer.transferred = report.entries_pulled;
+    transfer.files_transferred = report.files_downloaded;
+    transfer.bytes_transferred = report.bytes_downloaded;
+  }
+  transfer.files_planned = report.files_downloaded; // the pull reports files only as it downloads them
+  transfer.seconds = seconds_since(start);
 
   std::string human;
   if (options.dry_run) {
-    human = "Dry run: would pull " + plural(report.entries_pulled.size(), "entry") + " ("
+    human = "Dry run: would pull " + count_of(report.entries_pulled.size(), "entry", "entries") + " ("
             + human_size(report.bytes_planned) + ") from " + repo.spec() + " into " + root.path.string();
   } else {
-    human = "Pulled " + plural(report.entries_pulled.size(), "entry") + " (" + plural(report.files_downloaded, "file")
-            + ", " + human_size(report.bytes_downloaded) + ") from " + repo.spec() + " into " + root.path.string();
+    human = "Pulled " + count_of(report.entries_pulled.size(), "entry", "entries") + " ("
+            + count_of(report.files_downloaded, "file") + ", " + human_size(report.bytes_downloaded) + ") from "
+            + repo.spec() + " into " + root.path.string();
   }
   if (!report.entries_replaced.empty()) {
     human += " (" + std::to_string(report.entries_replaced.size()) + (options.dry_run ? " would replace" : " replaced")
@@ -288,43 +364,23 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   if (!report.errors.empty()) {
     human += "; " + std::to_string(report.errors.size()) + " failed";
   }
-  human += "; " + format_seconds(seconds) + ".";
+  human += "; " + human_duration(transfer.seconds) + ".";
   if (options.dry_run && !report.entries_pulled.empty()) {
     human += "\nWould pull:";
     for (const auto& path : report.entries_pulled) {
       human += "\n  " + path;
     }
   }
-  human += skip_lines("Skipped", report.skipped);
   for (const auto& error : report.errors) {
     invocation.out().warning("not installed: " + error.path + ": " + error.detail);
   }
 
-  nlohmann::json data = {
-    {"direction", "pull"},
-    {"dry_run", options.dry_run},
-    {"repo", repo.spec()},
-    {"cache_dir", root.path.string()},
-    {"cache_dir_source", cc::to_string(root.source)},
-    {"compiler_version", options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json()},
-    {"entries_pulled", report.entries_pulled.size()},
-    {"entries_present", report.entries_present.size()},
-    {"entries_replaced", report.entries_replaced.size()},
-    {"entries_skipped", report.skipped.size()},
-    {"entries_failed", report.errors.size()},
-    {"files_downloaded", report.files_downloaded},
-    {"bytes_downloaded", report.bytes_downloaded},
-    {"bytes_planned", report.bytes_planned},
-    {"pulled", report.entries_pulled},
-    {"present", report.entries_present},
-    {"replaced", report.entries_replaced},
-    {"skipped", skipped_json(report.skipped)},
-    {"skipped_by_reason", counts_json(report.skipped)},
-    {"errors", skipped_json(report.errors)},
-    {"other_repo_files", report.other_files},
-    {"seconds", seconds},
-  };
+  auto data = transfer.to_json();
+  data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
+  data["other_repo_files"] = report.other_files;
+  data["replaced"] = report.entries_replaced;
   invocation.out().result(human, data, lines(report.entries_pulled));
+  report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 
@@ -342,12 +398,7 @@ int run_synchronize(Invocation& invocation)
   }
   invocation.integer("clear-stale-locks", 0);
   auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
-  auto resolved = resolve_repo(invocation);
-  auto repo = open_repository(invocation, resolved.spec);
-  if (!repo->exists()) {
-    throw hubcache::RepoNotFound("the cache repo " + resolved.spec.canonical() + " does not exist",
-                                 "create it with: neuron-cache create " + resolved.spec.canonical());
-  }
+  auto repo = open_existing_repository(invocation, resolve_repo(invocation));
   return pull ? run_pull(invocation, root, *repo) : run_push(invocation, root, *repo);
 }
 
@@ -357,6 +408,7 @@ CommandSpec make_synchronize_command()
 {
   CommandSpec command;
   command.name = "synchronize";
+  command.aliases = {"sync"};
   command.summary = "Push the local Neuron compile cache to the cache repo, or --pull the repo into it.";
   command.description =
     "Push (default): uploads the complete entries of the local compile cache (model.neff and, since\n"

@@ -1,7 +1,11 @@
 #include "commands.hpp"
 
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/hub/config.hpp>
 #include <hubcache/storage/factory.hpp>
+
+#include <filesystem>
 
 namespace neuron_cache {
 
@@ -42,22 +46,79 @@ std::string printable_path(const std::filesystem::path& path)
   return hubcache::compilecache::printable(path.string());
 }
 
-hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation)
+hubcache::storage::RepoSpec parse_user_repo(const std::string& text)
 {
-  return hubcache::storage::resolve_repo(invocation.value("repo-id"), invocation.env());
+  bool relative_directory = text == "." || text == ".." || text.starts_with("./") || text.starts_with("../");
+  if (relative_directory) {
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(text, ec);
+    if (ec) {
+      throw hubcache::InvalidArgument("cannot make '" + text + "' an absolute path: " + ec.message());
+    }
+    return hubcache::storage::parse_repo_spec(absolute.lexically_normal().string());
+  }
+  return hubcache::storage::parse_repo_spec(text);
 }
 
-std::unique_ptr<hubcache::storage::Repository> open_repository(const Invocation& invocation, const hubcache::storage::RepoSpec& spec)
+hubcache::storage::ResolvedRepo resolve_repo(Invocation& invocation, const std::optional<std::string>& fallback,
+                                             const std::string& fallback_origin)
+{
+  hubcache::storage::ResolvedRepo resolved;
+  if (auto option = invocation.value("repo-id")) {
+    resolved = {parse_user_repo(*option), hubcache::storage::RepoSource::option, "--repo-id"};
+  } else if (fallback) {
+    resolved = {parse_user_repo(*fallback), hubcache::storage::RepoSource::option, fallback_origin};
+  } else {
+    resolved = hubcache::storage::resolve_repo(std::nullopt, invocation.env());
+  }
+  invocation.context().repo = resolved;
+  return resolved;
+}
+
+hubcache::storage::ResolvedRepo repo_from_argument(Invocation& invocation, const std::string& text,
+                                                   const std::string& argument_name)
+{
+  hubcache::storage::ResolvedRepo resolved{parse_user_repo(text), hubcache::storage::RepoSource::option,
+                                           "the " + argument_name + " argument"};
+  invocation.context().repo = resolved;
+  return resolved;
+}
+
+std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invocation,
+                                                               const hubcache::storage::RepoSpec& spec)
 {
   hubcache::storage::BackendOptions options;
-  if (invocation.command().name != "config") {
-    for (const auto& option : invocation.command().options) {
-      if (option.long_name == "token") {
-        options.token = invocation.value("token");
-      }
+  for (const auto& option : invocation.command().options) {
+    if (option.long_name == "token") {
+      options.token = invocation.value("token");
     }
   }
+  if (spec.kind == hubcache::storage::RepoKind::hub) {
+    auto token = hubcache::hub::locate_hub_token(invocation.env(), options.token);
+    invocation.context().token_source = token.source;
+    invocation.context().token_origin = token.origin;
+  }
   return hubcache::storage::open_repository(spec, invocation.env(), options);
+}
+
+std::unique_ptr<hubcache::storage::Repository> open_existing_repository(Invocation& invocation,
+                                                                        const hubcache::storage::ResolvedRepo& resolved)
+{
+  invocation.context().repo = resolved;
+  auto repo = open_repository(invocation, resolved.spec);
+  if (!repo->exists()) {
+    const auto& directory = resolved.spec.directory;
+    std::error_code ec;
+    if (resolved.spec.kind == hubcache::storage::RepoKind::directory && std::filesystem::is_directory(directory, ec)
+        && !std::filesystem::is_empty(directory, ec)) {
+      throw hubcache::NotACacheRepo(directory.string() + " exists but is not a neuron-cache repo",
+                                    hubcache::ErrorFacts{resolved.spec.canonical()});
+    }
+    bool token_sent = invocation.context().token_source != hubcache::hub::TokenSource::none;
+    throw hubcache::RepoNotFound("the cache repo " + resolved.spec.canonical() + " does not exist or is not readable",
+                                 hubcache::ErrorFacts{resolved.spec.canonical(), token_sent, false});
+  }
+  return repo;
 }
 
 } // namespace neuron_cache

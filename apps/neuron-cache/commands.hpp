@@ -17,9 +17,27 @@ OptionSpec token_option();
 // A path as it can be shown: control characters and bytes that are not UTF-8 become '?'.
 std::string printable_path(const std::filesystem::path& path);
 
-// The cache repo this invocation works on (--repo-id, env, config file, default).
-hubcache::storage::ResolvedRepo resolve_repo(const Invocation& invocation);
-std::unique_ptr<hubcache::storage::Repository> open_repository(const Invocation& invocation, const hubcache::storage::RepoSpec& spec);
+// A repo name the user typed: a Hub id, /abs/path, file:///abs/path, or a relative
+// directory (., .., ./dir, ../dir) made absolute against the working directory.
+hubcache::storage::RepoSpec parse_user_repo(const std::string& text);
+
+// The cache repo this invocation works on: --repo-id (else `fallback`, e.g. a manifest's
+// repo, named by `fallback_origin`), then $CUSTOM_CACHE_REPO, the name saved by `set`, the
+// default. Recorded in the run context, so errors can say where the name came from.
+hubcache::storage::ResolvedRepo resolve_repo(Invocation& invocation, const std::optional<std::string>& fallback = {},
+                                             const std::string& fallback_origin = {});
+// A repo named by a positional argument (`set NAME`, `list REPO`), recorded likewise.
+hubcache::storage::ResolvedRepo repo_from_argument(Invocation& invocation, const std::string& text,
+                                                   const std::string& argument_name);
+
+// Opens the backend for `spec` with this invocation's token (recording where the token
+// comes from for error messages).
+std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invocation,
+                                                               const hubcache::storage::RepoSpec& spec);
+// The one way commands open a repo that must exist: RepoNotFound otherwise, which the
+// error table words with where the name came from.
+std::unique_ptr<hubcache::storage::Repository> open_existing_repository(Invocation& invocation,
+                                                                        const hubcache::storage::ResolvedRepo& resolved);
 
 // One warning per path a listing of `repo` left out as unsafe to install.
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo);

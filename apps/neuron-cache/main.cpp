@@ -1,13 +1,13 @@
-// neuron-cache: entry point. Parses the subcommand, runs it, and maps every error to
-// one line on stderr and an exit code (0 ok, 1 error, 2 usage, 3 nothing found).
+// neuron-cache: entry point. Parses the subcommand, runs it, and reports every error once,
+// here, in the words of the error table (errors.cpp): one line on stderr (and the error
+// object on stdout under --json), and an exit code (exit_statuses()).
 #include "cli.hpp"
+#include "errors.hpp"
 
-#include <hubcache/error.hpp>
 #include <hubcache/http/client.hpp>
 #include <hubcache/util/fs.hpp>
 
 #include <csignal>
-#include <iostream>
 #include <set>
 
 namespace {
@@ -16,64 +16,99 @@ using namespace neuron_cache;
 
 bool is_global_flag(const std::string& arg)
 {
-  static const std::set<std::string> flags = {"--json", "-q", "--quiet"};
+  static const std::set<std::string> flags = {"--json", "-q", "--quiet", "--verbose"};
   return flags.count(arg) != 0 || arg.starts_with("--format=");
 }
 
-int run(int argc, char** argv, const hubcache::util::Environment& env, std::string& command_name)
+std::vector<std::string> command_names()
 {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> names;
+  for (const auto& command : all_commands()) {
+    names.push_back(command.name);
+    names.insert(names.end(), command.aliases.begin(), command.aliases.end());
+  }
+  return names;
+}
+
+[[noreturn]] void unknown_command(const std::string& name)
+{
+  std::string message = "unknown command '" + name + "'";
+  if (auto suggestion = closest_match(name, command_names()); !suggestion.empty()) {
+    message += " (did you mean '" + suggestion + "'?)";
+  }
+  throw UsageError(message);
+}
+
+int run(const std::vector<std::string>& args, const hubcache::util::Environment& env, RunContext& context)
+{
   // Global output options may come before the subcommand: move them after it.
   std::vector<std::string> leading;
   std::size_t index = 0;
+  bool version = false;
   while (index < args.size() && args[index].starts_with("-")) {
     const auto& arg = args[index];
     if (arg == "--version" || arg == "-V") {
-      std::cout << "neuron-cache " << NEURON_CACHE_VERSION << "\n";
-      return k_exit_ok;
+      version = true;
+      ++index;
+      continue;
     }
     if (arg == "--help" || arg == "-h") {
-      std::cout << render_main_help();
+      Output(Format::human).raw(render_main_help());
       return k_exit_ok;
     }
     if (arg == "--format" && index + 1 < args.size()) {
       leading.push_back(arg);
       leading.push_back(args[index + 1]);
+      context.format = args[index + 1] == "json" ? Format::json : context.format;
       index += 2;
       continue;
     }
     if (!is_global_flag(arg)) {
-      throw UsageError("unknown option '" + arg + "' before the command");
+      std::string message = "unknown option '" + arg + "' before the command";
+      if (auto suggestion = closest_match(arg, {"--version", "--help", "--json", "--quiet", "--verbose", "--format"});
+          !suggestion.empty()) {
+        message += " (did you mean '" + suggestion + "'?)";
+      }
+      throw UsageError(message);
+    }
+    if (arg == "--json" || arg == "--format=json") {
+      context.format = Format::json;
     }
     leading.push_back(arg);
     ++index;
   }
-  if (index >= args.size()) {
-    std::cerr << render_main_help();
-    return k_exit_usage;
-  }
-  command_name = args[index];
-  if (command_name == "help") {
-    if (index + 1 < args.size()) {
-      if (const auto* command = find_command(args[index + 1])) {
-        std::cout << render_command_help(*command);
-        return k_exit_ok;
-      }
-      throw UsageError("unknown command '" + args[index + 1] + "'");
-    }
-    std::cout << render_main_help();
+  if (version) {
+    Output(context.format)
+      .result(std::string("neuron-cache ") + NEURON_CACHE_VERSION,
+              {{"program", "neuron-cache"}, {"version", NEURON_CACHE_VERSION}}, NEURON_CACHE_VERSION);
     return k_exit_ok;
   }
-  const auto* command = find_command(command_name);
+  if (index >= args.size()) {
+    Output(Format::human).passthrough(render_main_help());
+    throw UsageError("no command given");
+  }
+  const auto& name = args[index];
+  if (name == "help") {
+    if (index + 1 < args.size()) {
+      if (const auto* command = find_command(args[index + 1])) {
+        Output(Format::human).raw(render_command_help(*command));
+        return k_exit_ok;
+      }
+      unknown_command(args[index + 1]);
+    }
+    Output(Format::human).raw(render_main_help());
+    return k_exit_ok;
+  }
+  const auto* command = find_command(name);
   if (command == nullptr) {
-    command_name.clear();
-    throw UsageError("unknown command '" + args[index] + "'; run 'neuron-cache --help' for the list");
+    unknown_command(name);
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, args.end());
   rest.insert(rest.end(), leading.begin(), leading.end());
-  Invocation invocation(*command, rest, env);
+  context.command = command->name;
+  Invocation invocation(*command, rest, env, &context);
   if (invocation.help_requested()) {
-    std::cout << render_command_help(*command);
+    invocation.out().raw(render_command_help(*command));
     return k_exit_ok;
   }
   return command->run(invocation);
@@ -87,22 +122,12 @@ int main(int argc, char** argv)
   hubcache::util::remove_temp_files_on_fatal_signals();
   hubcache::http::set_user_agent("neuron-cache/" NEURON_CACHE_VERSION);
   auto env = hubcache::util::Environment::process();
-  std::string command_name;
+  RunContext context;
   try {
-    return run(argc, argv, env, command_name);
-  } catch (const UsageError& error) {
-    std::cerr << "neuron-cache: usage error: " << error.what() << " (see 'neuron-cache "
-              << (command_name.empty() ? "" : command_name + " ") << "--help')\n";
-    return k_exit_usage;
-  } catch (const hubcache::Error& error) {
-    std::cerr << "neuron-cache: error: " << error.what();
-    if (!error.hint().empty()) {
-      std::cerr << "; " << error.hint();
-    }
-    std::cerr << "\n";
-    return k_exit_error;
+    return run(std::vector<std::string>(argv + 1, argv + argc), env, context);
   } catch (const std::exception& error) {
-    std::cerr << "neuron-cache: error: " << error.what() << "\n";
-    return k_exit_error;
+    auto report = describe_error(error, context);
+    Output(context.format, context.verbose).error(report.message, report.hint, report.exit_code);
+    return report.exit_code;
   }
 }

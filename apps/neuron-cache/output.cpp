@@ -3,6 +3,7 @@
 #include <hubcache/util/text.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -40,33 +41,81 @@ std::string json_text(const nlohmann::json& data)
 
 } // namespace
 
-Output::Output(Format format) : m_format(format), m_stderr_tty(::isatty(STDERR_FILENO) != 0) {}
+Output::Output(Format format, bool verbose)
+  : Output(format, verbose, std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0)
+{
+}
+
+Output::Output(Format format, bool verbose, std::ostream& out, std::ostream& err, bool stderr_tty)
+  : m_format(format), m_verbose(verbose), m_out(out), m_err(err), m_stderr_tty(stderr_tty)
+{
+}
+
+nlohmann::json Output::document(const nlohmann::json& data)
+{
+  if (!data.is_object()) {
+    return data;
+  }
+  nlohmann::json document = {{"schema_version", k_json_schema_version}};
+  for (const auto& [key, value] : data.items()) {
+    if (key != "schema_version") {
+      document[key] = value;
+    }
+  }
+  return document;
+}
 
 void Output::info(const std::string& message) const
 {
   if (m_format == Format::human) {
-    std::cerr << printable_lines(message) << '\n';
+    m_err << printable_lines(message) << '\n';
   }
 }
 
-void Output::warning(const std::string& message) const { std::cerr << "Warning: " << printable_lines(message) << '\n'; }
+void Output::detail(const std::string& message) const
+{
+  if (m_verbose) {
+    m_err << printable_lines(message) << '\n';
+  }
+}
+
+void Output::warning(const std::string& message) const { m_err << "neuron-cache: warning: " << printable_lines(message) << '\n'; }
+
+void Output::error_line(const std::string& message, const std::string& hint) const
+{
+  m_err << "neuron-cache: error: " << printable_lines(message) << (hint.empty() ? "" : "; " + printable_lines(hint)) << '\n';
+}
+
+void Output::error(const std::string& message, const std::string& hint, int exit_code) const
+{
+  error_line(message, hint);
+  if (m_format == Format::json) {
+    m_out << document({{"error", message}, {"hint", hint.empty() ? nlohmann::json() : nlohmann::json(hint)},
+                       {"exit_code", exit_code}})
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+          << '\n';
+    m_out.flush();
+  }
+}
+
+void Output::passthrough(const std::string& line) const { m_err << line << '\n'; }
 
 void Output::result(const std::string& human, const nlohmann::json& data, const std::string& quiet) const
 {
   switch (m_format) {
   case Format::human:
     if (!human.empty()) {
-      std::cout << printable_lines(human) << (human.back() == '\n' ? "" : "\n");
+      m_out << printable_lines(human) << (human.back() == '\n' ? "" : "\n");
     }
     break;
-  case Format::json: std::cout << json_text(data) << '\n'; break;
+  case Format::json: m_out << json_text(document(data)) << '\n'; break;
   case Format::quiet:
     if (!quiet.empty()) {
-      std::cout << printable_lines(quiet) << (quiet.back() == '\n' ? "" : "\n");
+      m_out << printable_lines(quiet) << (quiet.back() == '\n' ? "" : "\n");
     }
     break;
   }
-  std::cout.flush();
+  m_out.flush();
 }
 
 std::string format_table(const Output::Table& raw_table)
@@ -118,30 +167,30 @@ void Output::table(const Table& table, const nlohmann::json& data, std::size_t q
   switch (m_format) {
   case Format::human:
     if (table.rows.empty()) {
-      std::cout << "No results found.\n";
+      m_out << "No results found.\n";
       if (!table.footer.empty()) {
-        std::cout << '\n' << table.footer << '\n';
+        m_out << '\n' << table.footer << '\n';
       }
     } else {
-      std::cout << format_table(table);
+      m_out << format_table(table);
     }
     break;
-  case Format::json: std::cout << json_text(data) << '\n'; break;
+  case Format::json: m_out << json_text(document(data)) << '\n'; break;
   case Format::quiet:
     for (const auto& row : table.rows) {
       if (quiet_column < row.size()) {
-        std::cout << hubcache::util::escape_control(row[quiet_column]) << '\n';
+        m_out << hubcache::util::escape_control(row[quiet_column]) << '\n';
       }
     }
     break;
   }
-  std::cout.flush();
+  m_out.flush();
 }
 
 void Output::raw(const std::string& text) const
 {
-  std::cout << text;
-  std::cout.flush();
+  m_out << text;
+  m_out.flush();
 }
 
 std::string human_size(std::uint64_t bytes)
@@ -160,6 +209,29 @@ std::string human_size(std::uint64_t bytes)
     std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, units[unit]);
   }
   return buffer;
+}
+
+std::string human_duration(double seconds)
+{
+  char buffer[48];
+  if (seconds < 10.0) {
+    std::snprintf(buffer, sizeof buffer, "%.2fs", std::max(0.0, seconds));
+    return buffer;
+  }
+  auto whole = static_cast<long long>(std::llround(seconds));
+  if (whole < 60) {
+    std::snprintf(buffer, sizeof buffer, "%llds", whole);
+  } else if (whole < 3600) {
+    std::snprintf(buffer, sizeof buffer, "%lldm %02llds", whole / 60, whole % 60);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lldh %02lldm", whole / 3600, (whole % 3600) / 60);
+  }
+  return buffer;
+}
+
+std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form)
+{
+  return std::to_string(count) + " " + (count == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
 }
 
 ProgressBar::ProgressBar(const Output& output, std::string label)

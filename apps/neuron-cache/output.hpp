@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -14,15 +15,29 @@ enum class Format { human, json, quiet };
 // each mode decides what of a result it shows, so commands never branch on the mode.
 class Output {
 public:
-  explicit Output(Format format);
+  // Writes to the process's stdout and stderr.
+  explicit Output(Format format, bool verbose = false);
+  // Writes to the given streams (tests); `stderr_tty` stands for isatty(stderr).
+  Output(Format format, bool verbose, std::ostream& out, std::ostream& err, bool stderr_tty = false);
 
   Format format() const { return m_format; }
   bool is_human() const { return m_format == Format::human; }
+  bool is_json() const { return m_format == Format::json; }
+  bool verbose() const { return m_verbose; }
   bool stderr_is_tty() const { return m_stderr_tty; }
 
-  // Diagnostics (stderr). `info` is shown in human mode only; warnings always.
+  // Diagnostics (stderr). `info` is shown in human mode only; `detail` only with
+  // --verbose; warnings always, as "neuron-cache: warning: ...".
   void info(const std::string& message) const;
+  void detail(const std::string& message) const;
   void warning(const std::string& message) const;
+  // "neuron-cache: error: MESSAGE; HINT" on stderr and, in json mode, the error object
+  // {"schema_version", "error", "hint", "exit_code"} on stdout.
+  void error(const std::string& message, const std::string& hint, int exit_code) const;
+  // The stderr line alone, for a command whose json document already carries the error.
+  void error_line(const std::string& message, const std::string& hint) const;
+  // A line of a child process's output, passed through to stderr in every mode.
+  void passthrough(const std::string& line) const;
 
   // A command's result: `human` lines in human mode, `data` in json mode, `quiet`
   // (one value per line, for pipes) in quiet mode.
@@ -41,14 +56,28 @@ public:
   // Raw data line on stdout regardless of mode (completion scripts, man page).
   void raw(const std::string& text) const;
 
+  // The JSON document for `data`: an object gains "schema_version".
+  static nlohmann::json document(const nlohmann::json& data);
+
 private:
   Format m_format;
+  bool m_verbose;
+  std::ostream& m_out;
+  std::ostream& m_err;
   bool m_stderr_tty;
 };
+
+// The version of the JSON documents commands print; bumped when a field changes meaning
+// or goes away (docs/schemas/ describes each).
+inline constexpr int k_json_schema_version = 1;
 
 // Renders `rows` with `headers` as padded columns.
 std::string format_table(const Output::Table& table);
 std::string human_size(std::uint64_t bytes);
+// "0.42s", "12s", "3m 05s", "1h 02m".
+std::string human_duration(double seconds);
+// "1 entry", "2 entries": `plural_form` when count != 1 (default: singular + "s").
+std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form = {});
 
 // A progress bar on stderr, drawn only when stderr is a terminal and output is human.
 class ProgressBar {

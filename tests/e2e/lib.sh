@@ -49,6 +49,11 @@ snapshot() {
 
 # json_get FILE FILTER: a value from JSON output, e.g. json_get "$OUT" .repo
 json_get() { jq -r "$2" "$1"; }
+# valid_json FILE SCHEMA: FILE holds a document valid against docs/schemas/SCHEMA.
+valid_json() {
+  python3 "$SOURCE_DIR/tests/tools/check_json_schema.py" "$SOURCE_DIR/docs/schemas/$2" "$1" 2>"$SCRATCH/schema-errors" ||
+    fail "$(basename "$1") does not match $2: $(cat "$SCRATCH/schema-errors")"
+}
 
 run_tests() {
   local names

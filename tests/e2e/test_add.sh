@@ -258,7 +258,7 @@ test_sigint_terminates_the_command_and_pushes_nothing_then_rerun_continues() {
   setup_repo || return
   local before; before=$(snapshot "$SCRATCH/repo")
   interrupt_single_add INT 130
-  contains "$ERR" "was terminated because neuron-cache received SIGINT; nothing was pushed"
+  contains "$ERR" "was terminated because this program received SIGINT; nothing was pushed"
   no_stand_in_survives
   equals "$(snapshot "$SCRATCH/repo")" "$before"
   # The interrupted entry's lock is gone, so the next compile does not wait on it.
@@ -292,7 +292,7 @@ test_sigterm_during_a_manifest_run() {
   wait "$add_pid"
   equals "$?" "143"
   contains "$OUT" "interrupted"
-  contains "$ERR" "neuron-cache: interrupted; nothing half-pushed"
+  contains "$ERR" "neuron-cache: error: interrupted; nothing half-pushed"
   no_stand_in_survives
   equals "$(snapshot "$SCRATCH/repo")" "$before"
   [[ -z "$(ls -A "$SCRATCH/tmp")" ]] || fail "staging left behind: $(ls -A "$SCRATCH/tmp")"
@@ -408,7 +408,7 @@ test_pushing_to_the_public_default_warns() {
   rm "$HF_HOME/optimum_neuron_custom_cache" # no custom repo set: the default is used
   HF_TOKEN=$AWS run 0 "$NC" add -m "$SCRATCH/tiny" --task t --precision fp --num-cores 1 --train-batch-size 1 \
     --sequence-length 8 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
-  contains "$ERR" "Warning: No custom cache repo is set: pushing to the public default aws-neuron/optimum-neuron-cache."
+  contains "$ERR" "neuron-cache: warning: No custom cache repo is set: pushing to the public default aws-neuron/optimum-neuron-cache."
 }
 
 test_hub_repo_needs_a_token() {

@@ -221,7 +221,7 @@ test_bad_input_is_a_usage_error_and_removes_nothing() {
     # shellcheck disable=SC2086
     run 2 "$NC" cleanup --cache-dir "$C" $args || continue
     one_line "$ERR"
-    contains "$ERR" "usage error"
+    contains "$ERR" "see 'neuron-cache cleanup --help'"
   done
   run 2 "$NC" cleanup --cache-dir "$C" --max-size ""
   contains "$ERR" "invalid size ''"
@@ -355,13 +355,13 @@ test_synchronize_pull_replace_failed() {
   run 0 "$NC" synchronize --pull --cache-dir "$C" --json || return
   equals "$(json_get "$OUT" '.skipped_by_reason["local-entry-differs"]')" "1"
   equals "$(json_get "$OUT" '.skipped_by_reason["locked-locally"]')" "1"
-  equals "$(json_get "$OUT" .entries_pulled)" "0"
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
   local before; before=$(snapshot "$C")
   run 0 "$NC" synchronize --pull --replace-failed --cache-dir "$C" --dry-run --json || return
   equals "$(json_get "$OUT" '.replaced | join(",")')" "$e0"
   equals "$(snapshot "$C")" "$before"
   run 0 "$NC" synchronize --pull --replace-failed --cache-dir "$C" --json || return
-  equals "$(json_get "$OUT" .entries_replaced)" "1"
+  equals "$(json_get "$OUT" ".replaced | length")" "1"
   equals "$(json_get "$OUT" '.skipped_by_reason["locked-locally"]')" "1"
   diff -r "$SCRATCH/good/$e0" "$C/$e0" >/dev/null || fail "failed entry not replaced by the repo's"
   [[ -f "$C/$e1/model.log" && -f "$C/$e1/model.hlo_module.pb.lock" ]] || fail "a locked failed entry was replaced"

@@ -382,6 +382,22 @@ test_man_page_covers_every_command_and_option() {
               NEURON_COMPILE_CACHE_URL XDG_CACHE_HOME; do
     grep -qx "\\\\fB${name}\\\\fR" "$page" || fail "ENVIRONMENT lacks $name"
   done
+  # Every variable the sources read is in the ENVIRONMENT table (environment_table.cpp),
+  # and every exit code the program uses is in EXIT STATUS.
+  local variables
+  variables=$( (grep -rhoE '(get_non_empty|get_flag|\.get|getenv|find|count)\("[A-Z][A-Z0-9_]+"\)' \
+                 "$SOURCE_DIR"/libhubcache/src "$SOURCE_DIR"/registry/src "$SOURCE_DIR"/addjobs "$SOURCE_DIR"/apps;
+               grep -rhoE 'k_[a-z_]*env[a-z_]* = "[A-Z][A-Z0-9_]+"' "$SOURCE_DIR"/addjobs "$SOURCE_DIR"/libhubcache) |
+             grep -oE '"[A-Z][A-Z0-9_]+"' | tr -d '"' | sort -u)
+  [[ $(wc -w <<<"$variables") -ge 15 ]] || fail "found too few variables in the sources: $variables"
+  for name in $variables; do
+    grep -qx "\\\\fB${name}\\\\fR" "$page" || fail "ENVIRONMENT lacks $name, which the sources read"
+  done
+  local section
+  section=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH EXAMPLES/p' "$page")
+  for code in 0 1 2 3 '128+N'; do
+    grep -qxF "\\fB$code\\fR" <<<"$section" || fail "EXIT STATUS lacks $code"
+  done
   while read -r command; do
     [[ $command == help ]] && continue
     grep -qxF ".SS \\fB$command\\fR" "$page" || fail "no section for command $command"

@@ -11,8 +11,8 @@ test_create_sets_and_config_shows_it() {
   contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/repo in $(config_file)."
   equals "$(cat "$(config_file)")" "file://$SCRATCH/repo"
   run 0 "$NC" config || return
-  contains "$OUT" "repo:         file://$SCRATCH/repo"
-  contains "$OUT" "config-file ($(config_file))"
+  contains "$OUT" "Repo:          file://$SCRATCH/repo (directory)"
+  contains "$OUT" "Repo source:   saved in $(config_file) by 'neuron-cache set'"
   run 0 "$NC" config -q
   equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }
@@ -26,10 +26,10 @@ test_config_file_has_no_trailing_newline() {
 test_resolution_precedence() {
   run 0 "$NC" create "$SCRATCH/from-file" -q || return
   run 0 "$NC" config --json
-  equals "$(json_get "$OUT" .source)" "config-file"
+  equals "$(json_get "$OUT" .repo_source)" "config-file"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "org/from-env"
-  equals "$(json_get "$OUT" .source)" "environment"
+  equals "$(json_get "$OUT" .repo_source)" "environment"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo-id /opt/from-option
   equals "$(json_get "$OUT" .repo)" "file:///opt/from-option"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo_id hf://org/underscore
@@ -37,7 +37,7 @@ test_resolution_precedence() {
   rm "$(config_file)"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "aws-neuron/optimum-neuron-cache"
-  equals "$(json_get "$OUT" .source)" "default"
+  equals "$(json_get "$OUT" .repo_source)" "default"
 }
 
 test_hf_home_defaults_to_xdg_then_home() {
@@ -51,12 +51,12 @@ test_hf_home_defaults_to_xdg_then_home() {
 test_set_overwrite_warns_like_optimum() {
   run 0 "$NC" create "$SCRATCH/a" -q || return
   run 0 "$NC" create "$SCRATCH/b" -q || return
-  contains "$ERR" "Warning: A custom cache repo was already registered: file://$SCRATCH/a. It will be overwritten to file://$SCRATCH/b."
+  contains "$ERR" "neuron-cache: warning: A custom cache repo was already registered: file://$SCRATCH/a. It will be overwritten to file://$SCRATCH/b."
   run 0 "$NC" set "file://$SCRATCH/a"
   contains "$ERR" "already registered: file://$SCRATCH/b. It will be overwritten to file://$SCRATCH/a."
   contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/a in $(config_file)."
   run 0 "$NC" set -n "$SCRATCH/a"
-  lacks "$ERR" "Warning"
+  lacks "$ERR" "warning"
 }
 
 test_create_creates_hf_home() {
@@ -76,20 +76,31 @@ test_create_exist_ok_and_json() {
 
 # --- bad input: one line on stderr, exit != 0, config and repo unchanged -----------
 
+# Under --json a failure prints one error object on stdout: error, hint, exit_code.
+no_data_but_the_error() { # no_data_but_the_error STDOUT EXIT
+  equals "$(jq -r 'keys | join(",")' "$1")" "error,exit_code,hint,schema_version"
+  equals "$(json_get "$1" .exit_code)" "$2"
+}
+
 assert_unchanged_after() { # assert_unchanged_after EXIT CMD...
   local before_config before_repo
   before_config=$(snapshot "$HF_HOME")
   before_repo=$(snapshot "$SCRATCH/repo")
   run "$@" || return
   one_line "$ERR"
-  [[ ! -s "$OUT" ]] || fail "stdout not empty: $(cat "$OUT")"
+  contains "$ERR" "neuron-cache: error: "
+  if [[ " $* " == *" --json "* || " $* " == *" --format json "* ]]; then
+    no_data_but_the_error "$OUT" "$1"
+  else
+    [[ ! -s "$OUT" ]] || fail "stdout not empty: $(cat "$OUT")"
+  fi
   equals "$(snapshot "$HF_HOME")" "$before_config"
   equals "$(snapshot "$SCRATCH/repo")" "$before_repo"
 }
 
 test_bad_repo_specs() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
-  for bad in "a/b/c" "../x" "" "with space/x" $'org/ctl\x01' "./relative" "http://host/x" "file://host/x"; do
+  for bad in "a/b/c" "" "with space/x" $'org/ctl\x01' "relative-dir/" "http://host/x" "file://host/x"; do
     assert_unchanged_after 1 "$NC" set "$bad"
     contains "$ERR" "neuron-cache: error:"
     assert_unchanged_after 1 "$NC" create "$bad"
@@ -97,6 +108,37 @@ test_bad_repo_specs() {
   done
   assert_unchanged_after 1 "$NC" set "s3://bucket/x"
   contains "$ERR" "not supported yet"
+}
+
+test_relative_directories_are_made_absolute() {
+  mkdir -p "$SCRATCH/work/sub" && cd "$SCRATCH/work/sub" || return
+  run 0 "$NC" create ./repo -q || return
+  equals "$(cat "$OUT")" "file://$SCRATCH/work/sub/repo"
+  run 0 "$NC" create ../other --no-set -q || return
+  equals "$(cat "$OUT")" "file://$SCRATCH/work/other"
+  equals "$(cat "$(config_file)")" "file://$SCRATCH/work/sub/repo"
+  run 1 "$NC" set .. --json
+  equals "$(json_get "$OUT" .error)" "$SCRATCH/work exists but is not a neuron-cache repo"
+  contains "$ERR" "neuron-cache create /path/to/new-repo"
+  cd "$SCRATCH/work" || return
+  run 0 "$NC" set ./other -q
+  equals "$(cat "$(config_file)")" "file://$SCRATCH/work/other"
+  run 0 "$NC" config --repo-id ./sub/repo -q
+  equals "$(cat "$OUT")" "file://$SCRATCH/work/sub/repo"
+}
+
+test_create_no_set_keeps_the_host_repo() {
+  run 0 "$NC" create "$SCRATCH/main" -q || return
+  run 0 "$NC" create "$SCRATCH/ci" --no-set --json || return
+  equals "$(json_get "$OUT" .set)" "false"
+  equals "$(json_get "$OUT" .repo)" "file://$SCRATCH/ci"
+  equals "$(cat "$(config_file)")" "file://$SCRATCH/main"
+  lacks "$ERR" "overwritten"
+  run 0 "$NC" create "$SCRATCH/ci2" --no-set
+  contains "$OUT" "Not set as this host's cache repo (--no-set); use it with --repo-id file://$SCRATCH/ci2."
+  # Without --no-set, replacing the host's repo says how to avoid it.
+  run 0 "$NC" create "$SCRATCH/ci3"
+  contains "$ERR" "Pass --no-set to create a repo without making it this host's default."
 }
 
 test_hub_repo_offline_is_refused() {
@@ -180,7 +222,14 @@ test_hf_home_not_writable() {
 test_usage_errors_exit_2() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   assert_unchanged_after 2 "$NC" set --no-such-option x
-  contains "$ERR" "usage error"
+  contains "$ERR" "neuron-cache: error: unknown option '--no-such-option'; see 'neuron-cache set --help'"
+  assert_unchanged_after 2 "$NC" set --nmae x
+  contains "$ERR" "unknown option '--nmae' (did you mean '--name'?)"
+  assert_unchanged_after 2 "$NC" set --bogus x --json
+  equals "$(json_get "$OUT" .error)" "unknown option '--bogus'"
+  equals "$(json_get "$OUT" .exit_code)" "2"
+  assert_unchanged_after 2 "$NC" synch
+  contains "$ERR" "unknown command 'synch' (did you mean 'synchronize'?); see 'neuron-cache --help'"
   assert_unchanged_after 2 "$NC" config --repo-id
   assert_unchanged_after 2 "$NC" set
   assert_unchanged_after 2 "$NC" set a/b extra
@@ -189,6 +238,49 @@ test_usage_errors_exit_2() {
   assert_unchanged_after 2 "$NC" config --format json --format human
   assert_unchanged_after 2 "$NC" no-such-command
   run 2 "$NC"
+}
+
+test_json_documents_follow_the_schemas() {
+  run 0 "$NC" --version --json || return
+  valid_json "$OUT" version.schema.json
+  run 0 "$NC" create "$SCRATCH/repo" --json || return
+  valid_json "$OUT" repo.schema.json
+  run 0 "$NC" set "$SCRATCH/repo" --json || return
+  valid_json "$OUT" repo.schema.json
+  run 0 "$NC" config --json || return
+  valid_json "$OUT" config.schema.json
+  equals "$(json_get "$OUT" .schema_version)" "1"
+  run 1 "$NC" set "$SCRATCH/missing" --json
+  valid_json "$OUT" error.schema.json
+  run 2 "$NC" --json no-such-command
+  valid_json "$OUT" error.schema.json
+}
+
+test_config_diagnoses_the_setup() {
+  mkdir -p "$SCRATCH/bin" && printf '#!/bin/sh\necho "NeuronX Compiler version 2.21.33363.0+82129205"\n' >"$SCRATCH/bin/neuronx-cc"
+  chmod +x "$SCRATCH/bin/neuronx-cc"
+  PATH="$SCRATCH/bin:$PATH" NEURON_COMPILE_CACHE_URL="$SCRATCH/cc" HF_HUB_OFFLINE=1 run 0 "$NC" env --json || return
+  equals "$(json_get "$OUT" .compiler_version)" "2.21.33363.0+82129205"
+  equals "$(json_get "$OUT" .cache_dir)" "$SCRATCH/cc"
+  equals "$(json_get "$OUT" .cache_dir_source)" "NEURON_COMPILE_CACHE_URL"
+  equals "$(json_get "$OUT" .offline)" "true"
+  equals "$(json_get "$OUT" .token_source)" "null"
+  equals "$(json_get "$OUT" .repo_source)" "default"
+  equals "$(json_get "$OUT" .endpoint)" "https://huggingface.co"
+  PATH="/usr/bin:/bin" run 0 "$NC" config || return
+  contains "$OUT" "neuronx-cc:    - (not found on PATH)"
+  contains "$OUT" "Repo source:   the built-in default"
+  contains "$OUT" "Token:         none"
+}
+
+test_default_repo_missing_never_suggests_creating_it() {
+  HF_HUB_OFFLINE=1 run 1 "$NC" synchronize --cache-dir "$SCRATCH/cc" || return
+  lacks "$ERR" "create aws-neuron"
+  run 1 "$NC" sync --repo-id "$SCRATCH/nowhere" --cache-dir "$SCRATCH/cc"
+  contains "$ERR" "(named by --repo-id)"
+  contains "$ERR" "create it with: neuron-cache create file://$SCRATCH/nowhere"
+  CUSTOM_CACHE_REPO="$SCRATCH/nowhere" run 1 "$NC" sync --cache-dir "$SCRATCH/cc"
+  contains "$ERR" "(from CUSTOM_CACHE_REPO)"
 }
 
 test_help_and_version() {
@@ -208,7 +300,7 @@ test_help_and_version() {
 test_global_options_before_command() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   run 0 "$NC" --json config
-  equals "$(json_get "$OUT" .source)" "config-file"
+  equals "$(json_get "$OUT" .repo_source)" "config-file"
   run 0 "$NC" -q config
   equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }

@@ -137,7 +137,7 @@ test_set_checks_existence_and_config_shows_it() {
   contains "$OUT" "Neuron cache name set locally to alice/cache-set in $(config_file)."
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "alice/cache-set"
-  equals "$(json_get "$OUT" .kind)" "hub"
+  equals "$(json_get "$OUT" .repo_kind)" "hub"
   # config never needs the network, even offline.
   HF_HUB_OFFLINE=1 run 0 "$NC" config -q
   equals "$(cat "$OUT")" "alice/cache-set"
@@ -161,7 +161,27 @@ test_no_token_for_create() {
 test_bad_token() {
   HF_TOKEN=$UNKNOWN refused 1 "$NC" create bad-token || return
   contains "$ERR" "rejected your token"
+  contains "$ERR" "(token from HF_TOKEN)"
   no_token_in_output "$UNKNOWN"
+  refused 1 "$NC" create bad-token --token "$UNKNOWN"
+  contains "$ERR" "(token from --token)"
+  no_token_in_output "$UNKNOWN"
+  mkdir -p "$HF_HOME" && printf '%s' "$UNKNOWN" >"$HF_HOME/token"
+  refused 1 "$NC" create bad-token
+  contains "$ERR" "(token from the token file $HF_HOME/token)"
+  no_token_in_output "$UNKNOWN"
+  # config names the token's source and its owner, never the token.
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .token_source)" "the token file $HF_HOME/token"
+  equals "$(json_get "$OUT" .token_user)" "null"
+  valid_json "$OUT" config.schema.json
+  rm "$HF_HOME/token"
+  HF_TOKEN=$ALICE run 0 "$NC" env --json
+  equals "$(json_get "$OUT" .token_source)" "HF_TOKEN"
+  equals "$(json_get "$OUT" .token_user)" "alice"
+  no_token_in_output "$ALICE"
+  HF_TOKEN=$ALICE run 0 "$NC" config
+  contains "$OUT" "Token user:    alice"
   HF_TOKEN=$ALICE run 0 "$NC" create cache-for-bad-token --public -q
   rm -f "$(config_file)"
   HF_TOKEN=$UNKNOWN refused 1 "$NC" set alice/cache-for-bad-token

@@ -42,7 +42,7 @@ test_lookup_prints_optimum_format_across_versions() {
   seed_repo || return
   local before; before=$(snapshot "$SCRATCH/repo")
   run 0 "$NC" lookup "$SCRATCH/llama" || return
-  equals "$(head -1 "$OUT")" "*** 3 entrie(s) found in cache for $SCRATCH/llama ***"
+  equals "$(head -1 "$OUT")" "*** 3 entries found in cache for $SCRATCH/llama ***"
   equals "$(sed -n 2p "$OUT")" ""
   contains "$OUT" "checkpoint_id: org/tiny-llama"
   contains "$OUT" "tp_degree: 8"
@@ -66,8 +66,8 @@ test_lookup_json_and_quiet() {
   equals "$(wc -l <"$OUT")" "3"
   contains "$OUT" "neuronxcc-2.19.1.0/0_REGISTRY/0.2.0/llama/org/tiny-llama/"
   run 0 "$NC" lookup "$SCRATCH/llama" --table
-  contains "$OUT" "batch size"
-  contains "$OUT" "3 cached entrie(s)"
+  contains "$OUT" "BATCH SIZE"
+  contains "$OUT" "3 cached entries"
 }
 
 test_lookup_filters_and_instance_normalization() {
@@ -116,7 +116,7 @@ test_lookup_reads_legacy_layouts() {
     "neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/meta-llama/Tiny/0000aaaa.json" \
     '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "neuron": {"task": "text-generation", "batch_size": 1, "num_cores": 24, "auto_cast_type": "fp16", "sequence_length": 2048, "compiler_version": "2.12.54.0+f631c2365"}}' || fail seed
   run 0 "$NC" lookup "$SCRATCH/llama" --num-cores 24 --dtype fp16 || return
-  contains "$OUT" "*** 1 entrie(s) found in cache for $SCRATCH/llama ***"
+  contains "$OUT" "*** 1 entry found in cache for $SCRATCH/llama ***"
   contains "$OUT" "auto_cast_type: fp16"
   contains "$ERR" "file name does not match the hash of its content"
 }
@@ -196,7 +196,7 @@ test_malformed_and_misnamed_registry_files_are_reported() {
   contains "$ERR" "badbadbadbadbadbad00.json is not valid JSON"
   contains "$ERR" "notahash.json: file name does not match the hash of its content"
   contains "$ERR" "array.json is not a JSON object"
-  contains "$ERR" "2 registry file(s) ignored at unexpected paths"
+  contains "$ERR" "2 registry files ignored at unexpected paths"
   run 0 "$NC" list
   contains "$OUT" "org/tiny-llama"
   contains "$ERR" "unexpected paths"
@@ -247,23 +247,23 @@ test_list_models_totals_and_filters() {
   contains "$OUT" "org/tiny-llama"
   contains "$OUT" "bert-base-uncased"
   contains "$OUT" "2.19.1.0, $CV"
-  contains "$OUT" "2 model(s), 4 configuration(s), 2 compiler version(s) in file://$SCRATCH/repo"
+  contains "$OUT" "2 models, 4 configurations, 2 compiler versions in file://$SCRATCH/repo"
   run 0 "$NC" list --json
   equals "$(jq -r '.[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
   equals "$(jq -r '.[] | select(.model_id == "bert-base-uncased") | .model_types[0]' "$OUT")" "bert"
   run 0 "$NC" list -v 2.19.1.0
-  contains "$OUT" "1 model(s), 1 configuration(s), 1 compiler version(s)"
+  contains "$OUT" "1 model, 1 configuration, 1 compiler version"
   lacks "$OUT" "bert"
   run 0 "$NC" list -q
   equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
   run 0 "$NC" list --version 9.9.9
-  contains "$OUT" "0 model(s), 0 configuration(s)"
+  contains "$OUT" "0 models, 0 configurations"
 }
 
 test_list_one_model_shows_every_configuration() {
   seed_repo || return
   run 0 "$NC" list -m org/tiny-llama || return
-  contains "$OUT" "3 configuration(s) of org/tiny-llama across 2 compiler version(s)"
+  contains "$OUT" "3 configurations of org/tiny-llama across 2 compiler versions"
   contains "$OUT" "bfloat16"
   run 0 "$NC" list -m org/tiny-llama --json
   equals "$(jq -r '[.[] | "\(.batch_size)x\(.sequence_length)/\(.num_cores)"] | join(" ")' "$OUT")" "1x128/2 4x512/2 1x128/8"

@@ -37,8 +37,8 @@ test_push_then_noop_repush() {
   setup || return
   local before; before=$(commits)
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .entries_pushed)" "7"
-  equals "$(json_get "$OUT" .files_uploaded)" "24"
+  equals "$(json_get "$OUT" ".planned | length")" "7"
+  equals "$(json_get "$OUT" .files.transferred)" "24"
   equals "$(json_get "$OUT" .committed)" "true"
   equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
     "failed=1,flags-mismatch=1,incomplete=2,lock-file=1,locked=1,temp-file=1"
@@ -46,14 +46,24 @@ test_push_then_noop_repush() {
   local revision; revision=$(json_get "$OUT" .revision)
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" .committed)" "false"
-  equals "$(json_get "$OUT" .entries_pushed)" "0"
-  equals "$(json_get "$OUT" .entries_present)" "7"
+  equals "$(json_get "$OUT" ".planned | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "7"
   equals "$(json_get "$OUT" .files_hashed)" "0"
   equals "$(json_get "$OUT" .revision)" "$revision"
   equals "$(commits)" "$((before + 1))"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache"
   contains "$OUT" "Nothing to push"
   contains "$OUT" "7 already present; 7 skipped (1 failed, 1 flags-mismatch, 2 incomplete, 1 lock-file, 1 locked, 1 temp-file)"
+  # Quiet success: one line of data; on stderr a count and a fix per reason, paths only with --verbose.
+  equals "$(wc -l <"$OUT")" "1"
+  contains "$ERR" "  1 failed: delete them with: neuron-cache synchronize --clean-failed"
+  contains "$ERR" "  1 locked: wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"
+  lacks "$ERR" "lock-file:"
+  lacks "$ERR" "skipped "
+  run 0 "$NC" sync --cache-dir "$SCRATCH/cache" --verbose
+  equals "$(grep -c '^skipped ' "$ERR")" "7"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q
+  [[ ! -s "$OUT" && ! -s "$ERR" ]] || fail "a quiet no-op push printed something: $(cat "$OUT" "$ERR")"
 }
 
 test_incremental_push_uploads_only_what_changed() {
@@ -63,8 +73,8 @@ test_incremental_push_uploads_only_what_changed() {
   local entry; entry=$(ls -d "$SCRATCH/cache/$VERSION_DIR"/MODULE_1000000000000002+*)
   printf 'recompiled' >"$entry/model.neff"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .entries_pushed)" "2"
-  equals "$(json_get "$OUT" .files_uploaded)" "5"
+  equals "$(json_get "$OUT" ".planned | length")" "2"
+  equals "$(json_get "$OUT" .files.transferred)" "5"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/pulled" -q || return
   equals "$(cat "$SCRATCH/pulled/$VERSION_DIR/$(basename "$entry")/model.neff")" "recompiled"
 }
@@ -73,8 +83,8 @@ test_pull_into_empty_root() {
   setup || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "7"
-  equals "$(json_get "$OUT" .files_downloaded)" "24"
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  equals "$(json_get "$OUT" .files.transferred)" "24"
   same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
   local v="$SCRATCH/fresh/$VERSION_DIR"
   [[ -f "$v/MODULE_1000000000000000+39f12043/model.done" ]] || fail "model.done missing"
@@ -87,8 +97,8 @@ test_pull_into_empty_root() {
   [[ -f "$alias" && ! -L "$alias" ]] || fail "registry alias not pulled as a file"
   no_temp_files "$SCRATCH/fresh"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "0"
-  equals "$(json_get "$OUT" .entries_present)" "7"
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "7"
   # A pulled cache pushes back as a no-op.
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/fresh" --json || return
   equals "$(json_get "$OUT" .committed)" "false"
@@ -99,7 +109,7 @@ test_pull_filters_compiler_version() {
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --version 2.15.128.0+56dc5a86
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --compiler_version 2.15 --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "2"
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
   equals "$(ls "$SCRATCH/fresh")" "neuronxcc-2.15.128.0+56dc5a86"
   run 2 "$NC" synchronize --cache-dir "$SCRATCH/cache" --compiler-version 2.15
   one_line "$ERR"
@@ -175,7 +185,7 @@ test_odd_names_are_reported_not_fatal() {
   mkdir -p "$v/MODULE_not-hex+39f12043" "$v/$(printf 'MODULE_\xff')" "$v/with space"
   : >"$v/$(printf 'MODULE_1000000000000000+39f12043/new\nline')"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .entries_pushed)" "7"
+  equals "$(json_get "$OUT" ".planned | length")" "7"
   equals "$(json_get "$OUT" '.skipped_by_reason.unrecognized')" "2"
   equals "$(json_get "$OUT" '.skipped_by_reason["invalid-name"]')" "2"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
@@ -201,7 +211,7 @@ test_repo_entry_missing_or_inconsistent_files_not_installed() {
   local neff4; neff4=$(sha256sum "$SCRATCH/cache/$v/MODULE_1000000000000004+39f12043/model.neff" | cut -c1-64)
   printf 'rotten' >"$SCRATCH/repo/objects/${neff4:0:2}/$neff4"
   run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
-  equals "$(json_get "$OUT" .entries_pulled)" "3"
+  equals "$(json_get "$OUT" ".transferred | length")" "3"
   equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
     "failed-in-repo=1,flags-mismatch-in-repo=1,incomplete-in-repo=1"
   equals "$(json_get "$OUT" '.errors[0].path')" "$v/MODULE_1000000000000004+39f12043"
@@ -239,7 +249,7 @@ test_partial_entry_is_completed_done_last() {
   mkdir -p "$SCRATCH/fresh/$e0"
   cp "$SCRATCH/cache/$e0/model.neff" "$SCRATCH/cache/$e0/compile_flags.json" "$SCRATCH/fresh/$e0/"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
   diff -r -x '*.tmp.nc.*' "$SCRATCH/cache/$e0" "$SCRATCH/fresh/$e0" || fail "partial entry not completed"
   # done is the newest file of the entry: it landed last.
   equals "$(ls -t --time=ctime "$SCRATCH/fresh/$e0" | head -1)" "model.done"
@@ -252,8 +262,8 @@ test_write_failure_during_pull_leaves_nothing_half_written() {
   # Files larger than 1 MB fail with EFBIG, a real write error.
   ( trap '' XFSZ; ulimit -f 1000; exec "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json ) >"$OUT" 2>"$ERR"
   equals "$?" "1"
-  equals "$(json_get "$OUT" .entries_pulled)" "4"
-  equals "$(json_get "$OUT" .entries_failed)" "2"
+  equals "$(json_get "$OUT" ".transferred | length")" "4"
+  equals "$(json_get "$OUT" ".errors | length")" "2"
   contains "$ERR" "File too large"
   local entry
   for entry in "$SCRATCH/fresh/$VERSION_DIR"/*; do
@@ -262,7 +272,7 @@ test_write_failure_during_pull_leaves_nothing_half_written() {
   [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_1000000000000000+39f12043" ]] || fail "failed entry present"
   no_temp_files "$SCRATCH/fresh"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "2"
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
   same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
 }
 
@@ -279,10 +289,10 @@ test_push_killed_then_rerun() {
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   [[ "$(commits)" -le 3 ]] || fail "too many commits: $(commits)"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .entries_present)" "24"
+  equals "$(json_get "$OUT" ".present | length")" "24"
   equals "$(json_get "$OUT" .committed)" "false"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .files_downloaded)" "96"
+  equals "$(json_get "$OUT" .files.transferred)" "96"
   same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
 }
 
@@ -305,7 +315,7 @@ test_pull_killed_then_rerun() {
     diff -r "$SCRATCH/cache/$VERSION_DIR/$(basename "$entry")" "$entry" >/dev/null || fail "$(basename "$entry") partial"
   done
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(( $(json_get "$OUT" .entries_pulled) + $(json_get "$OUT" .entries_present) ))" "24"
+  equals "$(( $(json_get "$OUT" ".transferred | length") + $(json_get "$OUT" ".present | length") ))" "24"
   same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
   no_temp_files "$SCRATCH/fresh"
 }
@@ -322,7 +332,8 @@ test_dry_run_changes_nothing() {
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
   repo_before=$(snapshot "$SCRATCH/repo")
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --dry-run --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  equals "$(json_get "$OUT" ".planned | length")" "7"
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
   [[ ! -e "$SCRATCH/fresh" ]] || fail "dry run created the root"
   equals "$(snapshot "$SCRATCH/repo")" "$repo_before"
 }
@@ -330,16 +341,21 @@ test_dry_run_changes_nothing() {
 test_json_report_fields() {
   setup || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  for key in direction dry_run repo cache_dir cache_dir_source committed revision entries_pushed entries_present \
-    entries_skipped files_uploaded bytes_uploaded files_hashed pushed present skipped skipped_by_reason cleaned seconds; do
+  # One transfer object for both directions (docs/schemas/transfer.schema.json).
+  local transfer_keys="schema_version direction dry_run repo cache_dir cache_dir_source revision planned transferred
+    present skipped skipped_by_reason errors files bytes seconds"
+  for key in $transfer_keys committed files_hashed cleaned; do
     [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "push report lacks $key"
   done
   equals "$(json_get "$OUT" '.skipped[] | select(.reason == "failed") | .detail')" \
     "compilation failed (model.log without model.neff)"
-  [[ "$(json_get "$OUT" .bytes_uploaded)" -gt 0 ]] || fail "no bytes"
+  equals "$(json_get "$OUT" '.skipped[] | select(.reason == "failed") | .hint')" \
+    "delete them with: neuron-cache synchronize --clean-failed"
+  [[ "$(json_get "$OUT" .bytes.transferred)" -gt 0 ]] || fail "no bytes"
+  valid_json "$OUT" transfer.schema.json
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  for key in direction repo cache_dir entries_pulled entries_present entries_skipped entries_failed files_downloaded \
-    bytes_downloaded pulled present skipped skipped_by_reason errors seconds; do
+  valid_json "$OUT" transfer.schema.json
+  for key in $transfer_keys compiler_version other_repo_files; do
     [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "pull report lacks $key"
   done
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh2" -q || return
@@ -387,7 +403,7 @@ test_corrupt_digest_cache_is_ignored() {
   local size; size=$(stat -c %s "$neff")
   head -c "$size" /dev/zero | tr '\0' 'z' >"$neff"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .files_uploaded)" "1"
+  equals "$(json_get "$OUT" .files.transferred)" "1"
 }
 
 # The same code through the Hub backend, against the local test Hub.
@@ -409,21 +425,21 @@ test_hub_push_noop_pull() {
   "$MAKE_CACHE" "$SCRATCH/cache" --faults
   run 0 "$NC" create alice/sync -q || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(json_get "$OUT" .entries_pushed)" "7"
+  equals "$(json_get "$OUT" ".planned | length")" "7"
   equals "$(json_get "$OUT" .committed)" "true"
   curl -fsS -X POST "$url/_test/stats/reset" >/dev/null
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" .committed)" "false"
-  equals "$(json_get "$OUT" .entries_present)" "7"
+  equals "$(json_get "$OUT" ".present | length")" "7"
   local requests; requests=$(curl -fsS "$url/_test/stats" | jq .total)
   [[ "$requests" -le 5 ]] || fail "no-op push made $requests requests"
   [[ "$(curl -fsS "$url/_test/stats" | jq '.by_route.commit // 0')" == 0 ]] || fail "no-op push committed"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_pulled)" "7"
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
   same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
   no_temp_files "$SCRATCH/fresh"
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(json_get "$OUT" .entries_present)" "7"
+  equals "$(json_get "$OUT" ".present | length")" "7"
   kill "$hub_pid" 2>/dev/null
   wait "$hub_pid" 2>/dev/null
 }

@@ -260,9 +260,9 @@ TEST_CASE("add: preconditions come from the repo: it must exist and take new fil
   hubcache::storage::DirectoryRepository repo(dir / "repo");
   CHECK_THROWS_AS(check_preconditions(repo), hubcache::RepoNotFound);
   repo.create({});
-  CHECK(check_preconditions(repo).warnings.empty());
+  CHECK_FALSE(check_preconditions(repo).public_default_repo);
   // A regular file where commits go: no process, root included, can create files below it.
   std::filesystem::remove_all(dir / "repo/commits");
   hubcache::util::write_file_atomically(dir / "repo/commits", "");
-  CHECK_THROWS_AS(check_preconditions(repo), hubcache::IoError);
+  CHECK_THROWS_AS(check_preconditions(repo), hubcache::WriteAccessDenied);
 }

@@ -34,14 +34,20 @@ http::Response response_with(long status, std::vector<std::pair<std::string, std
   return response;
 }
 
+struct Caught {
+  std::string first;  // message
+  std::string second; // hint
+  ErrorFacts facts;
+};
+
 template <typename ErrorType>
-std::pair<std::string, std::string> caught(const http::Response& response, const HubErrorContext& context,
-                                           const std::optional<std::string>& token = std::nullopt)
+Caught caught(const http::Response& response, const HubErrorContext& context,
+              const std::optional<std::string>& token = std::nullopt)
 {
   try {
     throw_hub_error(response, context, token);
   } catch (const ErrorType& error) {
-    return {error.what(), error.hint()};
+    return {error.what(), error.hint(), error.facts()};
   }
   FAIL("no error of the expected type");
   return {};
@@ -134,13 +140,17 @@ TEST_CASE("URL helpers: encoding, origins and redirect targets")
 TEST_CASE("errors: X-Error-Code first, request id in the message, a next step in the hint")
 {
   HubErrorContext context{"read the repo alice/cache", "alice/cache", {}, false, true};
-  auto [message, hint] = caught<RepoNotFound>(
+  auto [message, hint, facts] = caught<RepoNotFound>(
     response_with(404, {{"X-Error-Code", "RepoNotFound"}, {"X-Request-Id", "req-123"}},
                   R"({"error":"Repository not found"})"),
     context);
   CHECK(message.find("req-123") != std::string::npos);
   CHECK(message.find("Repository not found") != std::string::npos);
-  CHECK(hint.find("neuron-cache create alice/cache") != std::string::npos);
+  // Facts, not advice naming a program: the CLI words the next step.
+  CHECK(facts.repo == "alice/cache");
+  CHECK(facts.token_sent);
+  CHECK_FALSE(facts.write);
+  CHECK(hint.find("neuron-cache") == std::string::npos);
 
   context.path = "a/b.json";
   auto entry = caught<EntryNotFound>(
@@ -151,14 +161,17 @@ TEST_CASE("errors: X-Error-Code first, request id in the message, a next step in
 
   // 401 without a code: no token -> log in; a token on a repo read -> not found or no access.
   HubErrorContext anonymous{"read the repo alice/cache", "alice/cache", {}, false, false};
-  auto login = caught<AuthError>(response_with(401, {}, R"({"error":"Invalid username or password."})"), anonymous);
-  CHECK(login.second.find("HF_TOKEN") != std::string::npos);
+  auto login = caught<TokenMissing>(response_with(401, {}, R"({"error":"Invalid username or password."})"), anonymous);
+  CHECK_FALSE(login.facts.token_sent);
+  auto rejected = caught<TokenRejected>(response_with(401, {}), HubErrorContext{"check the token", "", {}, false, true});
+  CHECK(rejected.first.find("rejected your token") != std::string::npos);
   auto private_repo = caught<RepoNotFound>(response_with(401, {}), context);
   CHECK(private_repo.first.find("not accessible") != std::string::npos);
 
   HubErrorContext write{"create the repo alice/cache", "alice/cache", {}, true, true};
-  auto read_only = caught<AuthError>(response_with(403, {{"X-Request-Id", "r9"}}), write);
-  CHECK(read_only.second.find("write access") != std::string::npos);
+  auto read_only = caught<WriteAccessDenied>(response_with(403, {{"X-Request-Id", "r9"}}), write);
+  CHECK(read_only.first.find("write access") != std::string::npos);
+  CHECK(read_only.facts.write);
   CHECK(read_only.first.find("r9") != std::string::npos);
 
   caught<ConflictError>(response_with(412, {}), write);

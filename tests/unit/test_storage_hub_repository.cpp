@@ -242,8 +242,8 @@ TEST_CASE("hub repository on the test Hub: create under the token's user, privat
 TEST_CASE("hub repository on the test Hub: bad credentials give typed errors with a next step and never the token")
 {
   TestHub hub;
-  auto message = message_of<AuthError>([&] { hub.repo("x", std::nullopt)->create({}); });
-  CHECK(message.find("HF_TOKEN") != std::string::npos);
+  auto message = message_of<TokenMissing>([&] { hub.repo("x", std::nullopt)->create({}); });
+  CHECK(message.find("no Hugging Face token") != std::string::npos);
 
   std::string bad = "hf_this_token_is_not_known_123";
   message = message_of<AuthError>([&] { hub.repo("x", bad)->create({}); });
@@ -264,11 +264,18 @@ TEST_CASE("hub repository on the test Hub: bad credentials give typed errors wit
   message = message_of<AuthError>([&] { hub.repo("alice/shared", std::string(k_bob))->commit(request); });
   CHECK(message.find("write access") != std::string::npos);
   CHECK(message.find(k_bob) == std::string::npos);
-  message = message_of<AuthError>([&] { hub.repo("alice/shared", std::nullopt)->commit(request); });
-  CHECK(message.find("HF_TOKEN") != std::string::npos);
+  message = message_of<TokenMissing>([&] { hub.repo("alice/shared", std::nullopt)->commit(request); });
+  CHECK(message.find("no Hugging Face token") != std::string::npos);
 
-  auto missing = message_of<RepoNotFound>([&] { hub.repo("alice/missing")->list_files(); });
-  CHECK(missing.find("neuron-cache create alice/missing") != std::string::npos);
+  // A missing repo carries which repo and whether a token was sent; no program's words.
+  try {
+    hub.repo("alice/missing")->list_files();
+    FAIL("expected RepoNotFound");
+  } catch (const RepoNotFound& error) {
+    CHECK(error.facts().repo == "alice/missing");
+    CHECK(error.facts().token_sent);
+    CHECK(std::string(error.hint()).find("neuron-cache") == std::string::npos);
+  }
 }
 
 TEST_CASE("hub repository on the test Hub: check_writable asks for a token, the repo, then write access")

@@ -167,7 +167,7 @@ TEST_CASE("process: an interrupt request terminates running children group-wide"
   CHECK(interrupt_signal() == SIGINT);
   REQUIRE(result.interrupted_by);
   CHECK(*result.interrupted_by == SIGINT);
-  CHECK(result.describe() == "was terminated because neuron-cache received SIGINT");
+  CHECK(result.describe() == "was terminated because this program received SIGINT");
   auto grandchild = static_cast<pid_t>(std::stol(util::read_file(pid_file)));
   CHECK_FALSE(process_alive(grandchild));
   reset_interrupt();

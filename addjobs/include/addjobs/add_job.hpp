@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -114,7 +115,9 @@ struct JobResult {
   std::string label;
   std::string model_id;
   std::string message;                  // why it failed / what was done
-  std::string hint;
+  std::string hint;                     // a next step that names no program
+  std::exception_ptr error;             // the library error that failed it, if one did
+  bool created_nothing = false;         // the command succeeded but left no new entry
   std::vector<std::string> command;     // expanded
   std::vector<std::string> entries;     // MODULE dirs pushed
   std::vector<std::string> registry_files;
@@ -174,10 +177,10 @@ private:
 // --- preconditions -------------------------------------------------------------------
 
 struct PreconditionReport {
-  std::vector<std::string> warnings;
+  bool public_default_repo = false; // pushing to the shared aws-neuron default
 };
 // Checked before anything compiles: the repo exists and we can write to it (for a Hub
-// repo: a token first). Warns when the repo is the public default.
+// repo: a token first). Reports when the repo is the public default.
 PreconditionReport check_preconditions(hubcache::storage::Repository& repo);
 
 } // namespace addjobs

@@ -99,9 +99,8 @@ void HubApi::check_write_access(std::string_view repo_id)
     return;
   }
   if (response.status == 401 || response.status == 403 || response.status == 404) {
-    throw AuthError("You do not have write access to " + std::string(repo_id),
-                    "log in with a token that can write to it, or use your own cache repo "
-                    "('neuron-cache create')");
+    throw WriteAccessDenied("You do not have write access to " + std::string(repo_id),
+                            ErrorFacts{std::string(repo_id), has_token(), true});
   }
   throw_hub_error(response, context("check write access to " + std::string(repo_id), repo_id, true),
                   m_config.token);
@@ -111,7 +110,7 @@ WhoAmI HubApi::whoami()
 {
   require_online();
   if (!m_config.token) {
-    throw AuthError("this needs a Hugging Face token, and none is set", "set HF_TOKEN or run hf auth login");
+    throw TokenMissing("this needs a Hugging Face token, and none is set");
   }
   http::Request request;
   request.url = m_config.endpoint + "/api/whoami-v2";
@@ -119,11 +118,11 @@ WhoAmI HubApi::whoami()
   auto error_context = context("check your Hugging Face token");
   auto response = send(request);
   if (response.status == 401) {
-    throw AuthError("the Hub rejected your token (HTTP 401"
-                      + (response.request_id() ? ", request id: " + sanitize(*response.request_id(), m_config.token)
-                                               : std::string())
-                      + ")",
-                    "check the token: set HF_TOKEN or run hf auth login");
+    throw TokenRejected("the Hub rejected your token (HTTP 401"
+                          + (response.request_id() ? ", request id: " + sanitize(*response.request_id(), m_config.token)
+                                                   : std::string())
+                          + ")",
+                        ErrorFacts{{}, true, false});
   }
   if (!response.ok()) {
     throw_hub_error(response, error_context, m_config.token);
@@ -156,8 +155,8 @@ std::string HubApi::create_repo(std::string_view repo_id, bool is_private, bool 
   }
   auto error_context = context("create the repo " + std::string(repo_id), repo_id, true);
   if (!m_config.token) {
-    throw AuthError("cannot create the repo " + std::string(repo_id) + ": no Hugging Face token is set",
-                    "set HF_TOKEN or run hf auth login");
+    throw TokenMissing("cannot create the repo " + std::string(repo_id) + ": no Hugging Face token is set",
+                       ErrorFacts{std::string(repo_id), false, true});
   }
   http::Request request;
   request.method = "POST";
@@ -184,8 +183,7 @@ std::string HubApi::create_repo(std::string_view repo_id, bool is_private, bool 
       return std::string(repo_id);
     }
     throw RepoAlreadyExists("the Hub repo " + std::string(repo_id) + " already exists",
-                            "use it with: neuron-cache set " + std::string(repo_id)
-                              + ", or pass --exist-ok to create");
+                            ErrorFacts{std::string(repo_id), true, true});
   }
   if (exist_ok && (response.status == 401 || response.status == 403) && repo_info(repo_id)) {
     return std::string(repo_id);

@@ -26,17 +26,17 @@ bool hub_offline(const util::Environment& env)
   return env.get_flag("HF_HUB_OFFLINE") || env.get_flag("TRANSFORMERS_OFFLINE");
 }
 
-std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token)
+HubToken locate_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token)
 {
   if (explicit_token) {
     if (auto token = clean_token(*explicit_token)) {
-      return token;
+      return {token, TokenSource::explicit_value, {}};
     }
   }
   for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
     if (auto value = env.get(name)) {
       if (auto token = clean_token(*value)) {
-        return token;
+        return {token, TokenSource::environment, name};
       }
     }
   }
@@ -53,7 +53,17 @@ std::optional<std::string> resolve_hub_token(const util::Environment& env, const
   } catch (const IoError& error) {
     throw ConfigError(std::string("the Hugging Face token file cannot be used: ") + error.what());
   }
-  return content ? clean_token(*content) : std::nullopt;
+  if (content) {
+    if (auto token = clean_token(*content)) {
+      return {token, TokenSource::file, token_file.string()};
+    }
+  }
+  return {};
+}
+
+std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token)
+{
+  return locate_hub_token(env, explicit_token).value;
 }
 
 HubConfig HubConfig::from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token)

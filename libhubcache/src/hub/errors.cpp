@@ -24,68 +24,60 @@ void throw_hub_error(const http::Response& response, const HubErrorContext& cont
   }
   const std::string prefix = "cannot " + context.action + ": ";
   const std::string& repo = context.repo_id;
-  const std::string login_hint = "set HF_TOKEN or run hf auth login";
-  auto not_found_hint = [&] {
-    if (context.token_sent) {
-      return "check the name and that your token can read it, or create it with: neuron-cache create " + repo;
-    }
-    return "if it is private, " + login_hint + "; otherwise create it with: neuron-cache create " + repo;
-  };
+  const ErrorFacts facts{repo, context.token_sent, context.write};
 
   if (code == "RepoNotFound") {
-    throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")",
-                       not_found_hint());
+    throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")", facts);
   }
   if (code == "RevisionNotFound") {
-    throw RevisionNotFound(prefix + "revision not found in " + repo + " (" + detail + ")",
+    throw RevisionNotFound(prefix + "revision not found in " + repo + " (" + detail + ")", facts,
                            "check the revision name");
   }
   if (code == "EntryNotFound") {
     throw EntryNotFound(prefix + (context.path.empty() ? std::string("entry") : "'" + context.path + "'")
                           + " not found in " + repo + " (" + detail + ")",
-                        "check the path; list the repo's files to see what it holds");
+                        facts, "check the path; list the repo's files to see what it holds");
   }
   if (code == "GatedRepo") {
-    throw AuthError(prefix + repo + " is gated (" + detail + ")", "request access to it on the Hub website");
+    throw AuthError(prefix + repo + " is gated (" + detail + ")", facts, "request access to it on the Hub website");
   }
   switch (response.status) {
   case 401:
     if (!context.token_sent) {
-      throw AuthError(prefix + "the Hub requires a token (" + detail + ")", login_hint);
+      throw TokenMissing(prefix + "the Hub requires a token (" + detail + ")", facts);
     }
     if (!repo.empty() && !context.write) {
       throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible with your token (" + detail
                            + ")",
-                         not_found_hint());
+                         facts);
     }
-    throw AuthError(prefix + "the Hub rejected your token (" + detail + ")",
-                    "check the token: " + login_hint);
+    throw TokenRejected(prefix + "the Hub rejected your token (" + detail + ")", facts);
   case 403:
     if (context.write) {
-      throw AuthError(prefix + "your token has no write access" + (repo.empty() ? "" : " to " + repo) + " (" + detail
-                        + ")",
-                      context.token_sent ? "use a token with write access: " + login_hint : login_hint);
+      throw WriteAccessDenied(prefix + "your token has no write access" + (repo.empty() ? "" : " to " + repo) + " ("
+                                + detail + ")",
+                              facts);
     }
-    throw AuthError(prefix + "access denied (" + detail + ")",
-                    context.token_sent ? "use a token that can read " + repo : login_hint);
+    throw AuthError(prefix + "access denied (" + detail + ")", facts,
+                    context.token_sent ? "use a token that can read " + repo : std::string());
   case 404:
     if (!repo.empty()) {
-      throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")",
-                         not_found_hint());
+      throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible (" + detail + ")", facts);
     }
     break;
   case 409:
   case 412:
-    throw ConflictError(prefix + "the repo changed meanwhile (" + detail + ")", "re-run the command");
+    throw ConflictError(prefix + "the repo changed meanwhile (" + detail + ")", facts, "re-run the command");
   case 429:
-    throw RemoteError(prefix + "the Hub is rate limiting this client (" + detail + ")", "wait a few minutes and retry");
+    throw RemoteError(prefix + "the Hub is rate limiting this client (" + detail + ")", facts,
+                      "wait a few minutes and retry");
   default:
     if (response.status >= 500) {
-      throw RemoteError(prefix + "the Hub failed (" + detail + ")", "retry later");
+      throw RemoteError(prefix + "the Hub failed (" + detail + ")", facts, "retry later");
     }
     break;
   }
-  throw RemoteError(prefix + "unexpected answer from the Hub (" + detail + ")",
+  throw RemoteError(prefix + "unexpected answer from the Hub (" + detail + ")", facts,
                     "retry later; if it persists, check HF_ENDPOINT");
 }
 

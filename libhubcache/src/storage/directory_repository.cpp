@@ -201,11 +201,9 @@ void DirectoryRepository::require_repo()
   if (!exists()) {
     std::error_code ec;
     if (stdfs::exists(m_root, ec) && !stdfs::is_empty(m_root, ec)) {
-      throw RepoNotFound(m_root.string() + " exists but is not a neuron-cache repo",
-                         "create one elsewhere with: neuron-cache create /path/to/new-repo");
+      throw NotACacheRepo(m_root.string() + " exists but is not a neuron-cache repo", ErrorFacts{spec()});
     }
-    throw RepoNotFound("cache repo " + m_root.string() + " does not exist",
-                       "create it with: neuron-cache create " + m_root.string());
+    throw RepoNotFound("cache repo " + m_root.string() + " does not exist", ErrorFacts{spec()});
   }
 }
 
@@ -213,14 +211,13 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
 {
   if (exists()) {
     if (!options.exist_ok) {
-      throw RepoAlreadyExists("cache repo " + m_root.string() + " already exists",
-                              "use it with: neuron-cache set " + m_root.string() + ", or pass --exist-ok");
+      throw RepoAlreadyExists("cache repo " + m_root.string() + " already exists", ErrorFacts{spec()});
     }
     return spec();
   }
   std::error_code ec;
   if (stdfs::exists(m_root, ec) && !stdfs::is_empty(m_root, ec)) {
-    throw RepoAlreadyExists(m_root.string() + " is not empty and is not a neuron-cache repo",
+    throw RepoAlreadyExists(m_root.string() + " is not empty and is not a neuron-cache repo", ErrorFacts{spec()},
                             "choose an empty or new directory");
   }
   for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
@@ -452,9 +449,9 @@ void DirectoryRepository::check_writable()
     try {
       util::TemporaryFile probe(directory / "write-probe");
     } catch (const IoError& error) {
-      throw IoError("You do not have write access to " + spec() + ": cannot create files in " + directory.string()
-                      + " (" + error.what() + ")",
-                    "use a cache repo you can write to ('neuron-cache create DIR') or fix its permissions");
+      throw WriteAccessDenied("You do not have write access to " + spec() + ": cannot create files in "
+                                + directory.string() + " (" + error.what() + ")",
+                              ErrorFacts{spec(), false, true}, "fix its permissions");
     }
   }
 }

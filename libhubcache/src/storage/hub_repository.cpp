@@ -183,8 +183,8 @@ std::string HubRepository::create(const RepoCreateOptions& options)
 {
   m_api.require_online();
   if (!m_api.has_token()) {
-    throw AuthError("cannot create the Hub repo " + m_repo_id + ": no Hugging Face token is set",
-                    "set HF_TOKEN or run hf auth login");
+    throw TokenMissing("cannot create the Hub repo " + m_repo_id + ": no Hugging Face token is set",
+                       ErrorFacts{m_repo_id, false, true});
   }
   auto repo_id = qualified_id();
   m_repo_id = m_api.create_repo(repo_id, options.is_private, options.exist_ok);
@@ -196,9 +196,7 @@ std::optional<std::string> HubRepository::revision()
   auto info = m_api.repo_info(qualified_id());
   if (!info) {
     throw RepoNotFound("the " + describe() + " does not exist or is not accessible with your token",
-                       m_api.has_token() ? "create it with: neuron-cache create " + m_repo_id
-                                         : "set HF_TOKEN or run hf auth login if it is private; else create it with: "
-                                           "neuron-cache create " + m_repo_id);
+                       ErrorFacts{m_repo_id, m_api.has_token(), false});
   }
   return info->sha;
 }
@@ -289,12 +287,12 @@ void HubRepository::check_writable()
 {
   m_api.require_online();
   if (!m_api.has_token()) {
-    throw AuthError("You need to log in to the Hugging Face Hub to push to " + m_repo_id,
-                    "set HF_TOKEN or run hf auth login");
+    throw TokenMissing("You need to log in to the Hugging Face Hub to push to " + m_repo_id,
+                       ErrorFacts{m_repo_id, false, true});
   }
   if (!exists()) {
     throw RepoNotFound("cache repo " + m_repo_id + " does not exist or cannot be read",
-                       "create it with 'neuron-cache create " + m_repo_id + "'");
+                       ErrorFacts{m_repo_id, m_api.has_token(), true});
   }
   m_api.check_write_access(qualified_id());
 }
@@ -309,8 +307,8 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     validate_path_in_repo(deletion.path_in_repo);
   }
   if (!m_api.has_token()) {
-    throw AuthError("cannot commit to " + describe() + ": no Hugging Face token is set",
-                    "set HF_TOKEN or run hf auth login");
+    throw TokenMissing("cannot commit to " + describe() + ": no Hugging Face token is set",
+                       ErrorFacts{m_repo_id, false, true});
   }
   qualified_id();
 
@@ -334,7 +332,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     auto info = m_api.repo_info(m_repo_id);
     if (!info) {
       throw RepoNotFound("cannot commit to " + describe() + ": it does not exist or is not accessible with your token",
-                         "create it with: neuron-cache create " + m_repo_id);
+                         ErrorFacts{m_repo_id, true, true});
     }
     auto head = info->sha;
     if (request.parent_revision && head != request.parent_revision) {

@@ -163,16 +163,16 @@ std::optional<std::string> read_custom_cache_repo(const std::filesystem::path& c
     // A repo name fits on one short line; a larger file is not a config file.
     content = util::read_file_if_exists(config_file, 64 * 1024);
   } catch (const IoError& error) {
-    throw ConfigError(std::string("cannot read the cache repo config file: ") + error.what(),
-                      "fix its permissions, or run: neuron-cache set NAME");
+    throw RepoConfigFileError(std::string("cannot read the cache repo config file: ") + error.what(),
+                              "fix its permissions");
   }
   if (!content) {
     return std::nullopt;
   }
   auto begin = content->find_first_not_of(" \t\r\n\f\v");
   if (begin == std::string::npos) {
-    throw ConfigError("the cache repo config file " + config_file.string() + " is empty",
-                      "run: neuron-cache set NAME, or delete the file to use the default repo");
+    throw RepoConfigFileError("the cache repo config file " + config_file.string() + " is empty",
+                              "delete the file to use the default repo");
   }
   auto end = content->find_last_not_of(" \t\r\n\f\v");
   return content->substr(begin, end - begin + 1);
@@ -213,7 +213,7 @@ void ensure_config_writable(const std::filesystem::path& config_file)
 ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::Environment& env)
 {
   if (option) {
-    return ResolvedRepo{parse_repo_spec(*option), RepoSource::option, "--repo-id"};
+    return ResolvedRepo{parse_repo_spec(*option), RepoSource::option, {}};
   }
   if (auto value = env.get_non_empty("CUSTOM_CACHE_REPO")) {
     try {
@@ -227,7 +227,7 @@ ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::
     try {
       return ResolvedRepo{parse_repo_spec(*stored), RepoSource::config_file, config_file.string()};
     } catch (const InvalidArgument& error) {
-      throw ConfigError(config_file.string() + ": " + error.what(), "run: neuron-cache set NAME");
+      throw RepoConfigFileError(config_file.string() + ": " + error.what());
     }
   }
   return ResolvedRepo{parse_repo_spec(k_default_cache_repo), RepoSource::default_value, "built-in default"};

@@ -208,7 +208,7 @@ std::string ProcessResult::describe() const
 {
   if (interrupted_by) {
     const char* name = sigabbrev_np(*interrupted_by);
-    return "was terminated because neuron-cache received "
+    return "was terminated because this program received "
            + (name != nullptr ? "SIG" + std::string(name) : "signal " + std::to_string(*interrupted_by));
   }
   if (timed_out) {

@@ -25,6 +25,16 @@ bool hub_offline(const util::Environment& env);
 // a device, a directory, over 64 KiB) is a ConfigError naming it.
 std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token);
 
+// Where the token in effect comes from, so a rejected token can be traced to its source.
+enum class TokenSource { none, explicit_value, environment, file };
+struct HubToken {
+  std::optional<std::string> value;
+  TokenSource source = TokenSource::none;
+  std::string origin; // the variable name (HF_TOKEN...) or the token file's path
+};
+// The same search as resolve_hub_token, telling where the token was found.
+HubToken locate_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token);
+
 // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
 std::filesystem::path hf_home(const util::Environment& env);
 

@@ -37,7 +37,7 @@ std::string_view to_string(RepoSource source);
 struct ResolvedRepo {
   RepoSpec spec;
   RepoSource source = RepoSource::default_value;
-  std::string origin; // "--repo-id", "CUSTOM_CACHE_REPO", the config file path, "built-in default"
+  std::string origin; // empty for the caller's option, "CUSTOM_CACHE_REPO", the config file path, "built-in default"
 };
 
 // $HF_HOME/optimum_neuron_custom_cache

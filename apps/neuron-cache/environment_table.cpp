@@ -1,0 +1,48 @@
+#include "environment_table.hpp"
+
+namespace neuron_cache {
+
+const std::vector<EnvironmentVariable>& environment_variables()
+{
+  static const std::vector<EnvironmentVariable> variables = {
+    {"CUSTOM_CACHE_REPO",
+     "The cache repo to use when --repo-id is not given; takes precedence over the name saved by set (as in "
+     "optimum-neuron).",
+     ""},
+    {"HF_HOME", "Hugging Face home: holds optimum_neuron_custom_cache (the repo saved by set and create) and token.",
+     "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface"},
+    {"HF_TOKEN", "Token for Hub repos when --token is not given. Never printed or logged.", ""},
+    {"HUGGING_FACE_HUB_TOKEN", "Token for Hub repos when neither --token nor HF_TOKEN is given (older name).", ""},
+    {"HF_TOKEN_PATH", "The token file read when no token is given otherwise.", "$HF_HOME/token"},
+    {"HF_ENDPOINT", "Base URL of the Hub.", "https://huggingface.co"},
+    {"HF_HUB_OFFLINE",
+     "When 1, ON, YES or TRUE, no network request is made: commands that need the Hub fail with a clear error; "
+     "directory repos work as usual.",
+     "0"},
+    {"TRANSFORMERS_OFFLINE", "Same as HF_HUB_OFFLINE (older name).", "0"},
+    {"HF_HUB_DOWNLOAD_TIMEOUT", "Seconds a Hub transfer may stall before it is retried (at least 1).", "30"},
+    {"NEURON_CC_FLAGS",
+     "Neuron compiler flags. A --cache_dir=DIR in them names the local compile cache (before "
+     "NEURON_COMPILE_CACHE_URL); add keeps them for the command it runs and records them in the registry entry.",
+     ""},
+    {"NEURON_COMPILE_CACHE_URL",
+     "The local Neuron compile cache that synchronize and add work on, when neither --cache-dir nor "
+     "NEURON_CC_FLAGS names one.",
+     "/var/tmp/neuron-compile-cache"},
+    {"NEURON_CACHE_ADD_COMMAND", "The command template add runs when none is given after -- or in the manifest.", ""},
+    {"NEURON_CACHE_HTTP_BACKOFF_BASE_MS", "Scales HTTP retry delays: the first retry waits this many milliseconds, later ones in proportion.", "1000"},
+    {"XDG_CACHE_HOME",
+     "Base of the default HF_HOME and of neuron-cache's own cache ($XDG_CACHE_HOME/neuron-cache: digest cache, "
+     "completion data).",
+     "~/.cache"},
+    {"XDG_STATE_HOME",
+     "Base of neuron-cache's state ($XDG_STATE_HOME/neuron-cache: the last-use records status and cleanup read).",
+     "~/.local/state"},
+    {"HOME", "Expands ~ in paths, and is the base of the default cache directories.", ""},
+    {"TMPDIR", "Where add stages the compile caches of manifest jobs.", "/tmp"},
+    {"PATH", "Where the commands add runs (and neuronx-cc, for config) are looked up.", ""},
+  };
+  return variables;
+}
+
+} // namespace neuron_cache
