@@ -300,8 +300,11 @@ DirectoryRepository::Head DirectoryRepository::load_head()
     head.manifest = std::make_shared<const Manifest>();
     return head;
   }
-  if (m_cached_head && m_cached_head->sequence == sequence) {
-    return *m_cached_head;
+  {
+    std::lock_guard lock(m_head_mutex);
+    if (m_cached_head && m_cached_head->sequence == sequence) {
+      return *m_cached_head;
+    }
   }
   auto text = util::read_file(commit_path(sequence));
   auto record = json::parse(text, nullptr, false);
@@ -313,6 +316,7 @@ DirectoryRepository::Head DirectoryRepository::load_head()
   head.id = record["id"].get<std::string>();
   head.manifest_sha256 = record["manifest"].get<std::string>();
   head.manifest = load_manifest(head.manifest_sha256);
+  std::lock_guard lock(m_head_mutex);
   m_cached_head = head;
   return head;
 }
