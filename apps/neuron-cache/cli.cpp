@@ -177,6 +177,10 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
     m_positionals = (*m_result)[k_positional_key].as<std::vector<std::string>>();
   }
   m_output = std::make_unique<Output>(resolve_format(*m_result));
+  // As huggingface_hub: progress bars off for scripts that ask.
+  if (env.get_flag("HF_HUB_DISABLE_PROGRESS_BARS")) {
+    m_output->disable_progress();
+  }
   if (m_help) {
     return;
   }

@@ -106,6 +106,8 @@ const std::vector<Described> k_environment = {
    "Token for Hub repos when --token is not given (then HUGGING_FACE_HUB_TOKEN, then the file $HF_TOKEN_PATH, "
    "by default $HF_HOME/token). Never printed or logged."},
   {"HF_ENDPOINT", "Base URL of the Hub (default https://huggingface.co)."},
+  {"HF_HUB_DISABLE_PROGRESS_BARS",
+   "When 1, ON, YES or TRUE, no progress bar is drawn (they are drawn only on a terminal, in human output)."},
   {"HF_HUB_OFFLINE",
    "When 1, ON, YES or TRUE, no network request is made: commands that need the Hub fail with a clear error; "
    "directory repos work as usual."},

@@ -188,7 +188,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     result.revision = repo.revision();
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
-    result = cc::push(repo, std::move(plan), digests, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    result = cc::push(repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
     digests.save();
   }
@@ -252,11 +252,12 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   options.compiler_version = invocation.value("compiler-version");
   options.dry_run = invocation.has("dry-run");
   options.replace_failed = invocation.has("replace-failed");
+  options.workers = max_workers(invocation);
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   cc::PullReport report;
   {
     ProgressBar bar(invocation.out(), "Downloading");
-    report = cc::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    report = cc::pull(repo, root.path, digests, options, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
   }
   if (!options.dry_run) {
     digests.save();
@@ -380,11 +381,13 @@ CommandSpec make_synchronize_command()
      "Before pushing, delete failed entries (model.log without model.neff) from the local cache.", {}, {}},
     {"", "clear-stale-locks", ValueKind::integer, "MINUTES",
      "Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host.", {}, {}},
+    max_workers_option(),
     token_option(),
   };
   command.examples = {"neuron-cache synchronize", "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
                       "neuron-cache synchronize --pull --replace-failed",
+                      "neuron-cache synchronize --pull --max-workers 16",
                       "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};
   command.run = run_synchronize;
   return command;
