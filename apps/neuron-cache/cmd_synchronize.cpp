@@ -179,18 +179,27 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   }
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-  auto remote = cc::list_remote_for(repo, scan);
+  // An unmoved head is not listed again: what it held is remembered from the last run.
+  cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
+  auto head = repo.revision();
+  auto versions = cc::publishable_versions(scan);
+  auto remembered = snapshot.files(head, versions);
+  bool listed = !remembered;
+  auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
   auto plan = cc::plan_push(scan, remote, digests);
 
   cc::PushResult result;
   if (dry_run) {
     result.plan = std::move(plan);
-    result.revision = repo.revision();
+    result.revision = head;
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
     result = cc::push(repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
     digests.save();
+    if (result.revision && (listed || result.committed)) {
+      snapshot.save(*result.revision, versions, cc::merge_committed(std::move(remote), result.committed_files));
+    }
   }
   const auto& done = result.plan;
   double seconds = seconds_since(start);

@@ -212,6 +212,29 @@ test_persistent_failure_stops_cleanly() {
   equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_noop_repush_does_not_list_an_unmoved_repo() {
+  start_hub --lfs-threshold 1024 || return
+  make_cache "$SCRATCH/cache"
+  run 0 "$NC" create alice/noop -q || return
+  run 0 "$NC" synchronize --repo-id alice/noop --cache-dir "$SCRATCH/cache" -q || return
+  curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null
+  run 0 "$NC" synchronize --repo-id alice/noop --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+  equals "$(json_get "$OUT" .entries_present)" "24"
+  equals "$(stat_of '.by_route.tree // 0')" "0"
+  [[ "$(stat_of .total)" -le 3 ]] || fail "a no-op re-push made $(stat_of .total) requests"
+  # Someone else commits (removing one of our files): the head moved, so the repo is listed
+  # again and the missing file is pushed back.
+  local victim; victim=$(cd "$SCRATCH/cache" && ls -d "$VERSION_DIR"/MODULE_* | sed -n 2p)
+  printf '{"key":"header","value":{"summary":"rm"}}\n{"key":"deletedFile","value":{"path":"%s/model.hlo_module.pb"}}\n' "$victim" |
+    curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/x-ndjson" --data-binary @- \
+      "$HUB_URL/api/models/alice/noop/commit/main" >/dev/null || fail "cannot delete a file"
+  curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null
+  run 0 "$NC" synchronize --repo-id alice/noop --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files_uploaded)" "1"
+  [[ "$(stat_of '.by_route.tree // 0')" -ge 1 ]] || fail "a moved head was not listed"
+}
+
 test_progress_is_off_without_a_terminal() {
   start_hub --lfs-threshold 1024 || return
   make_cache "$SCRATCH/cache"

@@ -224,7 +224,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
   return plan;
 }
 
-std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan)
+std::set<std::string> publishable_versions(const Scan& scan)
 {
   std::set<std::string> versions;
   for (const auto& entry : scan.entries) {
@@ -232,6 +232,137 @@ std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const 
       versions.insert(entry.path.substr(0, entry.path.find('/')));
     }
   }
+  return versions;
+}
+
+namespace {
+constexpr std::string_view k_snapshot_header = "neuron-cache-remote 1";
+} // namespace
+
+RemoteSnapshot::RemoteSnapshot(stdfs::path file) : m_file(std::move(file)) {}
+
+stdfs::path RemoteSnapshot::default_path(const stdfs::path& cache_root, std::string_view repo_spec,
+                                         const util::Environment& env)
+{
+  auto base = DigestCache::default_path(cache_root, env).parent_path();
+  auto key = util::hex_digest(util::HashAlgorithm::sha256,
+                              stdfs::absolute(cache_root).lexically_normal().string() + '\n' + std::string(repo_spec))
+               .substr(0, 16);
+  return base / ("remote-" + key + ".tsv");
+}
+
+std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::optional<std::string>& revision,
+                                                                   const std::set<std::string>& versions) const
+{
+  if (m_file.empty() || !revision || revision->empty()) {
+    return std::nullopt;
+  }
+  std::optional<std::string> text;
+  try {
+    text = util::read_file_if_exists(m_file);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!text) {
+    return std::nullopt;
+  }
+  std::istringstream lines(*text);
+  std::string line;
+  if (!std::getline(lines, line) || line != k_snapshot_header || !std::getline(lines, line)
+      || line != "revision\t" + *revision || !std::getline(lines, line) || !line.starts_with("versions")) {
+    return std::nullopt;
+  }
+  std::set<std::string> covered;
+  for (std::size_t start = line.find('\t'); start != std::string::npos;) {
+    auto end = line.find('\t', start + 1);
+    covered.insert(line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1));
+    start = end;
+  }
+  if (!std::includes(covered.begin(), covered.end(), versions.begin(), versions.end())) {
+    return std::nullopt;
+  }
+  std::vector<storage::RepoFile> files;
+  while (std::getline(lines, line)) {
+    // size \t sha256 \t git blob sha1 \t path
+    auto t1 = line.find('\t');
+    auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    auto t3 = t2 == std::string::npos ? t2 : line.find('\t', t2 + 1);
+    if (t3 == std::string::npos) {
+      return std::nullopt; // corrupt: list instead
+    }
+    storage::RepoFile file;
+    try {
+      file.size = std::stoull(line.substr(0, t1));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    file.sha256 = line.substr(t1 + 1, t2 - t1 - 1);
+    file.git_blob_sha1 = line.substr(t2 + 1, t3 - t2 - 1);
+    file.path = line.substr(t3 + 1);
+    if (file.sha256 == "-") {
+      file.sha256.clear();
+    }
+    if (file.git_blob_sha1 == "-") {
+      file.git_blob_sha1.clear();
+    }
+    if (!storage::is_valid_path_in_repo(file.path)) {
+      return std::nullopt;
+    }
+    auto version = file.path.substr(0, file.path.find('/'));
+    if (versions.contains(version)) {
+      files.push_back(std::move(file));
+    }
+  }
+  return files;
+}
+
+void RemoteSnapshot::save(const std::string& revision, const std::set<std::string>& versions,
+                          const std::vector<storage::RepoFile>& files)
+{
+  if (m_file.empty() || revision.empty()) {
+    return;
+  }
+  try {
+    std::error_code ec;
+    stdfs::create_directories(m_file.parent_path(), ec);
+    std::string text(k_snapshot_header);
+    text += "\nrevision\t" + revision + "\nversions";
+    for (const auto& version : versions) {
+      text += "\t" + version;
+    }
+    text += '\n';
+    auto field = [](const std::string& hash) { return hash.empty() ? std::string("-") : hash; };
+    for (const auto& file : files) {
+      text += std::to_string(file.size) + '\t' + field(file.sha256) + '\t' + field(file.git_blob_sha1) + '\t'
+              + file.path + '\n';
+    }
+    util::write_file_atomically(m_file, text);
+  } catch (const Error&) {
+    // Only a cache: the next push lists the repo.
+  }
+}
+
+std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
+                                               const std::vector<storage::RepoFile>& committed)
+{
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    index.emplace(before[i].path, i);
+  }
+  for (const auto& file : committed) {
+    if (auto it = index.find(file.path); it != index.end()) {
+      before[it->second] = file;
+    } else {
+      index.emplace(file.path, before.size());
+      before.push_back(file);
+    }
+  }
+  return before;
+}
+
+std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan)
+{
+  auto versions = publishable_versions(scan);
   std::vector<storage::RepoFile> files;
   for (const auto& version : versions) {
     std::vector<storage::RepoFile> listed;
@@ -271,6 +402,7 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   }
   result.committed = commit.created;
   result.revision = commit.revision;
+  result.committed_files = commit.files;
 
   // The commit reports the digests of what it holds now: remember them for files that did
   // not change meanwhile, so the next push hashes nothing and lists nothing twice.

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -85,11 +87,41 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
 
 // Lists the repo for the version directories the scan found (one listing each).
 std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan);
+// The version directories a push compares (those with publishable entries).
+std::set<std::string> publishable_versions(const Scan& scan);
+
+// What the repo held below some version directories at one revision, remembered across
+// runs outside the cache root: while the repo's head has not moved, a push plans from it
+// instead of listing the repo again (a no-op re-push costs two small requests). Anything
+// unreadable, or another revision, means "not known": the repo is listed.
+class RemoteSnapshot {
+public:
+  RemoteSnapshot() = default; // remembers nothing
+  explicit RemoteSnapshot(std::filesystem::path file);
+  // ${XDG_CACHE_HOME:-~/.cache}/neuron-cache/remote-<hash of root and repo>.tsv
+  static std::filesystem::path default_path(const std::filesystem::path& cache_root, std::string_view repo_spec,
+                                            const util::Environment& env);
+
+  // The files below `versions` at `revision`, when this snapshot covers them.
+  std::optional<std::vector<storage::RepoFile>> files(const std::optional<std::string>& revision,
+                                                      const std::set<std::string>& versions) const;
+  // Remembers the files below `versions` at `revision` (atomically; failures ignored).
+  void save(const std::string& revision, const std::set<std::string>& versions,
+            const std::vector<storage::RepoFile>& files);
+
+private:
+  std::filesystem::path m_file;
+};
+
+// `before` with the files a commit reported replacing or adding to them.
+std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
+                                               const std::vector<storage::RepoFile>& committed);
 
 struct PushResult {
   PushPlan plan;
   bool committed = false;
   std::optional<std::string> revision;
+  std::vector<storage::RepoFile> committed_files; // as the commit reports them
 };
 
 // Uploads the plan in one commit; no commit at all when nothing is new. The repo's
