@@ -28,6 +28,7 @@ _neuron_cache_option() {
     synchronize:--dry-run | synchronize:--dry_run) _nc_kind=flag ;;
     synchronize:--clean-failed | synchronize:--clean_failed) _nc_kind=flag ;;
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
+    synchronize:--max-workers | synchronize:--max_workers) _nc_kind=integer ;;
     synchronize:--token) _nc_kind=text ;;
     status:--cache-dir | status:--cache_dir) _nc_kind=directory ;;
     status:--repo) _nc_kind=flag ;;
@@ -54,10 +55,12 @@ _neuron_cache_option() {
     lookup:--compiler-version | lookup:--compiler_version) _nc_kind=text ;;
     lookup:--table) _nc_kind=flag ;;
     lookup:--repo-id | lookup:--repo_id) _nc_kind=repo ;;
+    lookup:--max-workers | lookup:--max_workers) _nc_kind=integer ;;
     lookup:--token) _nc_kind=text ;;
     list:-m | list:--model) _nc_kind=model ;;
     list:-v | list:--version | list:--compiler-version | list:--compiler_version) _nc_kind=text ;;
     list:--repo-id | list:--repo_id) _nc_kind=repo ;;
+    list:--max-workers | list:--max_workers) _nc_kind=integer ;;
     list:--token) _nc_kind=text ;;
     add:-m | add:--model) _nc_kind=model ;;
     add:--task) _nc_kind=text ;;
@@ -78,6 +81,7 @@ _neuron_cache_option() {
     add:--continue-on-error | add:--continue_on_error) _nc_kind=flag ;;
     add:--force) _nc_kind=flag ;;
     add:--timeout) _nc_kind=integer ;;
+    add:--max-workers | add:--max_workers) _nc_kind=integer ;;
     add:--token) _nc_kind=text ;;
     :-V | :--version) _nc_kind=flag ;;
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
@@ -95,12 +99,12 @@ _neuron_cache_option_names() {
     create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet --verbose -h --help' ;;
     set) _nc_words='-n --name --token --format --json -q --quiet --verbose -h --help' ;;
     config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --token --format --json -q --quiet --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet --verbose -h --help' ;;
-    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
-    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
-    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --token --format --json -q --quiet --verbose -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --table --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;

@@ -230,6 +230,10 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
   m_context->format = resolve_format(*m_result);
   m_context->verbose = m_result->count("verbose") != 0U;
   m_output = std::make_unique<Output>(m_context->format, m_context->verbose);
+  // As huggingface_hub: progress bars off for scripts that ask.
+  if (env.get_flag("HF_HUB_DISABLE_PROGRESS_BARS")) {
+    m_output->disable_progress();
+  }
   if (m_help) {
     return;
   }

@@ -447,6 +447,7 @@ CommandSpec make_add_command()
     {"", "continue-on-error", ValueKind::flag, "", "Keep going after a configuration fails (manifest).", {}, {}},
     {"", "force", ValueKind::flag, "", "Compile even configurations the repo already registers.", {}, {}},
     {"", "timeout", ValueKind::integer, "SECONDS", "Terminate a command running longer than this.", {}, {}},
+    max_workers_option(),
     token_option(),
   };
   command.examples = {

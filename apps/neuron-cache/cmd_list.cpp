@@ -13,8 +13,6 @@ namespace neuron_cache {
 
 namespace {
 
-constexpr unsigned k_parallel_reads = 8;
-
 std::string join(const std::set<std::string>& values)
 {
   std::string out;
@@ -68,8 +66,9 @@ int run_list(Invocation& invocation)
   registry::CatalogOptions options;
   options.compiler_version = invocation.value("version");
   options.model_id = invocation.value("model");
-  options.parallelism = k_parallel_reads;
-  auto index = registry::index_registry(repo->list_files(""));
+  options.parallelism = static_cast<unsigned>(max_workers(invocation));
+  // One listing per compiler dir, several at once.
+  auto index = registry::index_registry(registry::list_compiler_dirs(*repo, options.compiler_version, options.parallelism));
   warn_skipped_paths(invocation.out(), *repo);
   auto catalog = registry::build_catalog(index, [&] { return open_repository(invocation, spec); }, options);
   for (const auto& warning : catalog.warnings) {
@@ -165,6 +164,7 @@ CommandSpec make_list_command()
     {"v", "version", ValueKind::text, "COMPILER_VERSION",
      "Only this neuronx-cc version (with or without its +hash).", {}, {"compiler-version"}},
     repo_id_option(),
+    max_workers_option(),
     token_option(),
   };
   command.examples = {"neuron-cache list", "neuron-cache list /fsx/neuron-cache -v 2.21.33363.0",

@@ -16,8 +16,6 @@ namespace neuron_cache {
 
 namespace {
 
-constexpr unsigned k_parallel_reads = 8;
-
 registry::ModelConfigs load_model_configs(const Invocation& invocation, const std::string& model)
 {
   auto local = hubcache::util::expand_user(model, invocation.env());
@@ -98,11 +96,12 @@ int run_lookup(Invocation& invocation)
 
   auto resolved = resolve_repo(invocation);
   auto repo = open_existing_repository(invocation, resolved);
-  auto index = registry::index_registry(repo->list_files(""));
+  auto workers = static_cast<unsigned>(max_workers(invocation));
+  // Only the folders that can hold a match are listed, several at once.
+  auto index = registry::index_registry_for(*repo, target, filters.compiler_version, workers);
   warn_skipped_paths(invocation.out(), *repo);
   auto candidates = registry::select_candidates(index, target, filters.compiler_version);
-  auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates,
-                                       k_parallel_reads);
+  auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates, workers);
   for (const auto& warning : report.warnings) {
     invocation.out().warning(warning);
   }
@@ -206,6 +205,7 @@ CommandSpec make_lookup_command()
      "Only entries of this neuronx-cc version (with or without its +hash).", {}, {}},
     {"", "table", ValueKind::flag, "", "Print a table (optimum >= 0.4 style) instead of key: value blocks.", {}, {}},
     repo_id_option(),
+    max_workers_option(),
     token_option(),
   };
   command.examples = {"neuron-cache lookup ./Llama-3.1-8B-Instruct",

@@ -232,19 +232,28 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   }
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-  auto remote = cc::list_remote_for(repo, scan);
+  // An unmoved head is not listed again: what it held is remembered from the last run.
+  cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
+  auto head = repo.revision();
+  auto versions = cc::publishable_versions(scan);
+  auto remembered = snapshot.files(head, versions);
+  bool listed = !remembered;
+  auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
   warn_skipped_paths(invocation.out(), repo);
   auto plan = cc::plan_push(scan, remote, digests);
 
   cc::PushResult result;
   if (dry_run) {
     result.plan = std::move(plan);
-    result.revision = repo.revision();
+    result.revision = head;
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
-    result = cc::push(repo, std::move(plan), digests, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    result = cc::push(repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
     digests.save();
+    if (result.revision && (listed || result.committed)) {
+      snapshot.save(*result.revision, versions, cc::merge_committed(std::move(remote), result.committed_files));
+    }
   }
   const auto& done = result.plan;
 
@@ -304,12 +313,13 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   options.compiler_version = invocation.value("compiler-version");
   options.dry_run = invocation.has("dry-run");
   options.replace_failed = invocation.has("replace-failed");
+  options.workers = max_workers(invocation);
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   auto revision = repo.revision(); // the transfer report names what it pulled from
   cc::PullReport report;
   {
     ProgressBar bar(invocation.out(), "Downloading");
-    report = cc::pull(repo, root.path, digests, options, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+    report = cc::pull(repo, root.path, digests, options, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
   }
   warn_skipped_paths(invocation.out(), repo);
   if (!options.dry_run) {
@@ -434,11 +444,13 @@ CommandSpec make_synchronize_command()
      "Before pushing, delete failed entries (model.log without model.neff) from the local cache.", {}, {}},
     {"", "clear-stale-locks", ValueKind::integer, "MINUTES",
      "Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host.", {}, {}},
+    max_workers_option(),
     token_option(),
   };
   command.examples = {"neuron-cache synchronize", "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
                       "neuron-cache synchronize --pull --replace-failed",
+                      "neuron-cache synchronize --pull --max-workers 16",
                       "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};
   command.run = run_synchronize;
   return command;

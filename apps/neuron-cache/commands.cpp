@@ -41,6 +41,23 @@ OptionSpec token_option()
           "Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME).", {}, {}};
 }
 
+OptionSpec max_workers_option()
+{
+  return {"", "max-workers", ValueKind::integer, "N",
+          "Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64).", {},
+          {}};
+}
+
+std::size_t max_workers(const Invocation& invocation)
+{
+  constexpr long long k_most = 64;
+  auto workers = invocation.integer("max-workers", 1).value_or(static_cast<long long>(hubcache::hub::k_default_workers));
+  if (workers > k_most) {
+    throw UsageError("--max-workers is at most " + std::to_string(k_most) + " (got " + std::to_string(workers) + ")");
+  }
+  return static_cast<std::size_t>(workers);
+}
+
 std::string printable_path(const std::filesystem::path& path)
 {
   return hubcache::compilecache::printable(path.string());
@@ -91,6 +108,9 @@ std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invoc
   for (const auto& option : invocation.command().options) {
     if (option.long_name == "token") {
       options.token = invocation.value("token");
+    }
+    if (option.long_name == "max-workers") {
+      options.max_workers = max_workers(invocation);
     }
   }
   if (spec.kind == hubcache::storage::RepoKind::hub) {

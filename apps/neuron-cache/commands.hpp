@@ -13,6 +13,9 @@ namespace neuron_cache {
 // Shared option definitions, so every command spells them the same way.
 OptionSpec repo_id_option();
 OptionSpec token_option();
+// --max-workers N: files moved (and hashed) at once; default 8, as the hf CLI.
+OptionSpec max_workers_option();
+std::size_t max_workers(const Invocation& invocation);
 
 // A path as it can be shown: control characters and bytes that are not UTF-8 become '?'.
 std::string printable_path(const std::filesystem::path& path);

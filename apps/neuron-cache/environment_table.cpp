@@ -35,6 +35,8 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "Base of the default HF_HOME and of neuron-cache's own cache ($XDG_CACHE_HOME/neuron-cache: digest cache, "
      "completion data).",
      "~/.cache"},
+    {"HF_HUB_DISABLE_PROGRESS_BARS",
+     "When 1, ON, YES or TRUE, no progress bar is drawn (they are drawn only on a terminal, in human output).", ""},
     {"XDG_STATE_HOME",
      "Base of neuron-cache's state ($XDG_STATE_HOME/neuron-cache: the last-use records status and cleanup read).",
      "~/.local/state"},

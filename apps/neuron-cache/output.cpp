@@ -234,37 +234,126 @@ std::string count_of(std::uint64_t count, const std::string& singular, const std
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
 }
 
-ProgressBar::ProgressBar(const Output& output, std::string label)
-  : m_enabled(output.is_human() && output.stderr_is_tty()), m_label(std::move(label))
+namespace {
+
+constexpr auto k_redraw_interval = std::chrono::milliseconds(200);
+constexpr auto k_rate_window = std::chrono::seconds(5);
+
+std::string format_duration(double seconds)
 {
+  auto total = static_cast<long long>(seconds + 0.5);
+  char buffer[32];
+  if (total >= 3600) {
+    std::snprintf(buffer, sizeof(buffer), "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%lld:%02lld", total / 60, total % 60);
+  }
+  return buffer;
+}
+
+} // namespace
+
+ProgressBar::ProgressBar(const Output& output, std::string label)
+  : m_enabled(output.shows_progress()), m_label(std::move(label))
+{
+  if (m_enabled) {
+    m_ticker = std::thread([this] { tick(); });
+  }
 }
 
 ProgressBar::~ProgressBar() { finish(); }
 
-void ProgressBar::update(std::uint64_t done, std::uint64_t total)
+std::string ProgressBar::render(const std::string& label, const hubcache::util::TransferProgress& progress,
+                                double bytes_per_second)
 {
-  if (!m_enabled || total == 0) {
-    return;
-  }
-  int percent = static_cast<int>(done * 100 / total);
-  if (percent == m_last_percent) {
-    return;
-  }
-  m_last_percent = percent;
-  constexpr int width = 30;
+  constexpr int width = 24;
+  auto total = progress.bytes_total;
+  auto done = std::min(progress.bytes_done, total);
+  int percent = total == 0 ? 0 : static_cast<int>(done * 100 / total);
   int filled = percent * width / 100;
-  std::fprintf(stderr, "\r%s [%s%s] %3d%% %s/%s", m_label.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent, human_size(done).c_str(),
-               human_size(total).c_str());
+  std::string line = label + " [" + std::string(static_cast<std::size_t>(filled), '#')
+                     + std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
+  char buffer[16];
+  std::snprintf(buffer, sizeof(buffer), "%3d%%", percent);
+  line += buffer;
+  line += " " + human_size(done) + "/" + human_size(total);
+  if (progress.files_total > 0) {
+    line += ", " + std::to_string(progress.files_done) + "/" + std::to_string(progress.files_total) + " files";
+  }
+  if (bytes_per_second > 0) {
+    line += ", " + human_size(static_cast<std::uint64_t>(bytes_per_second)) + "/s";
+    if (total > done) {
+      line += ", ETA " + format_duration(static_cast<double>(total - done) / bytes_per_second);
+    }
+  }
+  return line;
+}
+
+void ProgressBar::update(const hubcache::util::TransferProgress& progress)
+{
+  if (!m_enabled) {
+    return;
+  }
+  std::lock_guard lock(m_mutex);
+  auto now = std::chrono::steady_clock::now();
+  if (!m_started || progress.bytes_done < m_progress.bytes_done) {
+    m_samples.clear();
+  }
+  bool first = !m_started;
+  m_started = true;
+  m_progress = progress;
+  m_samples.emplace_back(now, progress.bytes_done);
+  while (m_samples.size() > 2 && now - m_samples.front().first > k_rate_window) {
+    m_samples.pop_front();
+  }
+  if (first && progress.bytes_total > 0) {
+    draw_locked(); // at once; then the ticker redraws by time
+  }
+}
+
+void ProgressBar::draw_locked()
+{
+  double rate = 0;
+  if (m_samples.size() >= 2) {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - m_samples.front().first).count();
+    if (seconds > 0.2) {
+      rate = static_cast<double>(m_samples.back().second - m_samples.front().second) / seconds;
+    }
+  }
+  auto line = render(m_label, m_progress, rate);
+  std::fprintf(stderr, "\r%s\033[K", line.c_str());
   std::fflush(stderr);
+  m_drawn = true;
+}
+
+void ProgressBar::tick()
+{
+  std::unique_lock lock(m_mutex);
+  while (!m_stop) {
+    m_wake.wait_for(lock, k_redraw_interval);
+    if (!m_stop && m_started && m_progress.bytes_total > 0) {
+      draw_locked();
+    }
+  }
 }
 
 void ProgressBar::finish()
 {
-  if (m_enabled && m_last_percent >= 0) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stop) {
+      return;
+    }
+    m_stop = true;
+  }
+  m_wake.notify_all();
+  if (m_ticker.joinable()) {
+    m_ticker.join();
+  }
+  if (m_enabled && m_drawn) {
     std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
-    m_last_percent = -1;
   }
 }
 

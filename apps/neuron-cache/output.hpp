@@ -1,6 +1,13 @@
 #pragma once
 
+#include <hubcache/util/progress.hpp>
 #include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include <cstdint>
 #include <iosfwd>
@@ -25,6 +32,9 @@ public:
   bool is_json() const { return m_format == Format::json; }
   bool verbose() const { return m_verbose; }
   bool stderr_is_tty() const { return m_stderr_tty; }
+  // Progress bars are drawn in human mode on a terminal, unless disabled.
+  bool shows_progress() const { return is_human() && m_stderr_tty && !m_progress_disabled; }
+  void disable_progress() { m_progress_disabled = true; }
 
   // Diagnostics (stderr). `info` is shown in human mode only; `detail` only with
   // --verbose; warnings always, as "neuron-cache: warning: ...".
@@ -65,6 +75,7 @@ private:
   std::ostream& m_out;
   std::ostream& m_err;
   bool m_stderr_tty;
+  bool m_progress_disabled = false;
 };
 
 // The version of the JSON documents commands print; bumped when a field changes meaning
@@ -79,18 +90,39 @@ std::string human_duration(double seconds);
 // "1 entry", "2 entries": `plural_form` when count != 1 (default: singular + "s").
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form = {});
 
-// A progress bar on stderr, drawn only when stderr is a terminal and output is human.
+// A progress bar on stderr for long transfers: bytes, files done/total, rate and ETA,
+// redrawn by time (so the rate and ETA stay current even when bytes stall), drawn only
+// when Output::shows_progress(). Updates may come from any thread.
 class ProgressBar {
 public:
   ProgressBar(const Output& output, std::string label);
   ~ProgressBar();
-  void update(std::uint64_t done, std::uint64_t total);
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void update(const hubcache::util::TransferProgress& progress);
+  void update(std::uint64_t done, std::uint64_t total) { update({done, total, 0, 0}); }
   void finish();
 
+  // The line drawn for `progress` at `bytes_per_second` (0: not known yet).
+  static std::string render(const std::string& label, const hubcache::util::TransferProgress& progress,
+                            double bytes_per_second);
+
 private:
+  void draw_locked();
+  void tick();
+
   bool m_enabled;
   std::string m_label;
-  int m_last_percent = -1;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  bool m_stop = false;
+  bool m_drawn = false;
+  bool m_started = false;
+  hubcache::util::TransferProgress m_progress;
+  // (time, bytes done) samples over the last few seconds: the rate is their slope.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>> m_samples;
+  std::thread m_ticker;
 };
 
 } // namespace neuron_cache

@@ -2,11 +2,13 @@
 
 #include <hubcache/error.hpp>
 #include <hubcache/util/hash.hpp>
+#include <hubcache/util/thread_pool.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -195,6 +197,145 @@ std::vector<RegistryPath> select_candidates(const RegistryIndex& index, const Lo
     }
   }
   return selected;
+}
+
+namespace {
+
+// Runs `listing(i)` for i in [0, count) on up to `parallelism` threads, concatenating
+// the results in index order.
+template <typename Result>
+std::vector<Result> parallel_listings(std::size_t count, unsigned parallelism,
+                                      const std::function<std::vector<Result>(std::size_t)>& listing)
+{
+  std::vector<std::vector<Result>> parts(count);
+  hubcache::util::parallel_for(count, parallelism, [&](std::size_t i) { parts[i] = listing(i); });
+  std::vector<Result> all;
+  for (auto& part : parts) {
+    std::move(part.begin(), part.end(), std::back_inserter(all));
+  }
+  return all;
+}
+
+std::vector<std::string> compiler_dirs(hubcache::storage::Repository& repo, const std::optional<std::string>& version)
+{
+  std::vector<std::string> dirs;
+  for (auto& name : repo.list_folders("")) {
+    if (name.starts_with(k_compiler_dir_prefix)
+        && (!version || compiler_version_matches(name.substr(k_compiler_dir_prefix.size()), *version))) {
+      dirs.push_back(std::move(name));
+    }
+  }
+  return dirs;
+}
+
+} // namespace
+
+std::vector<hubcache::storage::RepoFile> list_compiler_dirs(hubcache::storage::Repository& repo,
+                                                            const std::optional<std::string>& compiler_version,
+                                                            unsigned parallelism)
+{
+  auto dirs = compiler_dirs(repo, compiler_version);
+  return parallel_listings<hubcache::storage::RepoFile>(dirs.size(), parallelism,
+                                                         [&](std::size_t i) { return repo.list_files(dirs[i]); });
+}
+
+RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const LookupTarget& target,
+                                 const std::optional<std::string>& compiler_version, unsigned parallelism)
+{
+  // Level 1 and 2: compiler dirs, then their registry versions.
+  auto dirs = compiler_dirs(repo, compiler_version);
+  auto roots = parallel_listings<std::string>(dirs.size(), parallelism, [&](std::size_t i) {
+    auto registry = dirs[i] + "/" + std::string(k_registry_dir);
+    std::vector<std::string> found;
+    for (const auto& version : repo.list_folders(registry)) {
+      found.push_back(registry + "/" + version);
+    }
+    return found;
+  });
+  // Level 3: what each registry version holds decides which folders to list whole.
+  struct Root {
+    std::string path;
+    bool has_digest_dirs = false;
+    std::vector<std::string> wanted;
+  };
+  std::vector<Root> described(roots.size());
+  hubcache::util::parallel_for(roots.size(), parallelism, [&](std::size_t i) {
+    auto& root = described[i];
+    root.path = roots[i];
+    auto children = repo.list_folders(root.path);
+    std::set<std::string> names(children.begin(), children.end());
+    for (const auto& name : children) {
+      if (is_arch_digest(name)) {
+        root.has_digest_dirs = true;
+        if (target.digests.count(name) != 0U) {
+          root.wanted.push_back(root.path + "/" + name);
+        }
+      }
+    }
+    if (names.count(target.model_type) != 0U) {
+      // Digest roots: only the model's own aliases; legacy roots: every alias of its type.
+      root.wanted.push_back(root.path + "/" + target.model_type
+                            + (root.has_digest_dirs ? "/" + target.model_id : std::string()));
+    }
+    for (const char* mode : {"inference", "training"}) {
+      if (names.count(mode) != 0U) {
+        root.wanted.push_back(root.path + "/" + mode + "/" + target.model_type);
+      }
+    }
+  });
+  std::vector<std::string> folders;
+  for (const auto& root : described) {
+    folders.insert(folders.end(), root.wanted.begin(), root.wanted.end());
+  }
+  // Level 4: the candidate folders, whole.
+  auto files = parallel_listings<hubcache::storage::RepoFile>(folders.size(), parallelism, [&](std::size_t i) {
+    if (!hubcache::storage::is_valid_path_in_repo(folders[i])) {
+      return std::vector<hubcache::storage::RepoFile>{};
+    }
+    return repo.list_files(folders[i]);
+  });
+  auto index = index_registry(files);
+
+  // A root where the model's aliases name files our digest dirs lack: its digest was
+  // computed another way, so its sibling digest dirs are found by listing the root.
+  std::set<std::string> listed_digest_files; // "<root>/<hash>"
+  std::set<std::string> roots_to_list;
+  for (const auto& path : index.entries) {
+    if (path.kind == RegistryPathKind::digest) {
+      listed_digest_files.insert(path.registry_root + "/" + path.file_hash);
+    }
+  }
+  for (const auto& path : index.entries) {
+    if (path.kind == RegistryPathKind::alias && path.model_id == target.model_id
+        && listed_digest_files.count(path.registry_root + "/" + path.file_hash) == 0U) {
+      for (const auto& root : described) {
+        if (root.path == path.registry_root && root.has_digest_dirs) {
+          roots_to_list.insert(root.path);
+        }
+      }
+    }
+  }
+  if (!roots_to_list.empty()) {
+    std::vector<std::string> whole(roots_to_list.begin(), roots_to_list.end());
+    auto more = parallel_listings<hubcache::storage::RepoFile>(whole.size(), parallelism,
+                                                                [&](std::size_t i) { return repo.list_files(whole[i]); });
+    std::set<std::string> seen;
+    for (const auto& file : files) {
+      seen.insert(file.path);
+    }
+    for (auto& file : more) {
+      if (seen.insert(file.path).second) {
+        files.push_back(std::move(file));
+      }
+    }
+    index = index_registry(files);
+  }
+  for (const auto& root : described) {
+    if (root.has_digest_dirs) {
+      index.digest_roots.insert(root.path);
+    }
+  }
+  return index;
 }
 
 LoadReport load_entries(const RepositoryOpener& open, const std::vector<RegistryPath>& paths, unsigned parallelism)

@@ -334,17 +334,18 @@ test_synchronize_pull_skips_unsafe_and_odd_paths() {
   : >"$SCRATCH/cache/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/compile_flags.json" # md5 d41d8cd9...
   HF_TOKEN=$ALICE run 0 "$NC" create sync-evil --public -q || return
   HF_TOKEN=$ALICE run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --repo-id alice/sync-evil -q || return
-  hub_control POST /_test/inject-tree-entry '{"repo":"alice/sync-evil","path":"../evil","content":"pwned"}' >/dev/null
+  hub_control POST /_test/inject-tree-entry \
+    '{"repo":"alice/sync-evil","path":"neuronxcc-2.21.33363.0+82129205/MODULE_3+d41d8cd9/../../../evil","content":"pwned"}' >/dev/null
   hub_control POST /_test/inject-tree-entry \
     '{"repo":"alice/sync-evil","path":"neuronxcc-2.21.33363.0+82129205/MODULE_2+d41d8cd9/a\\b\tc\u001b[31m","content":"x"}' >/dev/null
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --repo-id alice/sync-evil || return
-  contains "$ERR" "skipped '../evil'"
+  contains "$ERR" "skipped 'neuronxcc-2.21.33363.0+82129205/MODULE_3+d41d8cd9/../../../evil'"
   contains "$ERR" 'a\\b\x09c\x1b[31m'
   lacks "$ERR" $'\e'
   [[ ! -e "$SCRATCH/evil" ]] || fail "a file was written outside the cache"
   [[ -f "$SCRATCH/fresh/neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/model.done" ]] || fail "the good entry was not pulled"
   run 0 "$NC" list --repo-id alice/sync-evil || return
-  contains "$ERR" "skipped '../evil'"
+  contains "$ERR" "/../../../evil' in alice/sync-evil: not a path that can be installed safely"
 }
 
 run_tests

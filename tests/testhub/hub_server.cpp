@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "hubcache/util/hash.hpp"
 
@@ -56,11 +57,25 @@ bool RequestBody::present() const {
   return (m_reader != nullptr && framed) || !m_request.body.empty();
 }
 
+void Pacer::account(std::uint64_t bytes) {
+  if (m_rate <= 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!m_start) m_start = now;
+  m_total += bytes;
+  const auto due = *m_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(static_cast<double>(m_total) / m_rate));
+  if (due > now) std::this_thread::sleep_until(due);
+}
+
 bool RequestBody::read(const std::function<bool(const char*, std::size_t)>& sink) {
   if (m_consumed) return true;
   m_consumed = true;
-  if (m_reader && present()) return (*m_reader)([&](const char* data, std::size_t size) { return sink(data, size); });
-  if (!m_request.body.empty()) return sink(m_request.body.data(), m_request.body.size());
+  const auto paced = [&](const char* data, std::size_t size) {
+    m_pacer.account(size);
+    return sink(data, size);
+  };
+  if (m_reader && present()) return (*m_reader)([&](const char* data, std::size_t size) { return paced(data, size); });
+  if (!m_request.body.empty()) return paced(m_request.body.data(), m_request.body.size());
   return true;
 }
 
@@ -113,6 +128,9 @@ HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_stor
   m_server.set_keep_alive_max_count(1000);
   m_server.set_read_timeout(30);
   m_server.set_write_timeout(30);
+  // Small answers must not wait ~40 ms for a delayed ACK (Nagle): the real Hub's front
+  // ends send them at once.
+  m_server.set_tcp_nodelay(true);
 
   const auto plain = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res, nullptr); };
   const auto streamed = [this](const httplib::Request& req, httplib::Response& res,
@@ -208,7 +226,7 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   // otherwise slice every response again, so hide it from httplib's writer.
   const_cast<httplib::Request&>(request).ranges.clear();
 
-  RequestContext ctx(request, reader);
+  RequestContext ctx(request, reader, bytes_per_second());
   ctx.method = request.method;
   ctx.target = request.target;
   const auto question = ctx.target.find('?');
@@ -292,7 +310,11 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
       }
     }
   }
-  if (!is_control) m_stats.record(ctx.route, ctx.method);
+  if (!is_control) {
+    m_stats.record(ctx.route, ctx.method);
+    // The wide-area round trip, once per request, whatever it is.
+    if (m_options.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(m_options.latency_ms));
+  }
   send(ctx, std::move(reply), response, body_fault, size_fault);
 }
 
@@ -325,7 +347,9 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
   }
   if (advertised > real_size) mutation.cut_after = std::min(mutation.cut_after.value_or(real_size), real_size);
 
-  const bool plain_body = !reply.file && !body_fault && advertised == real_size;
+  // With a bandwidth cap every body goes through the paced provider below.
+  const bool paced = bytes_per_second() > 0 && ctx.method != "HEAD";
+  const bool plain_body = !reply.file && !body_fault && advertised == real_size && !paced;
   if (plain_body) {
     if (!reply.body.empty() || ctx.method == "HEAD")
       response.set_content(std::move(reply.body), reply.content_type);
@@ -359,12 +383,14 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
     text = std::make_shared<std::string>(std::move(reply.body));
   }
   auto sent = std::make_shared<std::uint64_t>(0);
+  auto pacer = std::make_shared<Pacer>(bytes_per_second());
   response.set_content_provider(
       static_cast<std::size_t>(advertised), reply.content_type,
-      [text, file, file_offset, real_size, sent, mutation](std::size_t offset, std::size_t length,
-                                                            httplib::DataSink& sink) {
+      [text, file, file_offset, real_size, sent, mutation, pacer](std::size_t offset, std::size_t length,
+                                                                  httplib::DataSink& sink) {
         if (offset >= real_size) return false; // advertised more than we have: hang up
         const auto count = std::min<std::uint64_t>({length, real_size - offset, k_io_chunk});
+        pacer->account(count);
         if (text) return write_mutated(sink, text->data() + offset, static_cast<std::size_t>(count), *sent, mutation);
         std::string buffer(static_cast<std::size_t>(count), '\0');
         if (std::fseek(file.get(), static_cast<long>(file_offset + offset), SEEK_SET) != 0) return false;

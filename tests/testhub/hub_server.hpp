@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,14 +34,31 @@ struct HubOptions {
   std::uint64_t multipart_chunk_size = 5ull * 1024 * 1024 * 1024;
   bool offer_verify = true;
   std::size_t threads = 32;
+  // A wide-area network: `latency_ms` before each response (API calls and file transfers
+  // alike), `bandwidth_mbps` megabits per second per connection each way (0: no cap).
+  std::uint64_t latency_ms = 0;
+  double bandwidth_mbps = 0;
+};
+
+// Holds a byte stream to a rate: each call waits until `bytes` more fit the budget since
+// the first byte. A rate of 0 never waits.
+class Pacer {
+public:
+  explicit Pacer(double bytes_per_second) : m_rate(bytes_per_second) {}
+  void account(std::uint64_t bytes);
+
+private:
+  double m_rate;
+  std::uint64_t m_total = 0;
+  std::optional<std::chrono::steady_clock::time_point> m_start;
 };
 
 // The request body, read once: buffered by httplib (small/absent bodies) or streamed
 // through its content reader (everything registered as a content-reader handler).
 class RequestBody {
 public:
-  RequestBody(const httplib::Request& request, const httplib::ContentReader* reader)
-      : m_request(request), m_reader(reader) {}
+  RequestBody(const httplib::Request& request, const httplib::ContentReader* reader, double bytes_per_second = 0)
+      : m_request(request), m_reader(reader), m_pacer(bytes_per_second) {}
   bool present() const;
   // Passes the body in pieces to `sink`; stops (returning false) when sink returns false.
   bool read(const std::function<bool(const char*, std::size_t)>& sink);
@@ -50,12 +68,13 @@ public:
 private:
   const httplib::Request& m_request;
   const httplib::ContentReader* m_reader;
+  Pacer m_pacer; // uploads arrive no faster than the per-connection bandwidth
   bool m_consumed = false;
 };
 
 struct RequestContext {
-  RequestContext(const httplib::Request& req, const httplib::ContentReader* reader)
-      : request(req), body(req, reader) {}
+  RequestContext(const httplib::Request& req, const httplib::ContentReader* reader, double bytes_per_second = 0)
+      : request(req), body(req, reader, bytes_per_second) {}
 
   const httplib::Request& request;
   RequestBody body;
@@ -89,6 +108,7 @@ private:
   void handle(const httplib::Request& request, httplib::Response& response, const httplib::ContentReader* reader);
   // Names the route (for statistics) and returns the handler that answers it.
   std::function<Reply()> route(RequestContext& ctx);
+  double bytes_per_second() const { return m_options.bandwidth_mbps * 1e6 / 8; }
   void send(const RequestContext& ctx, Reply reply, httplib::Response& response, const std::optional<Fault>& body_fault,
             const std::optional<Fault>& size_fault);
 

@@ -2,7 +2,11 @@
 //
 //   neuron-cache-test-hub --port 0 --data DIR [--user NAME:TOKEN:ROLE]... [--org ORG:USER[,USER...]]...
 //                         [--page-size N] [--lfs-threshold BYTES] [--multipart-chunk-size BYTES]
-//                         [--no-lfs-verify] [--threads N]
+//                         [--no-lfs-verify] [--threads N] [--latency-ms N] [--bandwidth-mbps N]
+//
+// --latency-ms and --bandwidth-mbps model a wide-area network (an AWS region to the Hub):
+// N ms are added before every response (API calls and file transfers alike), and every
+// connection moves at most N megabits per second each way. Sockets use TCP_NODELAY.
 //
 // Binds 127.0.0.1 only (port 0 = any free port). Once it accepts connections it prints its
 // base URL `http://127.0.0.1:PORT` as the first stdout line and flushes. SIGTERM/SIGINT stop
@@ -87,7 +91,10 @@ int main(int argc, char** argv) {
       "multipart-chunk-size", "LFS objects larger than this upload in parts of this size",
       cxxopts::value<std::uint64_t>()->default_value("5368709120"))(
       "no-lfs-verify", "do not offer the LFS verify action")(
-      "threads", "worker threads", cxxopts::value<std::size_t>()->default_value("32"))("h,help", "help");
+      "threads", "worker threads", cxxopts::value<std::size_t>()->default_value("32"))(
+      "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
+      "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
+      cxxopts::value<double>()->default_value("0"))("h,help", "help");
   testhub::HubOptions options;
   try {
     const auto args = cli.parse(argc, argv);
@@ -112,6 +119,10 @@ int main(int argc, char** argv) {
     options.multipart_chunk_size = args["multipart-chunk-size"].as<std::uint64_t>();
     options.offer_verify = !args.count("no-lfs-verify");
     options.threads = std::max<std::size_t>(4, args["threads"].as<std::size_t>());
+    options.latency_ms = args["latency-ms"].as<std::uint64_t>();
+    options.bandwidth_mbps = args["bandwidth-mbps"].as<double>();
+    if (!(options.bandwidth_mbps >= 0) || options.latency_ms > 600000)
+      throw std::invalid_argument("--bandwidth-mbps must be >= 0 and --latency-ms at most 600000");
     if (options.page_size == 0 || options.multipart_chunk_size == 0)
       throw std::invalid_argument("--page-size and --multipart-chunk-size must be positive");
   } catch (const std::exception& e) {

@@ -350,3 +350,59 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report with 1 or 8 workers")
+{
+  Fixture fixture;
+  auto source = fixture.dir / "source";
+  std::vector<std::string> entries;
+  for (int i = 0; i < 12; ++i) {
+    entries.push_back(make_entry(source, std::to_string(100 + i), std::string(static_cast<std::size_t>(1000 * i + 10), 'n')));
+  }
+  {
+    cc::DigestCache digests;
+    cc::push(fixture.repo, cc::plan_push(cc::scan(source), {}, digests), digests);
+  }
+  auto snapshot = [](const stdfs::path& root) {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& item : stdfs::recursive_directory_iterator(root)) {
+      if (item.is_regular_file()) {
+        files.emplace_back(item.path().lexically_relative(root).generic_string(), util::read_file(item.path()));
+      }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  };
+
+  std::vector<cc::PullReport> reports;
+  for (std::size_t workers : {1U, 8U}) {
+    auto root = fixture.dir / ("pull" + std::to_string(workers));
+    cc::DigestCache digests;
+    cc::PullOptions options;
+    options.workers = workers;
+    auto plan = cc::plan_pull(fixture.repo, root, digests, options);
+    CHECK_FALSE(stdfs::exists(root));
+    CHECK(plan.installs.size() == entries.size());
+    CHECK(plan.files_planned == 4 * entries.size());
+    std::size_t calls = 0;
+    util::TransferProgress last;
+    auto report = cc::apply_pull(fixture.repo, root, std::move(plan), digests, options,
+                                 [&](const util::TransferProgress& progress) {
+                                   ++calls;
+                                   CHECK(progress.bytes_done >= last.bytes_done);
+                                   last = progress;
+                                 });
+    CHECK(calls > entries.size());
+    CHECK(last.files_done == last.files_total);
+    CHECK(last.bytes_done == last.bytes_total);
+    CHECK(report.entries_pulled == entries);
+    CHECK(report.errors.empty());
+    CHECK(snapshot(root / k_version) == snapshot(source / k_version));
+    for (const auto& item : stdfs::directory_iterator(root)) {
+      CHECK_FALSE(item.path().filename().string().starts_with(".neuron-cache-pull"));
+    }
+    reports.push_back(std::move(report));
+  }
+  CHECK(reports[0].files_downloaded == reports[1].files_downloaded);
+  CHECK(reports[0].bytes_downloaded == reports[1].bytes_downloaded);
+}

@@ -3,8 +3,12 @@
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -220,7 +224,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
   return plan;
 }
 
-std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan)
+std::set<std::string> publishable_versions(const Scan& scan)
 {
   std::set<std::string> versions;
   for (const auto& entry : scan.entries) {
@@ -228,6 +232,137 @@ std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const 
       versions.insert(entry.path.substr(0, entry.path.find('/')));
     }
   }
+  return versions;
+}
+
+namespace {
+constexpr std::string_view k_snapshot_header = "neuron-cache-remote 1";
+} // namespace
+
+RemoteSnapshot::RemoteSnapshot(stdfs::path file) : m_file(std::move(file)) {}
+
+stdfs::path RemoteSnapshot::default_path(const stdfs::path& cache_root, std::string_view repo_spec,
+                                         const util::Environment& env)
+{
+  auto base = DigestCache::default_path(cache_root, env).parent_path();
+  auto key = util::hex_digest(util::HashAlgorithm::sha256,
+                              stdfs::absolute(cache_root).lexically_normal().string() + '\n' + std::string(repo_spec))
+               .substr(0, 16);
+  return base / ("remote-" + key + ".tsv");
+}
+
+std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::optional<std::string>& revision,
+                                                                   const std::set<std::string>& versions) const
+{
+  if (m_file.empty() || !revision || revision->empty()) {
+    return std::nullopt;
+  }
+  std::optional<std::string> text;
+  try {
+    text = util::read_file_if_exists(m_file);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!text) {
+    return std::nullopt;
+  }
+  std::istringstream lines(*text);
+  std::string line;
+  if (!std::getline(lines, line) || line != k_snapshot_header || !std::getline(lines, line)
+      || line != "revision\t" + *revision || !std::getline(lines, line) || !line.starts_with("versions")) {
+    return std::nullopt;
+  }
+  std::set<std::string> covered;
+  for (std::size_t start = line.find('\t'); start != std::string::npos;) {
+    auto end = line.find('\t', start + 1);
+    covered.insert(line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1));
+    start = end;
+  }
+  if (!std::includes(covered.begin(), covered.end(), versions.begin(), versions.end())) {
+    return std::nullopt;
+  }
+  std::vector<storage::RepoFile> files;
+  while (std::getline(lines, line)) {
+    // size \t sha256 \t git blob sha1 \t path
+    auto t1 = line.find('\t');
+    auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    auto t3 = t2 == std::string::npos ? t2 : line.find('\t', t2 + 1);
+    if (t3 == std::string::npos) {
+      return std::nullopt; // corrupt: list instead
+    }
+    storage::RepoFile file;
+    try {
+      file.size = std::stoull(line.substr(0, t1));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    file.sha256 = line.substr(t1 + 1, t2 - t1 - 1);
+    file.git_blob_sha1 = line.substr(t2 + 1, t3 - t2 - 1);
+    file.path = line.substr(t3 + 1);
+    if (file.sha256 == "-") {
+      file.sha256.clear();
+    }
+    if (file.git_blob_sha1 == "-") {
+      file.git_blob_sha1.clear();
+    }
+    if (!storage::is_valid_path_in_repo(file.path)) {
+      return std::nullopt;
+    }
+    auto version = file.path.substr(0, file.path.find('/'));
+    if (versions.contains(version)) {
+      files.push_back(std::move(file));
+    }
+  }
+  return files;
+}
+
+void RemoteSnapshot::save(const std::string& revision, const std::set<std::string>& versions,
+                          const std::vector<storage::RepoFile>& files)
+{
+  if (m_file.empty() || revision.empty()) {
+    return;
+  }
+  try {
+    std::error_code ec;
+    stdfs::create_directories(m_file.parent_path(), ec);
+    std::string text(k_snapshot_header);
+    text += "\nrevision\t" + revision + "\nversions";
+    for (const auto& version : versions) {
+      text += "\t" + version;
+    }
+    text += '\n';
+    auto field = [](const std::string& hash) { return hash.empty() ? std::string("-") : hash; };
+    for (const auto& file : files) {
+      text += std::to_string(file.size) + '\t' + field(file.sha256) + '\t' + field(file.git_blob_sha1) + '\t'
+              + file.path + '\n';
+    }
+    util::write_file_atomically(m_file, text);
+  } catch (const Error&) {
+    // Only a cache: the next push lists the repo.
+  }
+}
+
+std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
+                                               const std::vector<storage::RepoFile>& committed)
+{
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    index.emplace(before[i].path, i);
+  }
+  for (const auto& file : committed) {
+    if (auto it = index.find(file.path); it != index.end()) {
+      before[it->second] = file;
+    } else {
+      index.emplace(file.path, before.size());
+      before.push_back(file);
+    }
+  }
+  return before;
+}
+
+std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan)
+{
+  auto versions = publishable_versions(scan);
   std::vector<storage::RepoFile> files;
   for (const auto& version : versions) {
     std::vector<storage::RepoFile> listed;
@@ -241,7 +376,7 @@ std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const 
   return files;
 }
 
-PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::ProgressCallback& progress)
+PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::TransferCallback& progress)
 {
   PushResult result;
   if (plan.uploads.empty()) {
@@ -256,9 +391,18 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     request.additions.push_back(
       {upload.path, storage::FileSource::from_file(upload.source), digests.known(upload.path, upload.stamp)});
   }
-  auto commit = repo.commit(request, progress);
+  util::ProgressCallback bytes_progress;
+  if (progress) {
+    // The commit reports bytes; files count once it is done.
+    bytes_progress = [&](std::uint64_t done, std::uint64_t total) { progress({done, total, 0, 0}); };
+  }
+  auto commit = repo.commit(request, bytes_progress);
+  if (progress) {
+    progress({plan.bytes_to_upload, plan.bytes_to_upload, plan.uploads.size(), plan.uploads.size()});
+  }
   result.committed = commit.created;
   result.revision = commit.revision;
+  result.committed_files = commit.files;
 
   // The commit reports the digests of what it holds now: remember them for files that did
   // not change meanwhile, so the next push hashes nothing and lists nothing twice.
@@ -533,153 +677,332 @@ void rename_checked(const stdfs::path& from, const stdfs::path& to)
 
 } // namespace
 
-PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options,
-                const util::ProgressCallback& progress)
+namespace {
+
+void check_root(const stdfs::path& root)
 {
-  PullReport report;
-  std::error_code ec;
-  if (!options.dry_run) {
-    stdfs::create_directories(root, ec);
-    if (ec) {
-      throw IoError("cannot create the compile cache " + root.string() + ": " + ec.message(),
-                    "check the path given with --cache-dir");
-    }
-  }
   struct stat status {};
   if (::stat(root.c_str(), &status) == 0 && !S_ISDIR(status.st_mode)) {
     throw IoError("the compile cache " + root.string() + " is not a directory", "give the cache directory with --cache-dir");
   }
-  if (!options.dry_run) {
-    sweep_stale_staging(root);
-  }
+}
 
+// The remote itself failed (after the backend's retries), or refuses us: nothing more
+// will download, so the run stops instead of trying every other file.
+bool stops_the_run(const std::exception_ptr& error)
+{
+  try {
+    std::rethrow_exception(error);
+  } catch (const RemoteError&) {
+    return true;
+  } catch (const AuthError&) {
+    return true;
+  } catch (const RepoNotFound&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string message_of(const std::exception_ptr& error)
+{
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+} // namespace
+
+PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const stdfs::path& root, DigestCache& digests,
+                   const PullOptions& options)
+{
+  check_root(root);
+  PullPlan plan;
+  auto layout = group_repo_files(listing);
+  plan.other_files = layout.other_files;
+  for (auto& entry : layout.entries) {
+    if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
+      continue;
+    }
+    auto decision = decide(entry, root, digests, plan.skipped, options.replace_failed);
+    switch (decision.action) {
+    case Action::present: plan.entries_present.push_back(entry.path); break;
+    case Action::skip: plan.skipped.push_back({entry.path, decision.reason, decision.detail}); break;
+    case Action::install: {
+      PullInstall install;
+      install.fresh = decision.fresh;
+      install.replace = decision.replace;
+      for (const auto* file : decision.to_download) {
+        install.to_download.push_back(*file);
+        install.bytes += file->size;
+      }
+      plan.bytes_planned += install.bytes;
+      plan.files_planned += install.to_download.size();
+      install.entry = std::move(entry);
+      plan.installs.push_back(std::move(install));
+      break;
+    }
+    }
+  }
+  return plan;
+}
+
+PullPlan plan_pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options)
+{
+  check_root(root);
   std::vector<storage::RepoFile> listing;
   try {
     listing = repo.list_files();
   } catch (const EntryNotFound&) {
     // an empty repo
   }
-  auto layout = group_repo_files(listing);
-  report.other_files = layout.other_files;
-  std::vector<std::pair<const RepoEntry*, Decision>> installs;
-  for (const auto& entry : layout.entries) {
-    if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
-      continue;
+  return plan_pull(listing, root, digests, options);
+}
+
+namespace {
+
+// Moves a fully downloaded entry from its staging directory into the root; returns the
+// reason it was not installed (a Skipped) or nullopt when it was.
+std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::path& stage, const stdfs::path& root)
+{
+  const auto& entry = install.entry;
+  auto target = root / entry.path;
+  if (entry.kind == EntryKind::module) {
+    // The flags suffix can only be checked with the flags file's bytes.
+    std::vector<EntryFileInfo> infos;
+    for (const auto& file : entry.files) {
+      infos.push_back({relative_name(entry, file), file.size});
     }
-    auto decision = decide(entry, root, digests, report.skipped, options.replace_failed);
-    switch (decision.action) {
-    case Action::present: report.entries_present.push_back(entry.path); break;
-    case Action::skip: report.skipped.push_back({entry.path, decision.reason, decision.detail}); break;
-    case Action::install:
-      for (const auto* file : decision.to_download) {
-        report.bytes_planned += file->size;
-      }
-      installs.emplace_back(&entry, std::move(decision));
-      break;
+    auto flags_name = flags_file_name(infos);
+    std::optional<std::string> flags;
+    if (!flags_name.empty()) {
+      auto staged = stage / flags_name;
+      flags = util::read_file(stdfs::exists(staged) ? staged : target / flags_name);
+    }
+    auto module = parse_module_name(stdfs::path(entry.path).filename().string());
+    if (auto problem = check_flags_suffix(*module, flags); !problem.empty()) {
+      return Skipped{entry.path, "flags-mismatch-in-repo", problem};
     }
   }
-  if (options.dry_run) {
-    for (const auto& [entry, decision] : installs) {
-      report.entries_pulled.push_back(entry->path);
-      if (decision.replace) {
-        report.entries_replaced.push_back(entry->path);
-      }
+  stdfs::create_directories(target.parent_path());
+  if (install.replace) {
+    // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
+    // failed entry meanwhile (to retry it) keeps it.
+    if (remove_safely(target, 1) == RemoveOutcome::taken) {
+      return Skipped{entry.path, "locked-locally", "a compiler locked it during the pull"};
     }
+  }
+  if (install.fresh) {
+    if (!util::rename_no_replace(stage, target)) {
+      return Skipped{entry.path, "appeared-during-pull", "created locally while it was downloaded"};
+    }
+  } else {
+    auto names = local_names(target);
+    if (std::any_of(names.begin(), names.end(),
+                    [](const std::string& name) { return is_lock_name(stdfs::path(name).filename().string()); })) {
+      return Skipped{entry.path, "locked-locally", "a compiler locked it during the pull"};
+    }
+    std::vector<const storage::RepoFile*> files;
+    for (const auto& file : install.to_download) {
+      files.push_back(&file);
+    }
+    std::stable_sort(files.begin(), files.end(), [&](const storage::RepoFile* a, const storage::RepoFile* b) {
+      return install_rank(relative_name(entry, *a)) < install_rank(relative_name(entry, *b));
+    });
+    for (const auto* file : files) {
+      auto name = relative_name(entry, *file);
+      stdfs::create_directories((target / name).parent_path());
+      rename_checked(stage / name, target / name);
+    }
+  }
+  util::sync_directory(target);
+  return std::nullopt;
+}
+
+} // namespace
+
+PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
+                      const PullOptions& options, const util::TransferCallback& progress)
+{
+  PullReport report;
+  report.entries_present = std::move(plan.entries_present);
+  report.skipped = std::move(plan.skipped);
+  report.other_files = plan.other_files;
+  report.bytes_planned = plan.bytes_planned;
+  if (plan.installs.empty()) {
     return report;
   }
-  if (installs.empty()) {
-    return report;
+  std::error_code ec;
+  stdfs::create_directories(root, ec);
+  if (ec) {
+    throw IoError("cannot create the compile cache " + root.string() + ": " + ec.message(),
+                  "check the path given with --cache-dir");
+  }
+  check_root(root);
+  sweep_stale_staging(root);
+  StagingDir staging(root);
+
+  // One task per file, entry after entry, so entries complete (and appear) one by one
+  // while the workers share the files of big entries.
+  struct Slot {
+    stdfs::path stage;
+    std::atomic<std::size_t> remaining{0};
+    std::atomic<bool> failed{false};
+  };
+  auto& installs = plan.installs;
+  std::vector<Slot> slots(installs.size());
+  std::vector<std::pair<std::size_t, std::size_t>> tasks; // (install, file)
+  for (std::size_t i = 0; i < installs.size(); ++i) {
+    slots[i].stage = staging.path() / std::to_string(i);
+    slots[i].remaining = installs[i].to_download.size();
+    for (std::size_t f = 0; f < installs[i].to_download.size(); ++f) {
+      tasks.emplace_back(i, f);
+    }
   }
 
-  StagingDir staging(root);
-  std::size_t index = 0;
-  for (const auto& [entry, decision] : installs) {
-    auto stage = staging.path() / std::to_string(index++);
-    auto target = root / entry->path;
+  auto remove_quietly = [](const stdfs::path& path) {
+    std::error_code ignored;
+    stdfs::remove_all(path, ignored);
+  };
+  std::mutex mutex; // guards the report, the digest cache, the progress state and the stop reason
+  std::atomic<bool> stopped{false};
+  std::string stop_reason;
+  util::TransferProgress state{0, plan.bytes_planned, 0, plan.files_planned};
+  auto report_progress = [&] {
+    if (progress) {
+      progress(state);
+    }
+  };
+  {
+    std::lock_guard lock(mutex);
+    report_progress();
+  }
+
+  auto fail_entry = [&](std::size_t index, const std::exception_ptr& error) {
+    auto& slot = slots[index];
+    bool first = !slot.failed.exchange(true);
+    std::lock_guard lock(mutex);
+    if (first) {
+      report.errors.push_back({installs[index].entry.path, "error", message_of(error)});
+    }
+    if (stops_the_run(error) && !stopped.exchange(true)) {
+      stop_reason = message_of(error);
+    }
+  };
+
+  auto finish_entry = [&](std::size_t index) {
+    auto& install = installs[index];
+    auto& slot = slots[index];
     try {
-      stdfs::create_directories(stage);
-      std::uint64_t entry_bytes = 0;
-      for (const auto* file : decision.to_download) {
-        auto destination = stage / relative_name(*entry, *file);
-        stdfs::create_directories(destination.parent_path());
-        auto base = report.bytes_downloaded + entry_bytes;
-        repo.download_file(file->path, destination, [&](std::uint64_t done, std::uint64_t) {
-          if (progress) {
-            progress(base + done, report.bytes_planned);
-          }
-        });
-        entry_bytes += file->size;
+      auto skipped = install_entry(install, slot.stage, root);
+      std::lock_guard lock(mutex);
+      if (skipped) {
+        report.skipped.push_back(std::move(*skipped));
+        return;
       }
-      if (entry->kind == EntryKind::module) {
-        // The flags suffix can only be checked with the flags file's bytes.
-        std::vector<EntryFileInfo> infos;
-        for (const auto& file : entry->files) {
-          infos.push_back({relative_name(*entry, file), file.size});
-        }
-        auto flags_name = flags_file_name(infos);
-        std::optional<std::string> flags;
-        if (!flags_name.empty()) {
-          auto staged = stage / flags_name;
-          flags = util::read_file(stdfs::exists(staged) ? staged : target / flags_name);
-        }
-        auto module = parse_module_name(stdfs::path(entry->path).filename().string());
-        if (auto problem = check_flags_suffix(*module, flags); !problem.empty()) {
-          report.skipped.push_back({entry->path, "flags-mismatch-in-repo", problem});
-          continue;
-        }
-      }
-      stdfs::create_directories(target.parent_path());
-      if (decision.replace) {
-        // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
-        // failed entry meanwhile (to retry it) keeps it.
-        if (remove_safely(target, 1) == RemoveOutcome::taken) {
-          report.skipped.push_back({entry->path, "locked-locally", "a compiler locked it during the pull"});
-          continue;
-        }
-      }
-      if (decision.fresh) {
-        if (!util::rename_no_replace(stage, target)) {
-          report.skipped.push_back({entry->path, "appeared-during-pull", "created locally while it was downloaded"});
-          continue;
-        }
-      } else {
-        auto names = local_names(target);
-        if (std::any_of(names.begin(), names.end(), [](const std::string& name) {
-              return is_lock_name(stdfs::path(name).filename().string());
-            })) {
-          report.skipped.push_back({entry->path, "locked-locally", "a compiler locked it during the pull"});
-          continue;
-        }
-        auto files = decision.to_download;
-        std::stable_sort(files.begin(), files.end(), [&](const storage::RepoFile* a, const storage::RepoFile* b) {
-          return install_rank(relative_name(*entry, *a)) < install_rank(relative_name(*entry, *b));
-        });
-        for (const auto* file : files) {
-          auto name = relative_name(*entry, *file);
-          stdfs::create_directories((target / name).parent_path());
-          rename_checked(stage / name, target / name);
-        }
-      }
-      util::sync_directory(target);
-      for (const auto* file : decision.to_download) {
+      auto target = root / install.entry.path;
+      for (const auto& file : install.to_download) {
         try {
-          digests.remember(file->path, stamp_of(target / relative_name(*entry, *file)),
-                           {file->size, file->sha256, file->git_blob_sha1});
+          digests.remember(file.path, stamp_of(target / relative_name(install.entry, file)),
+                           {file.size, file.sha256, file.git_blob_sha1});
         } catch (const Error&) {
         }
       }
-      report.entries_pulled.push_back(entry->path);
-      if (decision.replace) {
-        report.entries_replaced.push_back(entry->path);
+      report.entries_pulled.push_back(install.entry.path);
+      if (install.replace) {
+        report.entries_replaced.push_back(install.entry.path);
       }
-      report.files_downloaded += decision.to_download.size();
-      report.bytes_downloaded += entry_bytes;
-    } catch (const Error& error) {
-      report.errors.push_back({entry->path, "error", error.what()});
-    } catch (const stdfs::filesystem_error& error) {
-      report.errors.push_back({entry->path, "error", error.what()});
+      report.files_downloaded += install.to_download.size();
+      report.bytes_downloaded += install.bytes;
+    } catch (const Error&) {
+      fail_entry(index, std::current_exception());
+    } catch (const stdfs::filesystem_error&) {
+      fail_entry(index, std::current_exception());
     }
-    stdfs::remove_all(stage, ec);
+    remove_quietly(slot.stage);
+  };
+
+  util::parallel_for(tasks.size(), std::max<std::size_t>(1, options.workers), [&](std::size_t task) {
+    auto [index, file_index] = tasks[task];
+    auto& install = installs[index];
+    auto& slot = slots[index];
+    const auto& file = install.to_download[file_index];
+    if (!stopped && !slot.failed) {
+      std::uint64_t reported = 0;
+      try {
+        auto destination = slot.stage / relative_name(install.entry, file);
+        stdfs::create_directories(destination.parent_path());
+        repo.download_file(file.path, destination, [&](std::uint64_t done, std::uint64_t) {
+          std::lock_guard lock(mutex);
+          if (done > reported) {
+            state.bytes_done += done - reported;
+            reported = done;
+          }
+          report_progress();
+        });
+        std::lock_guard lock(mutex);
+        state.bytes_done += file.size > reported ? file.size - reported : 0;
+        ++state.files_done;
+        report_progress();
+      } catch (const Error&) {
+        fail_entry(index, std::current_exception());
+      } catch (const stdfs::filesystem_error&) {
+        fail_entry(index, std::current_exception());
+      }
+    }
+    // Whoever lands an entry's last file installs it; a failed entry is dropped whole.
+    if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (!slot.failed && !stopped) {
+        finish_entry(index);
+      } else {
+        remove_quietly(slot.stage);
+      }
+    }
+  });
+
+  if (stopped) {
+    for (std::size_t i = 0; i < installs.size(); ++i) {
+      const auto& path = installs[i].entry.path;
+      bool installed = std::find(report.entries_pulled.begin(), report.entries_pulled.end(), path)
+                       != report.entries_pulled.end();
+      bool reported = slots[i].failed || installed
+                      || std::any_of(report.skipped.begin(), report.skipped.end(),
+                                     [&](const Skipped& item) { return item.path == path; });
+      if (!reported) {
+        report.errors.push_back({path, "stopped", "not installed: the run stopped after an error of the repo ("
+                                                    + stop_reason + ")"});
+      }
+    }
+  }
+  // The same report whatever the number of workers and the order they finished in.
+  auto by_path = [](const Skipped& a, const Skipped& b) { return a.path < b.path; };
+  std::sort(report.entries_pulled.begin(), report.entries_pulled.end());
+  std::sort(report.entries_replaced.begin(), report.entries_replaced.end());
+  std::stable_sort(report.errors.begin(), report.errors.end(), by_path);
+  return report;
+}
+
+PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options,
+                const util::TransferCallback& progress)
+{
+  auto plan = plan_pull(repo, root, digests, options);
+  if (!options.dry_run) {
+    return apply_pull(repo, root, std::move(plan), digests, options, progress);
+  }
+  PullReport report;
+  report.entries_present = std::move(plan.entries_present);
+  report.skipped = std::move(plan.skipped);
+  report.other_files = plan.other_files;
+  report.bytes_planned = plan.bytes_planned;
+  for (const auto& install : plan.installs) {
+    report.entries_pulled.push_back(install.entry.path);
+    if (install.replace) {
+      report.entries_replaced.push_back(install.entry.path);
+    }
   }
   return report;
 }

@@ -9,6 +9,7 @@
 #include <random>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -309,9 +310,12 @@ std::vector<HubTreeEntry> HubApi::paths_info(std::string_view repo_id, std::stri
 PreuploadResult HubApi::preupload(std::string_view repo_id, std::string_view revision,
                                   const std::vector<PreuploadFile>& files)
 {
-  PreuploadResult result;
   auto error_context = context("prepare the upload to " + std::string(repo_id), repo_id, true);
-  for (auto [begin, end] : batch_ranges(files.size(), k_preupload_batch_size)) {
+  // Batches are independent: asked at once, merged in order.
+  auto ranges = batch_ranges(files.size(), k_preupload_batch_size);
+  std::vector<PreuploadResult> batches(ranges.size());
+  util::parallel_for(ranges.size(), m_config.workers, [&](std::size_t index) {
+    auto [begin, end] = ranges[index];
     http::Request request;
     request.method = "POST";
     request.url = api_url(repo_id, "preupload/" + http::url_encode(revision));
@@ -321,14 +325,17 @@ PreuploadResult HubApi::preupload(std::string_view repo_id, std::string_view rev
     auto response = call(request, error_context);
     parse_json_answer(response, "preupload");
     try {
-      auto batch = parse_preupload_response(response.body);
-      if (!result.commit_oid) {
-        result.commit_oid = batch.commit_oid;
-      }
-      std::move(batch.files.begin(), batch.files.end(), std::back_inserter(result.files));
+      batches[index] = parse_preupload_response(response.body);
     } catch (const json::exception& error) {
       throw_bad_shape("preupload", error);
     }
+  });
+  PreuploadResult result;
+  for (auto& batch : batches) {
+    if (!result.commit_oid) {
+      result.commit_oid = batch.commit_oid;
+    }
+    std::move(batch.files.begin(), batch.files.end(), std::back_inserter(result.files));
   }
   return result;
 }
@@ -336,9 +343,11 @@ PreuploadResult HubApi::preupload(std::string_view repo_id, std::string_view rev
 std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::string_view branch,
                                               const std::vector<LfsObjectRef>& objects)
 {
-  std::vector<LfsBatchObject> answers;
   auto error_context = context("upload large files to " + std::string(repo_id), repo_id, true);
-  for (auto [begin, end] : batch_ranges(objects.size(), k_lfs_batch_size)) {
+  auto ranges = batch_ranges(objects.size(), k_lfs_batch_size);
+  std::vector<std::vector<LfsBatchObject>> batches(ranges.size());
+  util::parallel_for(ranges.size(), m_config.workers, [&](std::size_t index) {
+    auto [begin, end] = ranges[index];
     http::Request request;
     request.method = "POST";
     request.url = m_config.endpoint + "/" + http::url_encode(repo_id, true) + ".git/info/lfs/objects/batch";
@@ -350,11 +359,14 @@ std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::str
     auto response = call(request, error_context);
     parse_json_answer(response, "LFS batch");
     try {
-      auto batch = parse_lfs_batch_response(response.body);
-      std::move(batch.begin(), batch.end(), std::back_inserter(answers));
+      batches[index] = parse_lfs_batch_response(response.body);
     } catch (const json::exception& error) {
       throw_bad_shape("LFS batch", error);
     }
+  });
+  std::vector<LfsBatchObject> answers;
+  for (auto& batch : batches) {
+    std::move(batch.begin(), batch.end(), std::back_inserter(answers));
   }
   std::set<std::string> requested;
   for (const auto& object : objects) {
@@ -398,13 +410,50 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
       transfers.push_back({i, object.upload->href, 0, object.size, 0});
     }
   }
+  // Longest first, so a big file never starts last and leaves the other workers idle.
+  std::stable_sort(transfers.begin(), transfers.end(),
+                   [](const Transfer& a, const Transfer& b) { return a.length > b.length; });
   std::vector<std::vector<std::string>> etags(objects.size());
+  // Transfers still to land per object: whoever lands the last one completes and verifies
+  // the object at once, while the other workers keep uploading.
+  auto pending = std::make_unique<std::atomic<std::size_t>[]>(objects.size());
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (plans[i]) {
       etags[i].resize(plans[i]->part_urls.size());
     }
   }
+  for (const auto& transfer : transfers) {
+    ++pending[transfer.object];
+  }
   std::mutex progress_mutex;
+
+  auto finish_object = [&](std::size_t i) {
+    const auto& object = objects[i];
+    if (plans[i]) {
+      json parts = json::array();
+      for (std::size_t part = 0; part < etags[i].size(); ++part) {
+        parts.push_back({{"partNumber", part + 1}, {"etag", etags[i][part]}});
+      }
+      http::Request request;
+      request.method = "POST";
+      request.url = object.upload->href;
+      request.headers = lfs_headers();
+      request.body = json{{"oid", object.oid}, {"parts", parts}}.dump();
+      call(request, context("complete the upload of " + object.oid.substr(0, 12), {}, true));
+    }
+    if (object.verify) {
+      http::Request request;
+      request.method = "POST";
+      request.url = object.verify->href;
+      if (http::url_origin(request.url) == http::url_origin(m_config.endpoint)) {
+        request.headers = auth_headers();
+      }
+      request.headers.emplace_back("Content-Type", "application/json");
+      request.body = json{{"oid", object.oid}, {"size", object.size}}.dump();
+      call(request, context("verify the upload of " + object.oid.substr(0, 12), {}, true));
+    }
+  };
+
   // Upload URLs are pre-signed: like the official clients, no Authorization goes there.
   util::parallel_for(transfers.size(), m_config.workers, [&](std::size_t index) {
     const auto& transfer = transfers[index];
@@ -430,43 +479,16 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
       }
       etags[transfer.object][transfer.part - 1] = *etag;
     }
-    std::lock_guard lock(progress_mutex);
-    if (on_bytes_sent) {
-      on_bytes_sent(transfer.length);
-    }
-  });
-
-  std::vector<std::size_t> finishing;
-  for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (objects[i].upload && (plans[i] || objects[i].verify)) {
-      finishing.push_back(i);
-    }
-  }
-  util::parallel_for(finishing.size(), m_config.workers, [&](std::size_t index) {
-    auto i = finishing[index];
-    const auto& object = objects[i];
-    if (plans[i]) {
-      json parts = json::array();
-      for (std::size_t part = 0; part < etags[i].size(); ++part) {
-        parts.push_back({{"partNumber", part + 1}, {"etag", etags[i][part]}});
+    {
+      std::lock_guard lock(progress_mutex);
+      if (on_bytes_sent) {
+        on_bytes_sent(transfer.length);
       }
-      http::Request request;
-      request.method = "POST";
-      request.url = object.upload->href;
-      request.headers = lfs_headers();
-      request.body = json{{"oid", object.oid}, {"parts", parts}}.dump();
-      call(request, context("complete the upload of " + object.oid.substr(0, 12), {}, true));
     }
-    if (object.verify) {
-      http::Request request;
-      request.method = "POST";
-      request.url = object.verify->href;
-      if (http::url_origin(request.url) == http::url_origin(m_config.endpoint)) {
-        request.headers = auth_headers();
-      }
-      request.headers.emplace_back("Content-Type", "application/json");
-      request.body = json{{"oid", object.oid}, {"size", object.size}}.dump();
-      call(request, context("verify the upload of " + object.oid.substr(0, 12), {}, true));
+    // acq_rel: the last one sees every other part's ETag.
+    if (pending[transfer.object].fetch_sub(1, std::memory_order_acq_rel) == 1
+        && (plans[transfer.object] || object.verify)) {
+      finish_object(transfer.object);
     }
   });
 }

@@ -298,8 +298,11 @@ DirectoryRepository::Head DirectoryRepository::load_head()
     head.manifest = std::make_shared<const Manifest>();
     return head;
   }
-  if (m_cached_head && m_cached_head->sequence == sequence) {
-    return *m_cached_head;
+  {
+    std::lock_guard lock(m_head_mutex);
+    if (m_cached_head && m_cached_head->sequence == sequence) {
+      return *m_cached_head;
+    }
   }
   auto text = util::read_file(commit_path(sequence));
   auto parsed = util::try_parse_json(text);
@@ -312,6 +315,7 @@ DirectoryRepository::Head DirectoryRepository::load_head()
   head.id = record["id"].get<std::string>();
   head.manifest_sha256 = record["manifest"].get<std::string>();
   head.manifest = load_manifest(head.manifest_sha256);
+  std::lock_guard lock(m_head_mutex);
   m_cached_head = head;
   return head;
 }

@@ -11,8 +11,13 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
 {
   switch (spec.kind) {
   case RepoKind::directory: return std::make_unique<DirectoryRepository>(spec.directory);
-  case RepoKind::hub:
-    return std::make_unique<HubRepository>(spec.hub_id, hub::HubConfig::from_environment(env, options.token));
+  case RepoKind::hub: {
+    auto config = hub::HubConfig::from_environment(env, options.token);
+    if (options.max_workers > 0) {
+      config.workers = options.max_workers;
+    }
+    return std::make_unique<HubRepository>(spec.hub_id, std::move(config));
+  }
   }
   throw NotSupported("unknown repo kind");
 }

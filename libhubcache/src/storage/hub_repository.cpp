@@ -148,9 +148,10 @@ HubRepository::HubRepository(std::string repo_id, hub::HubConfig config)
 {
 }
 
-const std::string& HubRepository::qualified_id()
+std::string HubRepository::qualified_id()
 {
   // A bare NAME means NAME under the token's user, for every operation as for create.
+  std::lock_guard lock(m_id_mutex);
   if (m_repo_id.find('/') == std::string::npos && m_api.has_token()) {
     m_repo_id = m_api.whoami().name + "/" + m_repo_id;
   }
@@ -187,8 +188,10 @@ std::string HubRepository::create(const RepoCreateOptions& options)
                        ErrorFacts{m_repo_id, false, true});
   }
   auto repo_id = qualified_id();
-  m_repo_id = m_api.create_repo(repo_id, options.is_private, options.exist_ok);
-  return m_repo_id;
+  auto created = m_api.create_repo(repo_id, options.is_private, options.exist_ok);
+  std::lock_guard lock(m_id_mutex);
+  m_repo_id = created;
+  return created;
 }
 
 std::optional<std::string> HubRepository::revision()
@@ -245,6 +248,37 @@ std::vector<RepoFile> HubRepository::list_files(std::string_view prefix)
   }
   std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
   return files;
+}
+
+std::vector<std::string> HubRepository::list_folders(std::string_view prefix)
+{
+  auto folder = normalize_prefix(prefix);
+  auto repo_id = qualified_id();
+  std::vector<hub::HubTreeEntry> entries;
+  try {
+    entries = m_api.list_tree(repo_id, k_branch, folder, false);
+  } catch (const EntryNotFound&) {
+    return {};
+  } catch (const RevisionNotFound&) {
+    return {};
+  }
+  std::vector<std::string> names;
+  auto start = folder.empty() ? 0 : folder.size() + 1;
+  for (const auto& entry : entries) {
+    // An unsafe folder is never descended into; its files are reported when listed.
+    if (entry.type != "directory" || !is_valid_path_in_repo(entry.path)) {
+      continue;
+    }
+    if (entry.path.size() <= start || (!folder.empty() && !entry.path.starts_with(folder + "/"))
+        || entry.path.find('/', start) != std::string::npos) {
+      throw IntegrityError("the Hub listed '" + entry.path + "' as a direct sub-folder of '" + folder + "' in "
+                             + repo_id,
+                           "the repo or the server is corrupt: report it to the repo owner");
+    }
+    names.push_back(entry.path.substr(start));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::optional<RepoFile> HubRepository::stat(std::string_view path)

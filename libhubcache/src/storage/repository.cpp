@@ -3,9 +3,27 @@
 #include "hubcache/error.hpp"
 
 #include <cctype>
+#include <set>
 #include <utility>
 
 namespace hubcache::storage {
+
+std::vector<std::string> Repository::list_folders(std::string_view prefix)
+{
+  std::string folder(prefix);
+  while (!folder.empty() && folder.back() == '/') {
+    folder.pop_back();
+  }
+  auto start = folder.empty() ? 0 : folder.size() + 1;
+  std::set<std::string> names;
+  for (const auto& file : list_files(folder)) {
+    auto slash = file.path.find('/', start);
+    if (file.path.size() > start && slash != std::string::npos) {
+      names.insert(file.path.substr(start, slash - start));
+    }
+  }
+  return {names.begin(), names.end()};
+}
 
 bool is_valid_path_in_repo(std::string_view path) noexcept
 {

@@ -77,6 +77,23 @@ struct LoadReport {
 // Opens a repository per worker: backends are not required to be thread-safe.
 using RepositoryOpener = std::function<std::unique_ptr<hubcache::storage::Repository>()>;
 
+// The index lookup needs, from listings of only the folders that can hold a match: for
+// each compiler dir (filtered by `compiler_version`) and registry version, the target's
+// arch-digest dirs, its model id's alias dir, and for roots without digest dirs (legacy
+// layouts) every alias of its model type. A root where the model's own aliases name
+// files that none of our digest dirs hold (a digest computed differently) is listed
+// whole, so sibling digest dirs are still found. One level is listed at a time,
+// `parallelism` listings at once, on the one (thread-safe) repository. Files at
+// unexpected paths outside these folders are not seen.
+RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const LookupTarget& target,
+                                 const std::optional<std::string>& compiler_version, unsigned parallelism = 8);
+
+// Every file below the compiler dirs `list` reads (those matching `compiler_version`),
+// one listing per compiler dir, `parallelism` at once.
+std::vector<hubcache::storage::RepoFile> list_compiler_dirs(hubcache::storage::Repository& repo,
+                                                            const std::optional<std::string>& compiler_version,
+                                                            unsigned parallelism = 8);
+
 // Reads and parses `paths` with up to `parallelism` workers. Malformed files and name /
 // content hash mismatches become warnings (mismatching entries are still returned:
 // their content is readable, only the name is off). Repository errors propagate.

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -85,16 +87,48 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
 
 // Lists the repo for the version directories the scan found (one listing each).
 std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan);
+// The version directories a push compares (those with publishable entries).
+std::set<std::string> publishable_versions(const Scan& scan);
+
+// What the repo held below some version directories at one revision, remembered across
+// runs outside the cache root: while the repo's head has not moved, a push plans from it
+// instead of listing the repo again (a no-op re-push costs two small requests). Anything
+// unreadable, or another revision, means "not known": the repo is listed.
+class RemoteSnapshot {
+public:
+  RemoteSnapshot() = default; // remembers nothing
+  explicit RemoteSnapshot(std::filesystem::path file);
+  // ${XDG_CACHE_HOME:-~/.cache}/neuron-cache/remote-<hash of root and repo>.tsv
+  static std::filesystem::path default_path(const std::filesystem::path& cache_root, std::string_view repo_spec,
+                                            const util::Environment& env);
+
+  // The files below `versions` at `revision`, when this snapshot covers them.
+  std::optional<std::vector<storage::RepoFile>> files(const std::optional<std::string>& revision,
+                                                      const std::set<std::string>& versions) const;
+  // Remembers the files below `versions` at `revision` (atomically; failures ignored).
+  void save(const std::string& revision, const std::set<std::string>& versions,
+            const std::vector<storage::RepoFile>& files);
+
+private:
+  std::filesystem::path m_file;
+};
+
+// `before` with the files a commit reported replacing or adding to them.
+std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
+                                               const std::vector<storage::RepoFile>& committed);
 
 struct PushResult {
   PushPlan plan;
   bool committed = false;
   std::optional<std::string> revision;
+  std::vector<storage::RepoFile> committed_files; // as the commit reports them
 };
 
 // Uploads the plan in one commit; no commit at all when nothing is new. The repo's
-// digests of what it uploaded go to `digests`, so the next run hashes nothing.
-PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::ProgressCallback& progress = {});
+// digests of what it uploaded go to `digests`, so the next run hashes nothing. How many
+// files move at once is the repository's business (BackendOptions::max_workers).
+PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests,
+                const util::TransferCallback& progress = {});
 
 // A compile-cache entry as the repo holds it.
 struct RepoEntry {
@@ -121,6 +155,27 @@ struct PullOptions {
   // A complete repo entry replaces a local FAILED one (else the failure, replayed by the
   // compiler, blocks that graph forever).
   bool replace_failed = false;
+  // Files downloaded at once (at least 1).
+  std::size_t workers = 8;
+};
+
+// One repo entry to install, and how.
+struct PullInstall {
+  RepoEntry entry;
+  std::vector<storage::RepoFile> to_download; // the files the local entry lacks
+  bool fresh = false;   // no local entry: it appears by one directory rename
+  bool replace = false; // a failed local entry makes way for it
+  std::uint64_t bytes = 0;
+};
+
+// What a pull would do, decided from one listing and the local tree, changing nothing.
+struct PullPlan {
+  std::vector<PullInstall> installs;
+  std::vector<std::string> entries_present;
+  std::vector<Skipped> skipped; // by design (locked, failed in repo, differing locally, ...)
+  std::size_t other_files = 0;
+  std::size_t files_planned = 0;
+  std::uint64_t bytes_planned = 0;
 };
 
 struct PullReport {
@@ -135,12 +190,28 @@ struct PullReport {
   std::size_t other_files = 0;
 };
 
-// Installs repo entries into the cache root. Each entry is downloaded whole into a
-// staging directory in the root, checked, then moved in: a new entry by one directory
-// rename, an existing partial one file by file with model.done last. A kill at any
-// moment leaves either no entry or one without its done marker that a re-run
-// completes; staging left by dead processes is swept on the next run.
+// Lists the repo once and decides, entry by entry, what to install. Throws IoError when
+// the root exists and is not a directory.
+PullPlan plan_pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
+                   const PullOptions& options);
+// The same from a listing already made.
+PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const std::filesystem::path& root,
+                   DigestCache& digests, const PullOptions& options);
+
+// Installs a plan's entries into the cache root, `options.workers` files at a time over
+// the one repository (whose reads are thread-safe). Each file is downloaded and verified
+// by the backend into a staging directory in the root; the worker that lands an entry's
+// last file checks the entry and moves it in: a new entry by one directory rename, an
+// existing partial one file by file with model.done last. A kill at any moment leaves
+// either no entry or one without its done marker that a re-run completes; staging left
+// by dead processes is swept on the next run. A file that fails leaves its entry out
+// (reported in `errors`); a failure of the remote itself (after the backend's retries)
+// stops the run: no new download starts, and the entries it leaves out are reported too.
+PullReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan,
+                      DigestCache& digests, const PullOptions& options, const util::TransferCallback& progress = {});
+
+// plan_pull, then (unless options.dry_run) apply_pull.
 PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests, const PullOptions& options,
-                const util::ProgressCallback& progress = {});
+                const util::TransferCallback& progress = {});
 
 } // namespace hubcache::compilecache

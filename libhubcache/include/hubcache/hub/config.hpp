@@ -14,6 +14,8 @@
 namespace hubcache::hub {
 
 inline constexpr std::string_view k_default_hub_endpoint = "https://huggingface.co";
+// Files moved at once, as `hf download/upload --max-workers` default to.
+inline constexpr std::size_t k_default_workers = 8;
 
 // HF_ENDPOINT without its trailing '/', else https://huggingface.co.
 std::string hub_endpoint(const util::Environment& env);
@@ -43,7 +45,7 @@ struct HubConfig {
   std::optional<std::string> token;
   bool offline = false;
   http::RetryPolicy retry;
-  std::size_t workers = 4;                  // transfers in flight
+  std::size_t workers = k_default_workers;  // transfers in flight (hashing too)
   std::chrono::seconds stall_timeout{30};   // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
   std::chrono::milliseconds conflict_base{1000}; // commit re-plan backoff, scaled like `retry`
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -79,6 +80,7 @@ private:
   const ManifestEntry& lookup(const Head& head, std::string_view path);
 
   std::filesystem::path m_root;
+  std::mutex m_head_mutex;           // readers may run on several threads
   std::optional<Head> m_cached_head; // last head read; revalidated on every call
 };
 

@@ -12,6 +12,9 @@ namespace hubcache::storage {
 // an explicit token from the command line.
 struct BackendOptions {
   std::optional<std::string> token;
+  // Transfers (and hashes) a backend runs at once inside one call, e.g. a commit's
+  // uploads; 0 keeps the backend's default.
+  std::size_t max_workers = 0;
 };
 
 // Picks the backend for a spec, the way ccache picks remote storage by URL scheme.

@@ -4,6 +4,7 @@
 #include "hubcache/storage/repository.hpp"
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace hubcache::storage {
@@ -17,6 +18,9 @@ namespace hubcache::storage {
 // remade on the new head, up to 6 attempts with backoff and jitter, as optimum-neuron's
 // synchronize does; with CommitRequest::parent_revision set, a ConflictError is raised
 // instead.
+//
+// Thread-safe as Repository requires: every call borrows a pooled connection, so parallel
+// downloads reuse connections (HTTP keep-alive, HTTP/2 over TLS where offered).
 class HubRepository final : public Repository {
 public:
   // `repo_id` is `org/name`, or a bare `name`: with a token, that means `<user>/name` (the
@@ -29,6 +33,7 @@ public:
   std::string create(const RepoCreateOptions& options) override;
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
+  std::vector<std::string> list_folders(std::string_view prefix = {}) override;
   std::optional<RepoFile> stat(std::string_view path) override;
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
@@ -42,9 +47,11 @@ public:
   static constexpr std::string_view k_branch = "main";
 
 private:
-  const std::string& qualified_id();
+  // The repo id with its namespace (resolved once, from whoami, for a bare name).
+  std::string qualified_id();
   RepoFile to_repo_file(const hub::HubTreeEntry& entry) const;
 
+  std::mutex m_id_mutex; // guards the one-time resolution of a bare name
   std::string m_repo_id;
   hub::HubApi m_api;
 };

@@ -72,6 +72,12 @@ struct RepoCreateOptions {
 };
 
 // "A cache repo": the one interface every backend implements, whatever the storage.
+//
+// Threads: the reading calls (spec, describe, exists, revision, list_files, list_folders,
+// stat, read_file, download_file) may run from several threads at once on one object, so
+// parallel transfers share one repository (and its connections). create, check_writable
+// and commit must not overlap with any other call on the same object; a backend may
+// parallelize inside them (the Hub backend hashes and uploads several files at a time).
 class Repository {
 public:
   virtual ~Repository() = default;
@@ -91,6 +97,11 @@ public:
   virtual std::optional<std::string> revision() = 0;
   // Every file under `prefix` (a folder path, empty for all), recursively.
   virtual std::vector<RepoFile> list_files(std::string_view prefix = {}) = 0;
+  // The immediate sub-folders of the folder `prefix` (empty: the top), by name, sorted.
+  // Lets a reader descend only into the folders that can hold what it looks for; the
+  // default derives them from list_files(prefix), backends override it with a cheaper
+  // one-level listing.
+  virtual std::vector<std::string> list_folders(std::string_view prefix = {});
   // The file at `path`, or nullopt when it does not exist.
   virtual std::optional<RepoFile> stat(std::string_view path) = 0;
   bool file_exists(std::string_view path) { return stat(path).has_value(); }
