@@ -10,6 +10,7 @@
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/storage/repository.hpp>
+#include <hubcache/util/thread_pool.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -332,37 +333,21 @@ std::vector<JobResult> Runner::run_all(const std::vector<Job>& jobs, unsigned pa
     results[i].label = jobs[i].label();
     results[i].model_id = jobs[i].model.model_id;
   }
-  std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
-  auto worker = [&] {
-    for (;;) {
-      if (stop || hubcache::util::interrupt_signal() != 0) {
-        return;
-      }
-      auto index = next++;
-      if (index >= jobs.size()) {
-        return;
-      }
-      try {
-        results[index] = run(jobs[index]);
-      } catch (const std::exception& error) {
-        results[index].status = JobStatus::failed;
-        results[index].message = error.what();
-      }
-      if (results[index].status == JobStatus::failed && !continue_on_error) {
-        stop = true;
-      }
+  hubcache::util::parallel_for(jobs.size(), std::max(1U, parallelism), [&](std::size_t index) {
+    if (stop || hubcache::util::interrupt_signal() != 0) {
+      return; // left not_run, explained below
     }
-  };
-  std::vector<std::thread> threads;
-  auto count = std::max(1U, std::min<unsigned>(parallelism, static_cast<unsigned>(jobs.size())));
-  for (unsigned i = 1; i < count; ++i) {
-    threads.emplace_back(worker);
-  }
-  worker();
-  for (auto& thread : threads) {
-    thread.join();
-  }
+    try {
+      results[index] = run(jobs[index]);
+    } catch (const std::exception& error) {
+      results[index].status = JobStatus::failed;
+      results[index].message = error.what();
+    }
+    if (results[index].status == JobStatus::failed && !continue_on_error) {
+      stop = true;
+    }
+  });
   for (auto& result : results) {
     if (result.status == JobStatus::not_run && result.message.empty()) {
       result.message = hubcache::util::interrupt_signal() != 0 ? "not started: interrupted"

@@ -342,57 +342,33 @@ LoadReport load_entries(const RepositoryOpener& open, const std::vector<Registry
 {
   std::vector<std::optional<LoadedEntry>> loaded(paths.size());
   std::vector<std::string> warnings(paths.size());
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
+  // Reads may run from several threads on one repository (storage/repository.hpp).
+  auto repo = open();
+  hubcache::util::parallel_for(paths.size(), std::max(1U, parallelism), [&](std::size_t i) {
+    const auto& location = paths[i];
+    std::string text;
     try {
-      auto repo = open();
-      for (auto i = next++; i < paths.size(); i = next++) {
-        const auto& location = paths[i];
-        std::string text;
-        try {
-          text = repo->read_file(location.path);
-        } catch (const hubcache::EntryNotFound&) {
-          warnings[i] = location.path + ": listed but gone when read (a concurrent change?); skipped";
-          continue;
-        }
-        auto content_hash = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, text).substr(0, 20);
-        try {
-          std::optional<std::string> legacy_id;
-          if (location.kind == RegistryPathKind::alias) {
-            legacy_id = location.model_id;
-          }
-          auto entry = CacheEntry::deserialize(text, location.path, legacy_id);
-          if (content_hash != location.file_hash) {
-            warnings[i] = location.path + ": file name does not match the hash of its content (" + content_hash
-                          + "); entry used anyway";
-          }
-          loaded[i] = LoadedEntry{location, std::move(entry), content_hash, text.size()};
-        } catch (const hubcache::InvalidArgument& error) {
-          warnings[i] = std::string(error.what()) + "; skipped";
-        }
-      }
-    } catch (...) {
-      std::lock_guard lock(failure_mutex);
-      if (!failure) {
-        failure = std::current_exception();
-      }
-      next = paths.size(); // stop the others early
+      text = repo->read_file(location.path);
+    } catch (const hubcache::EntryNotFound&) {
+      warnings[i] = location.path + ": listed but gone when read (a concurrent change?); skipped";
+      return;
     }
-  };
-  auto workers_count = std::max(1U, std::min<unsigned>(parallelism, static_cast<unsigned>(paths.size())));
-  std::vector<std::thread> workers;
-  for (unsigned i = 1; i < workers_count; ++i) {
-    workers.emplace_back(worker);
-  }
-  worker();
-  for (auto& thread : workers) {
-    thread.join();
-  }
-  if (failure) {
-    std::rethrow_exception(failure);
-  }
+    auto content_hash = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, text).substr(0, 20);
+    try {
+      std::optional<std::string> legacy_id;
+      if (location.kind == RegistryPathKind::alias) {
+        legacy_id = location.model_id;
+      }
+      auto entry = CacheEntry::deserialize(text, location.path, legacy_id);
+      if (content_hash != location.file_hash) {
+        warnings[i] = location.path + ": file name does not match the hash of its content (" + content_hash
+                      + "); entry used anyway";
+      }
+      loaded[i] = LoadedEntry{location, std::move(entry), content_hash, text.size()};
+    } catch (const hubcache::InvalidArgument& error) {
+      warnings[i] = std::string(error.what()) + "; skipped";
+    }
+  });
   LoadReport report;
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (loaded[i]) {
