@@ -5,6 +5,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/process.hpp"
+#include "hubcache/util/text.hpp"
 
 #include <algorithm>
 #include <cerrno>
