@@ -14,7 +14,9 @@ int run_config(Invocation& invocation)
   const auto& env = invocation.env();
   auto resolved = resolve_repo(invocation);
   auto config_file = hubcache::storage::custom_cache_config_path(env);
-  std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub ? "hub" : "directory";
+  std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub         ? "hub"
+                     : resolved.spec.kind == hubcache::storage::RepoKind::directory ? "directory"
+                                                                                    : "s3";
 
   std::string human;
   human += "repo:         " + resolved.spec.canonical() + "\n";

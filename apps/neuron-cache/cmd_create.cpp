@@ -23,6 +23,9 @@ int run_create(Invocation& invocation)
   if (is_public && spec.kind == hubcache::storage::RepoKind::directory) {
     invocation.out().warning("--public has no effect on a directory repo; its file permissions decide who reads it");
   }
+  if (is_public && spec.kind == hubcache::storage::RepoKind::s3) {
+    invocation.out().warning("--public has no effect on an S3 repo; the bucket's policy decides who reads it");
+  }
 
   const auto& env = invocation.env();
   auto config_file = hubcache::storage::custom_cache_config_path(env);
@@ -44,7 +47,9 @@ int run_create(Invocation& invocation)
   }
   hubcache::storage::write_custom_cache_repo(config_file, created);
 
-  std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
+  std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory"
+                           : spec.kind == hubcache::storage::RepoKind::s3      ? "s3"
+                                                                               : (is_public ? "public" : "private");
   std::string human = (existed ? "Neuron cache already exists: " : "Neuron cache created: ") + created + " ["
                       + visibility + "].\n" + "Neuron cache name set locally to " + created + " in "
                       + config_file.string() + ".";

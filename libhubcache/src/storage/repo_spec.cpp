@@ -1,5 +1,6 @@
 #include "hubcache/storage/repo_spec.hpp"
 
+#include "hubcache/aws/s3_client.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/hub/config.hpp"
 #include "hubcache/util/fs.hpp"
@@ -11,7 +12,8 @@ namespace hubcache::storage {
 namespace {
 
 constexpr std::string_view k_spec_hint =
-  "give a Hub repo id such as org/name, or an absolute path (/path or file:///path) for a directory repo";
+  "give a Hub repo id such as org/name, an absolute path (/path or file:///path) for a directory repo, or"
+  " s3://bucket/prefix";
 
 bool is_repo_name_char(char c)
 {
@@ -89,6 +91,9 @@ std::string RepoSpec::canonical() const
   if (kind == RepoKind::directory) {
     return "file://" + directory.string();
   }
+  if (kind == RepoKind::s3) {
+    return s3_url;
+  }
   return hub_id;
 }
 
@@ -118,8 +123,10 @@ RepoSpec parse_repo_spec(std::string_view text)
     return parse_directory(text, text);
   }
   if (text.starts_with("s3://")) {
-    throw NotSupported("S3 cache repos (" + quoted(text) + ") are not supported yet",
-                       "use a Hub repo id or a directory path for now");
+    RepoSpec spec;
+    spec.kind = RepoKind::s3;
+    spec.s3_url = aws::parse_s3_url(text).to_string();
+    return spec;
   }
   std::string_view id = text;
   if (text.starts_with("hf://")) {

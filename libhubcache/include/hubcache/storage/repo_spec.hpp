@@ -9,7 +9,7 @@
 
 namespace hubcache::storage {
 
-enum class RepoKind { hub, directory };
+enum class RepoKind { hub, directory, s3 };
 
 // Where a cache repo lives, parsed from what a user typed. Hub: `org/name`, `name` or
 // `hf://org/name`. Directory: an absolute path or `file:///abs/path`.
@@ -17,14 +17,14 @@ struct RepoSpec {
   RepoKind kind = RepoKind::hub;
   std::string hub_id;              // hub only; may lack a namespace before `create`
   std::filesystem::path directory; // directory only; absolute and lexically normal
+  std::string s3_url;              // s3 only; `s3://bucket[/prefix]` without trailing '/'
 
   // The form stored in the config file and shown to users.
   std::string canonical() const;
   bool has_namespace() const { return hub_id.find('/') != std::string::npos; }
 };
 
-// Throws InvalidArgument (with a hint) for anything that is neither, and NotSupported
-// for schemes we know but do not implement yet (s3://).
+// Throws InvalidArgument (with a hint) for anything else.
 RepoSpec parse_repo_spec(std::string_view text);
 bool is_valid_hub_repo_id(std::string_view id) noexcept;
 
