@@ -192,7 +192,7 @@ complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_c
 # set
 complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
-complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, /abs/path or file:///abs/path'
+complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, /abs/path, file:///abs/path or s3://bucket/prefix'
 
 # config
 complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'

@@ -14,6 +14,7 @@ int run_config(Invocation& invocation)
   const auto& env = invocation.env();
   auto resolved = resolve_repo(invocation);
   auto config_file = hubcache::storage::custom_cache_config_path(env);
+  auto own_file = hubcache::storage::own_config_path(env);
   std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub         ? "hub"
                      : resolved.spec.kind == hubcache::storage::RepoKind::directory ? "directory"
                                                                                     : "s3";
@@ -25,7 +26,8 @@ int run_config(Invocation& invocation)
   if (resolved.source != hubcache::storage::RepoSource::default_value) {
     human += " (" + resolved.origin + ")";
   }
-  human += "\nconfig file:  " + config_file.string() + "\n";
+  human += "\nconfig file:  " + config_file.string() + " (optimum-neuron's; Hub ids)\n";
+  human += "own config:   " + own_file.string() + " (neuron-cache's; directories and S3)\n";
   human += "HF_HOME:      " + hubcache::hub::hf_home(env).string() + "\n";
 
   nlohmann::json data = {{"repo", resolved.spec.canonical()},
@@ -33,6 +35,7 @@ int run_config(Invocation& invocation)
                          {"source", to_string(resolved.source)},
                          {"origin", resolved.origin},
                          {"config_file", config_file.string()},
+                         {"own_config_file", own_file.string()},
                          {"hf_home", hubcache::hub::hf_home(env).string()}};
   invocation.out().result(human, data, resolved.spec.canonical());
   return k_exit_ok;
@@ -46,9 +49,11 @@ CommandSpec make_config_command()
   command.name = "config";
   command.summary = "Show the cache repo in effect and where that choice comes from.";
   command.description =
-    "The repo is chosen as optimum-neuron chooses it: --repo-id, then $CUSTOM_CACHE_REPO, then the\n"
-    "file $HF_HOME/optimum_neuron_custom_cache written by 'set' (HF_HOME defaults to\n"
-    "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then aws-neuron/optimum-neuron-cache.";
+    "The repo is chosen as optimum-neuron chooses it, with neuron-cache's own file for the repos\n"
+    "optimum cannot read: --repo-id, then $CUSTOM_CACHE_REPO, then ${XDG_CONFIG_HOME:-~/.config}/\n"
+    "neuron-cache/repo (a directory or S3 repo written by 'set'), then $HF_HOME/optimum_neuron_custom_cache\n"
+    "(a Hub id; HF_HOME defaults to $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then\n"
+    "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.";
   command.options = {repo_id_option()};
   command.examples = {"neuron-cache config", "neuron-cache config --json",
                       "CUSTOM_CACHE_REPO=/data/neuron-cache neuron-cache config -q"};

@@ -28,7 +28,7 @@ int run_create(Invocation& invocation)
   }
 
   const auto& env = invocation.env();
-  auto config_file = hubcache::storage::custom_cache_config_path(env);
+  auto config_file = hubcache::storage::choice_file_for(spec, env);
   // Refuse before creating anything we could not then register.
   hubcache::storage::ensure_config_writable(config_file);
 
@@ -36,16 +36,12 @@ int run_create(Invocation& invocation)
   bool existed = invocation.has("exist-ok") && repo->exists();
   auto created = repo->create({.is_private = !is_public, .exist_ok = invocation.has("exist-ok")});
 
-  std::optional<std::string> previous;
-  try {
-    previous = hubcache::storage::read_custom_cache_repo(config_file);
-  } catch (const hubcache::ConfigError&) {
-  }
+  auto previous = hubcache::storage::recorded_repo_choice(env);
   if (previous && *previous != created) {
     invocation.out().warning("A custom cache repo was already registered: " + *previous
                              + ". It will be overwritten to " + created + ".");
   }
-  hubcache::storage::write_custom_cache_repo(config_file, created);
+  hubcache::storage::record_repo_choice(hubcache::storage::parse_repo_spec(created), created, env);
 
   std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory"
                            : spec.kind == hubcache::storage::RepoKind::s3      ? "s3"
@@ -69,7 +65,9 @@ CommandSpec make_create_command()
   command.summary = "Create an empty cache repo and set it as this host's cache repo.";
   command.description =
     "NAME is a Hub repo (org/name, or name under your own account; default optimum-neuron-cache)\n"
-    "or a directory (/abs/path or file:///abs/path) on local disk, NFS or FSx for Lustre.";
+    "or a directory (/abs/path or file:///abs/path) on local disk, NFS or FSx for Lustre, made a plain\n"
+    "Neuron compile cache, or s3://bucket/prefix (the bucket is made when missing and allowed).\n"
+    "Hub repos are recorded in optimum-neuron's file, others in neuron-cache's own (see 'set').";
   command.positionals = {{"NAME", ValueKind::repo, "The repo to create (same as --name).", false}};
   command.options = {
     {"n", "name", ValueKind::repo, "NAME", "The repo to create (default: optimum-neuron-cache on the Hub).", {}, {}},
@@ -78,6 +76,7 @@ CommandSpec make_create_command()
     token_option(),
   };
   command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
+                      "neuron-cache create s3://my-bucket/neuron-cache",
                       "neuron-cache create /fsx/neuron-cache-repo --exist-ok --json"};
   command.run = run_create;
   return command;
