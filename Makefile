@@ -13,7 +13,7 @@ endif
 DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
   libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev doctest-dev \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
-  bash zsh fish jq curl man-db groff-base python3-jsonschema
+  bash zsh fish jq curl man-db groff-base python3-jsonschema awscli
 
 .PHONY: all deps deps-debian deps-npm build test demo install completions clean
 
@@ -34,7 +34,8 @@ deps-debian:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# The official JS Hub client, the witness that our test Hub is faithful (tests/hub-js).
+# The official JS Hub client, the witness that our test Hub is faithful (tests/hub-js), and
+# s3rver for the S3 tests (tests/s3).
 # Node and npm come with the machine image; Debian's are the fallback.
 deps-npm: deps-debian
 	@if [ -f tests/hub-js/package.json ] && [ ! -d tests/hub-js/node_modules/@huggingface/hub ]; then \
@@ -44,6 +45,11 @@ deps-npm: deps-debian
 	  fi; \
 	  echo "Installing tests/hub-js npm packages"; \
 	  npm ci --prefix tests/hub-js --no-audit --no-fund --loglevel=error; \
+	fi
+	@# s3rver, the local S3 the S3 tests talk to (tests/s3).
+	@if [ -f tests/s3/package.json ] && [ ! -x tests/s3/node_modules/.bin/s3rver ]; then \
+	  echo "Installing tests/s3 npm packages"; \
+	  npm ci --prefix tests/s3 --no-audit --no-fund --loglevel=error; \
 	fi
 
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps

@@ -102,6 +102,12 @@ function __neuron_cache_repos
     end
     set -l file (string replace -r -- '^~/' "$HOME/" $home)/optimum_neuron_custom_cache
     set -l repos
+    set -l config $XDG_CONFIG_HOME
+    test -n "$config"; or set config $HOME/.config
+    if test -r $config/neuron-cache/repo
+        read -l name <$config/neuron-cache/repo
+        set -a repos (string trim -- $name)
+    end
     if test -r $file
         read -l name <$file
         set -a repos (string trim -- $name)
@@ -194,7 +200,7 @@ complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_c
 # set
 complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
-complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path)'
+complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix'
 
 # config
 complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'

@@ -145,11 +145,12 @@ _neuron_cache_directories() {
 
 # Cache repos the user already named: the one `set` saved, and $CUSTOM_CACHE_REPO.
 _neuron_cache_repos() {
-  local file=__REPO_CONFIG__
-  local name= seen=' '
+  local file=__REPO_CONFIG__ own="${XDG_CONFIG_HOME:-$HOME/.config}/neuron-cache/repo"
+  local name= own_name= seen=' '
   [[ $file == '~/'* ]] && file=$HOME/${file#'~/'}
   [[ -r $file ]] && read -r name <"$file"
-  for name in "$name" "${CUSTOM_CACHE_REPO-}"; do
+  [[ -r $own ]] && read -r own_name <"$own"
+  for name in "$own_name" "$name" "${CUSTOM_CACHE_REPO-}"; do
     [[ -n $name && $name == "$1"* && $seen != *" $name "* ]] || continue
     COMPREPLY+=("$name")
     seen+="$name "
@@ -368,10 +369,12 @@ _neuron_cache_repos() {
     _neuron_cache_directories
     return
   fi
-  local file=__REPO_CONFIG__
-  local name
+  local file=__REPO_CONFIG__ own=${XDG_CONFIG_HOME:-$HOME/.config}/neuron-cache/repo
+  local name own_name
   local -a repos expl
   file=${file/#\~\//$HOME/}
+  [[ -r $own ]] && read -r own_name <$own
+  [[ -n $own_name ]] && repos+=($own_name)
   [[ -r $file ]] && read -r name <$file
   [[ -n $name ]] && repos+=($name)
   [[ -n $CUSTOM_CACHE_REPO ]] && repos+=($CUSTOM_CACHE_REPO)
@@ -629,6 +632,12 @@ function __neuron_cache_repos
     end
     set -l file (string replace -r -- '^~/' "$HOME/" $home)/optimum_neuron_custom_cache
     set -l repos
+    set -l config $XDG_CONFIG_HOME
+    test -n "$config"; or set config $HOME/.config
+    if test -r $config/neuron-cache/repo
+        read -l name <$config/neuron-cache/repo
+        set -a repos (string trim -- $name)
+    end
     if test -r $file
         read -l name <$file
         set -a repos (string trim -- $name)

@@ -87,8 +87,11 @@ int run_config(Invocation& invocation)
 {
   const auto& env = invocation.env();
   auto resolved = resolve_repo(invocation);
-  auto config_file = storage::custom_cache_config_path(env);
-  std::string kind = resolved.spec.kind == storage::RepoKind::hub ? "hub" : "directory";
+  auto config_file = hubcache::storage::custom_cache_config_path(env);
+  auto own_file = hubcache::storage::own_config_path(env);
+  std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub         ? "hub"
+                     : resolved.spec.kind == hubcache::storage::RepoKind::directory ? "directory"
+                                                                                    : "s3";
 
   auto endpoint = hubcache::hub::hub_endpoint(env);
   bool offline = hubcache::hub::hub_offline(env);
@@ -119,7 +122,9 @@ int run_config(Invocation& invocation)
     {"repo", resolved.spec.canonical()},
     {"repo_kind", kind},
     {"repo_source", std::string(to_string(resolved.source))},
+    {"repo_origin", resolved.origin},
     {"config_file", config_file.string()},
+    {"own_config_file", own_file.string()},
     {"hf_home", hubcache::hub::hf_home(env).string()},
     {"endpoint", endpoint},
     {"offline", offline},
@@ -135,7 +140,8 @@ int run_config(Invocation& invocation)
   auto row = [&table](const std::string& name, const std::string& value) { table.rows.push_back({name, value}); };
   row("Repo", resolved.spec.canonical() + " (" + kind + ")");
   row("Repo source", describe_repo_origin(resolved));
-  row("Config file", config_file.string());
+  row("Config file", config_file.string() + " (optimum-neuron's; Hub ids)");
+  row("Own config", own_file.string() + " (neuron-cache's; directories and S3)");
   row("HF_HOME", hubcache::hub::hf_home(env).string());
   row("Endpoint", endpoint);
   row("Offline", offline ? "yes" : "no");
@@ -163,10 +169,11 @@ CommandSpec make_config_command()
   command.aliases = {"env"};
   command.summary = "Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler.";
   command.description =
-    "The repo is chosen as optimum-neuron chooses it: --repo-id, then $CUSTOM_CACHE_REPO, then the\n"
-    "file $HF_HOME/optimum_neuron_custom_cache written by 'set' (HF_HOME defaults to\n"
-    "$XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then aws-neuron/optimum-neuron-cache.\n"
-    "The token is never shown: only where it comes from and, asked of the Hub, whose it is.";
+    "The repo is chosen as optimum-neuron chooses it, with neuron-cache's own file for the repos\n"
+    "optimum cannot read: --repo-id, then $CUSTOM_CACHE_REPO, then ${XDG_CONFIG_HOME:-~/.config}/\n"
+    "neuron-cache/repo (a directory or S3 repo written by 'set'), then $HF_HOME/optimum_neuron_custom_cache\n"
+    "(a Hub id; HF_HOME defaults to $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then\n"
+    "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.";
   command.options = {
     repo_id_option(),
     {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache to report on (default: as the Neuron SDK resolves it).", {}, {}},

@@ -24,9 +24,12 @@ int run_create(Invocation& invocation)
   if (is_public && spec.kind == hubcache::storage::RepoKind::directory) {
     invocation.out().warning("--public has no effect on a directory repo; its file permissions decide who reads it");
   }
+  if (is_public && spec.kind == hubcache::storage::RepoKind::s3) {
+    invocation.out().warning("--public has no effect on an S3 repo; the bucket's policy decides who reads it");
+  }
 
   const auto& env = invocation.env();
-  auto config_file = hubcache::storage::custom_cache_config_path(env);
+  auto config_file = hubcache::storage::choice_file_for(spec, env);
   // Refuse before creating anything we could not then register.
   if (set) {
     hubcache::storage::ensure_config_writable(config_file);
@@ -36,21 +39,19 @@ int run_create(Invocation& invocation)
   bool existed = invocation.has("exist-ok") && repo->exists();
   auto created = repo->create({.is_private = !is_public, .exist_ok = invocation.has("exist-ok")});
 
-  std::optional<std::string> previous;
-  try {
-    previous = hubcache::storage::read_custom_cache_repo(config_file);
-  } catch (const hubcache::ConfigError&) {
-  }
+  auto previous = hubcache::storage::recorded_repo_choice(env);
   if (set && previous && *previous != created) {
     invocation.out().warning("A custom cache repo was already registered: " + *previous
                              + ". It will be overwritten to " + created
                              + ". Pass --no-set to create a repo without making it this host's default.");
   }
   if (set) {
-    hubcache::storage::write_custom_cache_repo(config_file, created);
+    hubcache::storage::record_repo_choice(hubcache::storage::parse_repo_spec(created), created, env);
   }
 
-  std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory" : (is_public ? "public" : "private");
+  std::string visibility = spec.kind == hubcache::storage::RepoKind::directory ? "directory"
+                           : spec.kind == hubcache::storage::RepoKind::s3      ? "s3"
+                                                                               : (is_public ? "public" : "private");
   std::string human = (existed ? "Neuron cache already exists: " : "Neuron cache created: ") + created + " ["
                       + visibility + "].\n"
                       + (set ? "Neuron cache name set locally to " + created + " in " + config_file.string() + "."
@@ -72,7 +73,9 @@ CommandSpec make_create_command()
   command.summary = "Create an empty cache repo and set it as this host's cache repo.";
   command.description =
     "NAME is a Hub repo (org/name, or name under your own account; default optimum-neuron-cache)\n"
-    "or a directory (/abs/path, ./rel/path or file:///abs/path) on local disk, NFS or FSx for Lustre.";
+    "or a directory (/abs/path, ./rel/path or file:///abs/path) on local disk, NFS or FSx for Lustre, made a\n"
+    "plain Neuron compile cache, or s3://bucket/prefix (the bucket is made when missing and allowed).\n"
+    "Hub repos are recorded in optimum-neuron's file, others in neuron-cache's own (see 'set').";
   command.positionals = {{"NAME", ValueKind::repo, "The repo to create (same as --name).", false}};
   command.options = {
     {"n", "name", ValueKind::repo, "NAME", "The repo to create (default: optimum-neuron-cache on the Hub).", {}, {}},
@@ -83,6 +86,7 @@ CommandSpec make_create_command()
   };
   command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
                       "neuron-cache create my-org/neuron-cache-ci --no-set",
+                      "neuron-cache create s3://my-bucket/neuron-cache",
                       "neuron-cache create /fsx/neuron-cache-repo --exist-ok --json"};
   command.run = run_create;
   return command;

@@ -20,7 +20,10 @@ setup_repo() {
   export FAKE_NEURONX_CC_PID_FILE="$SCRATCH/fake.pids"
 }
 
-commits() { ls "$SCRATCH/repo/commits" | grep -vc '\.tmp\.nc\.'; }
+# What the repo holds, as readers see it (its private folder left out).
+repo_state() {
+  (cd "$SCRATCH/repo" && find . -path ./.neuron-cache -prune -o -type f -printf '%p %s %T@\n' | sort | sha1sum)
+}
 
 add_one() { # add_one EXIT [extra args...] -- uses the stand-in on the tiny model
   local expected="$1"; shift
@@ -42,14 +45,14 @@ no_stand_in_survives() {
 
 test_add_one_model_pushes_entries_and_registry_in_one_commit() {
   setup_repo || return
-  local before; before=$(commits)
+  local before; before=$(repo_state)
   add_one 0 --json || return
   equals "$(json_get "$OUT" '.results[0].status')" "added"
   equals "$(json_get "$OUT" '.results[0].entries | length')" "2"
   equals "$(json_get "$OUT" '.results[0].compiler_version')" "2.21.33363.0+82129205"
   json_get "$OUT" '.results[0].registry_files[0]' | grep -q '^neuronxcc-2.21.33363.0+82129205/0_REGISTRY/neuron-cache-add-1/gpt2/org/tiny-gpt2/[0-9a-f]\{20\}\.json$' \
     || fail "unexpected registry path $(json_get "$OUT" '.results[0].registry_files[0]')"
-  equals "$(commits)" "$((before + 1))"
+  [[ "$(repo_state)" != "$before" ]] || fail "nothing pushed"
   contains "$ERR" "Compiler status PASS" # the command's output is streamed
   # The repo now holds the entries: a pull into an empty root installs them whole.
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/pulled" -q || return
@@ -69,12 +72,12 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
 test_add_twice_compiles_nothing_the_second_time() {
   setup_repo || return
   add_one 0 -q || return
-  local before; before=$(commits)
+  local before; before=$(repo_state)
   rm -f "$FAKE_NEURONX_CC_PID_FILE"
   add_one 0 || return
   contains "$OUT" "is already registered in file://$SCRATCH/repo; nothing compiled"
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "the command ran again"
-  equals "$(commits)" "$before"
+  equals "$(repo_state)" "$before"
 }
 
 test_add_keeps_user_cc_flags_and_records_them() {
@@ -114,13 +117,14 @@ EOF
 test_manifest_runs_two_at_a_time_and_rerun_compiles_nothing() {
   setup_repo || return
   write_manifest "$SCRATCH/ci.yaml"
-  local before; before=$(commits)
+  local before; before=$(repo_state)
   run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --jobs 2 || return
   contains "$OUT" "3 configurations: 3 added, 0 already registered, 0 failed."
   contains "$OUT" "org/tiny-bert"
   # Concurrent output is prefixed with its configuration.
   contains "$ERR" "[org/tiny-gpt2 text-generation bs=4 seq=256 cores=2 bf16] Compiler status PASS"
-  equals "$(commits)" "$((before + 3))"
+  [[ "$(repo_state)" != "$before" ]] || fail "nothing pushed"
+  before=$(repo_state)
   # Results were installed into the shared local cache too.
   equals "$(find "$SCRATCH/cc" -name model.done | wc -l)" "6"
   rm -f "$FAKE_NEURONX_CC_PID_FILE"
@@ -128,7 +132,7 @@ test_manifest_runs_two_at_a_time_and_rerun_compiles_nothing() {
   equals "$(json_get "$OUT" '.summary.already_registered')" "3"
   equals "$(json_get "$OUT" '.summary.added')" "0"
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "a configuration was compiled again"
-  equals "$(commits)" "$((before + 3))"
+  equals "$(repo_state)" "$before"
   run 0 "$NC" list --json
   equals "$(json_get "$OUT" 'length')" "2"
 }
@@ -304,11 +308,11 @@ test_sigterm_during_a_manifest_run() {
 test_no_write_access_is_refused_before_compiling() {
   setup_repo || return
   if [[ "$(id -u)" == 0 ]]; then
-    # Root ignores permission bits: put a regular file where commits are written.
-    mv "$SCRATCH/repo/commits" "$SCRATCH/commits.saved"
-    : >"$SCRATCH/repo/commits"
+    # Root ignores permission bits: put a regular file where commits stage.
+    rm -rf "$SCRATCH/repo/.neuron-cache/staging"
+    : >"$SCRATCH/repo/.neuron-cache/staging"
   else
-    chmod a-w "$SCRATCH/repo/objects" "$SCRATCH/repo/commits"
+    chmod a-w "$SCRATCH/repo" "$SCRATCH/repo/.neuron-cache/staging"
   fi
   add_one 1 || return
   contains "$ERR" "You do not have write access to file://$SCRATCH/repo"

@@ -246,9 +246,11 @@ test_repo_ids_from_the_config_file_and_environment() {
   expect_exact "neuron-cache set fi" "file://$SCRATCH/repo"
   expect_exact "neuron-cache config --repo-id " "file://$SCRATCH/repo"
   run_cases
+  # A Hub id in optimum's file beside the directory repo in neuron-cache's own file.
+  mkdir -p "$HF_HOME"
   printf 'my-org/neuron-cache' >"$HF_HOME/optimum_neuron_custom_cache"
   export CUSTOM_CACHE_REPO=other-org/cache
-  expect_exact "neuron-cache set " my-org/neuron-cache other-org/cache
+  expect_exact "neuron-cache set " "file://$SCRATCH/repo" my-org/neuron-cache other-org/cache
   expect_exact "neuron-cache set my" my-org/neuron-cache
   expect_exact "neuron-cache config --repo_id=o" --repo_id=other-org/cache
   run_cases

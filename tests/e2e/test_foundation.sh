@@ -4,23 +4,27 @@
 source "$(dirname "$0")/lib.sh"
 
 config_file() { echo "$HF_HOME/optimum_neuron_custom_cache"; }
+# neuron-cache's own choice (directories, S3): optimum-neuron reads Hub ids only.
+own_file() { echo "$HOME/.config/neuron-cache/repo"; }
 
 test_create_sets_and_config_shows_it() {
   run 0 "$NC" create "$SCRATCH/repo" || return
   contains "$OUT" "Neuron cache created: file://$SCRATCH/repo"
-  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/repo in $(config_file)."
-  equals "$(cat "$(config_file)")" "file://$SCRATCH/repo"
+  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/repo in $(own_file)."
+  equals "$(cat "$(own_file)")" "file://$SCRATCH/repo"
+  # optimum-neuron's file holds Hub ids only: a directory repo never goes there.
+  [[ ! -e "$(config_file)" ]] || fail "optimum's file written for a directory repo"
   run 0 "$NC" config || return
   contains "$OUT" "Repo:          file://$SCRATCH/repo (directory)"
-  contains "$OUT" "Repo source:   saved in $(config_file) by 'neuron-cache set'"
+  contains "$OUT" "Repo source:   saved in $(own_file)"
   run 0 "$NC" config -q
   equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }
 
 test_config_file_has_no_trailing_newline() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
-  equals "$(od -An -c "$(config_file)" | tr -d ' \n' | tail -c 4)" "repo"
-  [[ "$(tail -c 1 "$(config_file)" | od -An -tx1 | tr -d ' ')" != "0a" ]] || fail "trailing newline"
+  equals "$(od -An -c "$(own_file)" | tr -d ' \n' | tail -c 4)" "repo"
+  [[ "$(tail -c 1 "$(own_file)" | od -An -tx1 | tr -d ' ')" != "0a" ]] || fail "trailing newline"
 }
 
 test_resolution_precedence() {
@@ -34,7 +38,7 @@ test_resolution_precedence() {
   equals "$(json_get "$OUT" .repo)" "file:///opt/from-option"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo_id hf://org/underscore
   equals "$(json_get "$OUT" .repo)" "org/underscore"
-  rm "$(config_file)"
+  rm "$(own_file)"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "aws-neuron/optimum-neuron-cache"
   equals "$(json_get "$OUT" .repo_source)" "default"
@@ -54,15 +58,15 @@ test_set_overwrite_warns_like_optimum() {
   contains "$ERR" "neuron-cache: warning: A custom cache repo was already registered: file://$SCRATCH/a. It will be overwritten to file://$SCRATCH/b."
   run 0 "$NC" set "file://$SCRATCH/a"
   contains "$ERR" "already registered: file://$SCRATCH/b. It will be overwritten to file://$SCRATCH/a."
-  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/a in $(config_file)."
+  contains "$OUT" "Neuron cache name set locally to file://$SCRATCH/a in $(own_file)."
   run 0 "$NC" set -n "$SCRATCH/a"
   lacks "$ERR" "warning"
 }
 
-test_create_creates_hf_home() {
-  export HF_HOME="$SCRATCH/deep/new/hf"
+test_create_creates_the_config_directory() {
+  export XDG_CONFIG_HOME="$SCRATCH/deep/new/config"
   run 0 "$NC" create "$SCRATCH/repo" || return
-  [[ -f "$HF_HOME/optimum_neuron_custom_cache" ]] || fail "config not written"
+  [[ -f "$XDG_CONFIG_HOME/neuron-cache/repo" ]] || fail "config not written"
 }
 
 test_create_exist_ok_and_json() {
@@ -106,8 +110,8 @@ test_bad_repo_specs() {
     assert_unchanged_after 1 "$NC" create "$bad"
     assert_unchanged_after 1 "$NC" config --repo-id "$bad"
   done
-  assert_unchanged_after 1 "$NC" set "s3://bucket/x"
-  contains "$ERR" "not supported yet"
+  assert_unchanged_after 1 "$NC" set "s3://Bad_Bucket/x"
+  contains "$ERR" "is not a valid S3 bucket name"
 }
 
 test_relative_directories_are_made_absolute() {
@@ -116,13 +120,13 @@ test_relative_directories_are_made_absolute() {
   equals "$(cat "$OUT")" "file://$SCRATCH/work/sub/repo"
   run 0 "$NC" create ../other --no-set -q || return
   equals "$(cat "$OUT")" "file://$SCRATCH/work/other"
-  equals "$(cat "$(config_file)")" "file://$SCRATCH/work/sub/repo"
+  equals "$(cat "$(own_file)")" "file://$SCRATCH/work/sub/repo"
   run 1 "$NC" set .. --json
-  equals "$(json_get "$OUT" .error)" "$SCRATCH/work exists but is not a neuron-cache repo"
+  contains "$OUT" "$SCRATCH/work exists but is not a neuron-cache repo"
   contains "$ERR" "neuron-cache create /path/to/new-repo"
   cd "$SCRATCH/work" || return
   run 0 "$NC" set ./other -q
-  equals "$(cat "$(config_file)")" "file://$SCRATCH/work/other"
+  equals "$(cat "$(own_file)")" "file://$SCRATCH/work/other"
   run 0 "$NC" config --repo-id ./sub/repo -q
   equals "$(cat "$OUT")" "file://$SCRATCH/work/sub/repo"
 }
@@ -132,7 +136,7 @@ test_create_no_set_keeps_the_host_repo() {
   run 0 "$NC" create "$SCRATCH/ci" --no-set --json || return
   equals "$(json_get "$OUT" .set)" "false"
   equals "$(json_get "$OUT" .repo)" "file://$SCRATCH/ci"
-  equals "$(cat "$(config_file)")" "file://$SCRATCH/main"
+  equals "$(cat "$(own_file)")" "file://$SCRATCH/main"
   lacks "$ERR" "overwritten"
   run 0 "$NC" create "$SCRATCH/ci2" --no-set
   contains "$OUT" "Not set as this host's cache repo (--no-set); use it with --repo-id file://$SCRATCH/ci2."
@@ -180,10 +184,14 @@ test_empty_or_unreadable_config_file() {
   rm "$HF_HOME/optimum_neuron_custom_cache" && mkdir "$HF_HOME/optimum_neuron_custom_cache"
   assert_unchanged_after 1 "$NC" config
   contains "$ERR" "cannot read the cache repo config file"
-  # `set` repairs an empty file.
+  # A directory repo set goes to neuron-cache's own file, which comes first; optimum's
+  # broken file is left as it is (it is optimum's).
   rmdir "$HF_HOME/optimum_neuron_custom_cache" && : >"$HF_HOME/optimum_neuron_custom_cache"
   run 0 "$NC" create "$SCRATCH/repo" -q
-  equals "$(cat "$HF_HOME/optimum_neuron_custom_cache")" "file://$SCRATCH/repo"
+  equals "$(cat "$(own_file)")" "file://$SCRATCH/repo"
+  equals "$(wc -c <"$HF_HOME/optimum_neuron_custom_cache")" "0"
+  run 0 "$NC" config -q
+  equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }
 
 test_token_and_config_files_that_are_not_files() {
@@ -202,20 +210,24 @@ test_token_and_config_files_that_are_not_files() {
   contains "$ERR" "not a regular file"
 }
 
-test_hf_home_not_writable() {
+test_config_dir_not_writable() {
   : >"$SCRATCH/a-file"
-  export HF_HOME="$SCRATCH/a-file/hf" # below a regular file: unwritable even for root
+  # Directory repos are recorded in neuron-cache's own file (XDG_CONFIG_HOME).
+  export XDG_CONFIG_HOME="$SCRATCH/a-file/config" # below a regular file: unwritable even for root
   assert_unchanged_after 1 "$NC" create "$SCRATCH/repo"
-  contains "$ERR" "make HF_HOME point at a writable directory"
+  contains "$ERR" "make XDG_CONFIG_HOME point at a writable directory"
   [[ ! -e "$SCRATCH/repo" ]] || fail "create made a repo it could not register"
-  export HF_HOME="$SCRATCH/hf-ok"
+  export XDG_CONFIG_HOME="$SCRATCH/config-ok"
   run 0 "$NC" create "$SCRATCH/repo" -q || return
-  export HF_HOME="$SCRATCH/a-file/hf"
+  export XDG_CONFIG_HOME="$SCRATCH/a-file/config"
   assert_unchanged_after 1 "$NC" set "$SCRATCH/repo"
+  # HF_HOME is not needed for them.
+  export XDG_CONFIG_HOME="$SCRATCH/config-ok" HF_HOME="$SCRATCH/a-file/hf"
+  run 0 "$NC" set "$SCRATCH/repo"
   if [[ $(id -u) -ne 0 ]]; then
-    export HF_HOME="$SCRATCH/ro-home" && mkdir -p "$HF_HOME" && chmod 555 "$HF_HOME"
+    export XDG_CONFIG_HOME="$SCRATCH/ro-config" && mkdir -p "$XDG_CONFIG_HOME" && chmod 555 "$XDG_CONFIG_HOME"
     assert_unchanged_after 1 "$NC" set "$SCRATCH/repo"
-    chmod 755 "$HF_HOME"
+    chmod 755 "$XDG_CONFIG_HOME"
   fi
 }
 

@@ -143,6 +143,30 @@ test_set_checks_existence_and_config_shows_it() {
   equals "$(cat "$OUT")" "alice/cache-set"
 }
 
+# optimum-neuron's file holds Hub ids only; neuron-cache's own file holds the rest.
+test_set_hub_and_directory_repos_keep_to_their_own_files() {
+  local own="$HOME/.config/neuron-cache/repo"
+  HF_TOKEN=$ALICE run 0 "$NC" create cache-files -q || return
+  HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-files || return
+  equals "$(cat "$(config_file)")" "alice/cache-files"
+  [[ ! -e "$own" ]] || fail "own file written for a Hub repo"
+  local before; before=$(od -An -tx1 "$(config_file)")
+  run 0 "$NC" create "$SCRATCH/dir-repo" -q || return
+  # optimum's file is untouched, byte for byte; the directory goes to neuron-cache's file.
+  equals "$(od -An -tx1 "$(config_file)")" "$before"
+  equals "$(cat "$own")" "file://$SCRATCH/dir-repo"
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .repo)" "file://$SCRATCH/dir-repo"
+  equals "$(json_get "$OUT" .repo_origin)" "$own"
+  # Setting a Hub id again writes optimum's file as optimum would and clears the own choice.
+  HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-files || return
+  [[ ! -e "$own" ]] || fail "own choice not cleared"
+  equals "$(od -An -tx1 "$(config_file)")" "$before"
+  run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .repo)" "alice/cache-files"
+  equals "$(json_get "$OUT" .repo_origin)" "$(config_file)"
+}
+
 test_set_missing_repo_hints_create() {
   HF_TOKEN=$ALICE refused 1 "$NC" set alice/does-not-exist || return
   contains "$ERR" "create it with: neuron-cache create alice/does-not-exist"

@@ -6,10 +6,13 @@
 source "$(dirname "$0")/lib.sh"
 
 MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
-REPO_EDIT="$BIN_DIR/sync_repo_edit"
 VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
 
-commits() { ls "$SCRATCH/repo/commits" | wc -l; }
+# What the repo holds, as readers see it (its private folder left out): changes iff a push
+# changed something.
+repo_state() {
+  (cd "$SCRATCH/repo" && find . -path ./.neuron-cache -prune -o -type f -printf '%p %s %T@\n' | sort | sha1sum)
+}
 
 # A sample cache with 5 good entries and one of each fault, and an empty repo.
 setup() {
@@ -35,14 +38,15 @@ no_temp_files() {
 
 test_push_then_noop_repush() {
   setup || return
-  local before; before=$(commits)
+  local before; before=$(repo_state)
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" ".planned | length")" "7"
   equals "$(json_get "$OUT" .files.transferred)" "24"
   equals "$(json_get "$OUT" .committed)" "true"
   equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
     "failed=1,flags-mismatch=1,incomplete=2,lock-file=1,locked=1,temp-file=1"
-  equals "$(commits)" "$((before + 1))"
+  [[ "$(repo_state)" != "$before" ]] || fail "nothing pushed"
+  before=$(repo_state)
   local revision; revision=$(json_get "$OUT" .revision)
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" .committed)" "false"
@@ -50,7 +54,7 @@ test_push_then_noop_repush() {
   equals "$(json_get "$OUT" ".present | length")" "7"
   equals "$(json_get "$OUT" .files_hashed)" "0"
   equals "$(json_get "$OUT" .revision)" "$revision"
-  equals "$(commits)" "$((before + 1))"
+  equals "$(repo_state)" "$before"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache"
   contains "$OUT" "Nothing to push"
   contains "$OUT" "7 already present; 7 skipped (1 failed, 1 flags-mismatch, 2 incomplete, 1 lock-file, 1 locked, 1 temp-file)"
@@ -117,6 +121,7 @@ test_pull_filters_compiler_version() {
 
 test_root_missing_or_not_a_directory() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
+  local before; before=$(repo_state)
   run 1 "$NC" synchronize --cache-dir "$SCRATCH/missing"
   contains "$ERR" "the compile cache $SCRATCH/missing does not exist"
   one_line "$ERR"
@@ -128,13 +133,54 @@ test_root_missing_or_not_a_directory() {
   one_line "$ERR"
   run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/file"
   one_line "$ERR"
-  equals "$(commits)" "1"
+  equals "$(repo_state)" "$before"
   if [[ "$(id -u)" != 0 ]]; then
     mkdir "$SCRATCH/closed" && chmod 000 "$SCRATCH/closed"
     run 1 "$NC" synchronize --cache-dir "$SCRATCH/closed"
     contains "$ERR" "cannot read the compile cache"
     chmod 755 "$SCRATCH/closed"
   fi
+}
+
+test_non_regular_file_in_a_directory_repo_is_refused() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local entry; entry=$(cd "$SCRATCH/repo" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
+  mkfifo "$SCRATCH/repo/$entry/model.hlo_module.pb.fifo"
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh"
+  contains "$ERR" "$entry/model.hlo_module.pb.fifo is a FIFO"
+  one_line "$ERR"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR" ]] || fail "something was installed"
+  local before; before=$(repo_state)
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 1 --seed 7
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  one_line "$ERR"
+  equals "$(repo_state)" "$before"
+}
+
+# The repo is the compiler's own cache: pointed at it, the compiler hits what was pushed,
+# and what it compiles there itself is pulled like anything pushed.
+test_compiler_hits_what_synchronize_pushed_to_a_directory_repo() {
+  local cc="$BIN_DIR/fake_neuronx_cc"
+  NEURON_COMPILE_CACHE_URL="$SCRATCH/cache" "$cc" --model gpt2 --graphs 3 >"$SCRATCH/first" || fail "compile failed"
+  equals "$(grep -c '^Compiler status PASS' "$SCRATCH/first")" "3"
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" ".transferred | length")" "3"
+  local url
+  for url in "$SCRATCH/repo" "file://$SCRATCH/repo"; do
+    NEURON_COMPILE_CACHE_URL="$url" "$cc" --model gpt2 --graphs 3 >"$SCRATCH/hits" || fail "cached run failed"
+    equals "$(grep -c '^Using a cached neff at '"$SCRATCH/repo/neuronxcc-" "$SCRATCH/hits")" "3"
+    lacks "$SCRATCH/hits" "Compiler status PASS"
+  done
+  # `ls` shows the compiler's layout and nothing else.
+  equals "$(ls "$SCRATCH/repo")" "neuronxcc-2.21.33363.0+82129205"
+  # A graph compiled straight into the repo is there for every host.
+  NEURON_COMPILE_CACHE_URL="$SCRATCH/repo" "$cc" --model bert --graphs 1 >/dev/null || fail "compile into repo failed"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" ".transferred | length")" "4"
+  NEURON_COMPILE_CACHE_URL="$SCRATCH/fresh" "$cc" --model bert --graphs 1 >"$SCRATCH/hits" || fail "run failed"
+  contains "$SCRATCH/hits" "Using a cached neff at $SCRATCH/fresh/"
 }
 
 test_missing_repo_is_an_error() {
@@ -203,20 +249,18 @@ test_repo_entry_missing_or_inconsistent_files_not_installed() {
   e3=$(cd "$SCRATCH/cache" && ls -d "$v"/MODULE_1000000000000003+*)
   echo "Failed compilation" >"$SCRATCH/log"
   echo '["--other"]' >"$SCRATCH/flags"
-  # gen C neff without done; a failed entry; flags that do not match the name; a lock.
-  "$REPO_EDIT" "$SCRATCH/repo" delete "$e0/model.done" delete "$e1/model.neff" add "$e1/model.log" "$SCRATCH/log" \
-    add "$e2/compile_flags.json" "$SCRATCH/flags" add "$e3/model.hlo_module.pb.lock" "$SCRATCH/log" >/dev/null \
-    || fail "repo edit failed"
-  # An object whose bytes no longer match its hash (bit rot on the repo's storage).
-  local neff4; neff4=$(sha256sum "$SCRATCH/cache/$v/MODULE_1000000000000004+39f12043/model.neff" | cut -c1-64)
-  printf 'rotten' >"$SCRATCH/repo/objects/${neff4:0:2}/$neff4"
-  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
-  equals "$(json_get "$OUT" ".transferred | length")" "3"
+  # The repo is a plain compile cache: edited as the compiler or a person would. A gen C
+  # neff without done; a failed entry; flags that do not match the name; a lock.
+  local r="$SCRATCH/repo"
+  rm "$r/$e0/model.done" "$r/$e1/model.neff"
+  cp "$SCRATCH/log" "$r/$e1/model.log"
+  cp "$SCRATCH/flags" "$r/$e2/compile_flags.json"
+  cp "$SCRATCH/log" "$r/$e3/model.hlo_module.pb.lock"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
+  equals "$(json_get "$OUT" ".transferred | length")" "4"
   equals "$(json_get "$OUT" '.skipped_by_reason | to_entries | map("\(.key)=\(.value)") | join(",")')" \
     "failed-in-repo=1,flags-mismatch-in-repo=1,incomplete-in-repo=1"
-  equals "$(json_get "$OUT" '.errors[0].path')" "$v/MODULE_1000000000000004+39f12043"
-  contains "$ERR" "not installed: $v/MODULE_1000000000000004+39f12043"
-  for e in "$e0" "$e1" "$e2" "$v/MODULE_1000000000000004+39f12043"; do
+  for e in "$e0" "$e1" "$e2"; do
     [[ ! -e "$SCRATCH/fresh/$e" ]] || fail "$e installed"
   done
   # The locked-in-repo entry is complete: installed, without the lock.
@@ -282,12 +326,19 @@ test_push_killed_then_rerun() {
   "$NC" synchronize --cache-dir "$SCRATCH/cache" -q >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 200); do
-    [[ -n "$(find "$SCRATCH/repo/objects" -type f -name '[0-9a-f]*' -print -quit 2>/dev/null)" ]] && break
+    [[ -n "$(find "$SCRATCH/repo/.neuron-cache/staging" -type f -print -quit 2>/dev/null)" ]] && break
     sleep 0.01
   done
   kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  # Nothing half-written is visible: every entry present is whole.
+  local entry
+  for entry in "$SCRATCH/repo/$VERSION_DIR"/MODULE_*; do
+    [[ -e "$entry" ]] || continue
+    [[ -f "$entry/model.done" && -f "$entry/model.neff" ]] || fail "$(basename "$entry") half-written"
+  done
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
-  [[ "$(commits)" -le 3 ]] || fail "too many commits: $(commits)"
+  # The dead writer's staging is gone with the next run (same host, pid dead).
+  equals "$(ls "$SCRATCH/repo/.neuron-cache/staging" | wc -l)" "0"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" ".present | length")" "24"
   equals "$(json_get "$OUT" .committed)" "false"

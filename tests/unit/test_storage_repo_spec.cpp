@@ -47,7 +47,13 @@ TEST_CASE("bad specs are rejected with a hint")
       CHECK(std::string(error.what()).find('\n') == std::string::npos);
     }
   }
-  CHECK_THROWS_AS(parse_repo_spec("s3://bucket/prefix"), NotSupported);
+  auto s3 = parse_repo_spec("s3://my-bucket/team/cache/");
+  CHECK(s3.kind == RepoKind::s3);
+  CHECK(s3.canonical() == "s3://my-bucket/team/cache");
+  for (const char* bad : {"s3://", "s3://Bad_Bucket/x", "s3://ab/x", "s3://bucket/a/../b", "s3://bucket//x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_repo_spec(bad), InvalidArgument);
+  }
 }
 
 TEST_CASE("HF_HOME defaults as huggingface_hub computes it")

@@ -315,6 +315,9 @@ public:
       if (!admit(name, name, node, scan)) {
         continue;
       }
+      if (name == k_repo_private_dir) {
+        continue; // a directory repo's own folder: not compile-cache content
+      }
       if (node.type == NodeType::directory && name.starts_with(k_version_prefix)
           && name.size() > k_version_prefix.size()) {
         scan.versions.push_back(name);

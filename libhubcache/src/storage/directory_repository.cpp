@@ -7,14 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
+#include <csignal>
 #include <cstring>
-#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
-#include <random>
-#include <thread>
+#include <memory>
+#include <set>
 #include <unistd.h>
 
 namespace hubcache::storage {
@@ -24,50 +25,38 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::string_view k_marker_name = "neuron-cache-repo.json";
-constexpr std::string_view k_format_name = "neuron-cache-directory-repo";
-constexpr std::string_view k_manifest_header = "neuron-cache-manifest 1\n";
-constexpr int k_format_version = 1;
-constexpr int k_max_commit_attempts = 1000;
+constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
+constexpr int k_format_version = 2;
+constexpr std::string_view k_index_header = "neuron-cache-repo-index 1";
+constexpr std::uint64_t k_index_read_limit = std::uint64_t{256} << 20;
+constexpr int k_max_depth = 16;
+constexpr std::string_view k_version_prefix = "neuronxcc-";
+constexpr std::string_view k_module_prefix = "MODULE_";
+constexpr std::string_view k_registry_dir = "0_REGISTRY";
 
-std::string utc_timestamp()
-{
-  auto now = std::chrono::system_clock::now();
-  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm parts{};
-  ::gmtime_r(&seconds, &parts);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return buffer;
-}
+std::string errno_text(int error) { return std::strerror(error); }
 
-std::string sequence_name(std::uint64_t sequence)
+// A name from the repo as it can go in a message: control bytes escaped.
+std::string escaped(std::string_view text)
 {
-  std::string digits = std::to_string(sequence);
-  return std::string(20 - std::min<std::size_t>(20, digits.size()), '0') + digits;
-}
-
-std::optional<std::uint64_t> parse_sequence(std::string_view text)
-{
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-bool is_hex(std::string_view text, std::size_t length)
-{
-  if (text.size() != length) {
-    return false;
-  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
   for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += digits[byte >> 4];
+      out += digits[byte & 0xf];
+    } else {
+      out += c;
     }
   }
-  return true;
+  return out;
+}
+
+std::int64_t nanoseconds(const struct timespec& time)
+{
+  return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
 }
 
 std::string normalize_prefix(std::string_view prefix)
@@ -82,86 +71,195 @@ std::string normalize_prefix(std::string_view prefix)
   return out;
 }
 
-// Streams `source` into `out`, hashing as it goes, and checks it against `expected`.
-void copy_verified(const stdfs::path& source, util::AtomicFile& out, const std::string& expected_sha256,
-                   std::uint64_t expected_size, const util::ProgressCallback& progress, const std::string& what)
+std::string_view first_component(std::string_view path) { return path.substr(0, path.find('/')); }
+
+// One name of a repo path: what is_valid_path_in_repo checks, for a single component.
+bool is_valid_component(std::string_view name)
 {
-  std::optional<util::Fd> fd;
-  try {
-    fd = util::open_regular_file_if_exists(source);
-  } catch (const IoError& error) {
-    throw IntegrityError("the content of " + what + " in the repo cannot be read (" + error.what() + ")",
-                         "the repo is damaged; push the file again");
+  if (name.empty() || name == "." || name == ".." || name == ".git") {
+    return false;
   }
-  if (!fd) {
-    throw IntegrityError("the content of " + what + " is missing from the repo (" + source.string() + ")",
-                         "the repo is damaged; push the file again");
-  }
-  util::Hasher hasher(util::HashAlgorithm::sha256);
-  std::uint64_t done = 0;
-  util::read_chunks(*fd, source, [&](const char* data, std::size_t n) {
-    hasher.update(data, n);
-    out.write(data, n);
-    done += n;
-    if (done > expected_size) {
-      throw IntegrityError("the content of " + what + " in the repo is larger than its recorded size",
-                           "the repo is damaged; push the file again");
-    }
-    if (progress) {
-      progress(done, expected_size);
-    }
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f || c == '\\';
   });
-  if (done != expected_size || hasher.hex_digest() != expected_sha256) {
-    throw IntegrityError("the content of " + what + " in the repo does not match its recorded size and sha256",
-                         "the repo is damaged; push the file again");
+}
+
+std::vector<std::string_view> components(std::string_view path)
+{
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    parts.push_back(path.substr(start, end - start));
+    start = end + 1;
   }
+  return parts;
+}
+
+// The entry directory (`neuronxcc-<ver>/MODULE_<...>`) a path belongs to, or "" for files
+// that are not inside a compile-cache entry.
+std::string entry_of(std::string_view path)
+{
+  auto parts = components(path);
+  if (parts.size() >= 3 && parts[0].starts_with(k_version_prefix) && parts[0].size() > k_version_prefix.size()
+      && parts[1].starts_with(k_module_prefix) && parts[1].size() > k_module_prefix.size()) {
+    return std::string(parts[0]) + "/" + std::string(parts[1]);
+  }
+  return {};
+}
+
+bool is_registry_path(std::string_view path)
+{
+  auto parts = components(path);
+  return parts.size() >= 3 && parts[0].starts_with(k_version_prefix) && parts[1] == k_registry_dir;
+}
+
+// model.done last, model.neff just before it: the files a compiler trusts.
+int install_rank(std::string_view name) { return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0; }
+
+std::string file_kind(mode_t mode)
+{
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  if (S_ISCHR(mode) || S_ISBLK(mode)) {
+    return "a device";
+  }
+  return "not a regular file";
+}
+
+bool same_stamp(const struct ::stat& a, const struct ::stat& b)
+{
+  return a.st_size == b.st_size && nanoseconds(a.st_mtim) == nanoseconds(b.st_mtim)
+         && nanoseconds(a.st_ctim) == nanoseconds(b.st_ctim) && a.st_ino == b.st_ino;
+}
+
+// Content staged in the repo's staging folder, hashed as it was written.
+struct Staged {
+  std::unique_ptr<util::TemporaryFile> file;
+  std::string sha256;
+  std::uint64_t size = 0;
+};
+
+Staged stage_content(const FileSource& source, const stdfs::path& near)
+{
+  Staged staged;
+  staged.file = std::make_unique<util::TemporaryFile>(near, 0644);
+  util::Hasher hasher(util::HashAlgorithm::sha256);
+  if (const auto* bytes = std::get_if<std::string>(&source.content)) {
+    hasher.update(*bytes);
+    staged.file->write(*bytes);
+    staged.size = bytes->size();
+  } else {
+    const auto& path = std::get<stdfs::path>(source.content);
+    auto fd = util::open_regular_file(path);
+    staged.size = util::read_chunks(fd, path, [&](const char* data, std::size_t n) {
+      hasher.update(data, n);
+      staged.file->write(data, n);
+    });
+  }
+  staged.file->close(false); // flushed once for the whole commit, before anything is published
+  staged.sha256 = hasher.hex_digest();
+  return staged;
+}
+
+// Moves a staged file to `target`; false (nothing moved) when `target` appeared first.
+bool place(Staged& staged, const stdfs::path& target, bool replace)
+{
+  if (replace) {
+    if (::rename(staged.file->path().c_str(), target.c_str()) != 0) {
+      throw IoError("cannot publish " + target.string() + ": " + errno_text(errno));
+    }
+  } else if (!util::rename_no_replace(staged.file->path(), target)) {
+    return false;
+  }
+  staged.file->keep();
+  return true;
+}
+
+void make_directories(const stdfs::path& directory)
+{
+  std::error_code ec;
+  stdfs::create_directories(directory, ec);
+  if (ec) {
+    throw IoError("cannot create " + directory.string() + ": " + ec.message(),
+                  "check that the cache repo is writable");
+  }
+}
+
+// One writer's staging folder, removed with whatever it still holds when the commit ends.
+class StagingFolder {
+public:
+  explicit StagingFolder(const stdfs::path& parent)
+  {
+    make_directories(parent);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      m_path = util::unique_temp_path(parent / "w");
+      if (::mkdir(m_path.c_str(), 0755) == 0) {
+        return;
+      }
+      if (errno != EEXIST) {
+        throw IoError("cannot create a staging folder in " + parent.string() + ": " + errno_text(errno),
+                      "check that the cache repo is writable");
+      }
+    }
+    throw IoError("cannot create a unique staging folder in " + parent.string());
+  }
+  ~StagingFolder()
+  {
+    std::error_code ec;
+    stdfs::remove_all(m_path, ec);
+  }
+  StagingFolder(const StagingFolder&) = delete;
+  StagingFolder& operator=(const StagingFolder&) = delete;
+  const stdfs::path& path() const { return m_path; }
+
+private:
+  stdfs::path m_path;
+};
+
+// `<name>.tmp.nc.<host>.<pid>.<random>` (host names have no dots there): who wrote it.
+struct Owner {
+  std::string host;
+  pid_t pid = 0;
+};
+std::optional<Owner> owner_of(std::string_view name)
+{
+  auto infix = name.find(util::k_temp_infix);
+  if (infix == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto rest = name.substr(infix + util::k_temp_infix.size());
+  auto last = rest.rfind('.');
+  if (last == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto middle = rest.substr(0, last);
+  auto dot = middle.rfind('.');
+  if (dot == std::string_view::npos) {
+    return std::nullopt;
+  }
+  Owner owner;
+  owner.host = std::string(middle.substr(0, dot));
+  auto pid_text = middle.substr(dot + 1);
+  auto [end, error] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner.pid);
+  if (error != std::errc() || end != pid_text.data() + pid_text.size() || owner.pid <= 0) {
+    return std::nullopt;
+  }
+  return owner;
 }
 
 } // namespace
-
-std::string serialize_manifest(const DirectoryRepository::Manifest& manifest)
-{
-  std::string out(k_manifest_header);
-  out.reserve(manifest.size() * 120);
-  for (const auto& [path, entry] : manifest) {
-    out += entry.sha256;
-    out += ' ';
-    out += std::to_string(entry.size);
-    out += ' ';
-    out += path;
-    out += '\n';
-  }
-  return out;
-}
-
-DirectoryRepository::Manifest parse_manifest(std::string_view text)
-{
-  if (!text.starts_with(k_manifest_header)) {
-    throw IntegrityError("a manifest in the repo has an unknown format");
-  }
-  DirectoryRepository::Manifest manifest;
-  std::size_t position = k_manifest_header.size();
-  while (position < text.size()) {
-    auto end = text.find('\n', position);
-    if (end == std::string_view::npos) {
-      throw IntegrityError("a manifest in the repo is truncated");
-    }
-    std::string_view line = text.substr(position, end - position);
-    position = end + 1;
-    auto first = line.find(' ');
-    auto second = first == std::string_view::npos ? first : line.find(' ', first + 1);
-    if (second == std::string_view::npos) {
-      throw IntegrityError("a manifest in the repo has a malformed line");
-    }
-    auto size = parse_sequence(line.substr(first + 1, second - first - 1));
-    auto sha = line.substr(0, first);
-    if (!size || !is_hex(sha, 64)) {
-      throw IntegrityError("a manifest in the repo has a malformed line");
-    }
-    manifest.emplace(std::string(line.substr(second + 1)), DirectoryRepository::ManifestEntry{std::string(sha), *size});
-  }
-  return manifest;
-}
 
 DirectoryRepository::DirectoryRepository(stdfs::path root) : m_root(std::move(root)) {}
 
@@ -169,275 +267,480 @@ std::string DirectoryRepository::spec() const { return "file://" + m_root.string
 
 std::string DirectoryRepository::describe() const { return "directory repo " + m_root.string(); }
 
-stdfs::path DirectoryRepository::marker_path() const { return m_root / std::string(k_marker_name); }
+stdfs::path DirectoryRepository::hidden_dir() const { return m_root / std::string(k_hidden_dir); }
+stdfs::path DirectoryRepository::marker_path() const { return hidden_dir() / "repo.json"; }
+stdfs::path DirectoryRepository::staging_dir() const { return hidden_dir() / "staging"; }
 
-stdfs::path DirectoryRepository::object_path(std::string_view sha256) const
+stdfs::path DirectoryRepository::index_path(std::string_view top) const
 {
-  return m_root / "objects" / std::string(sha256.substr(0, 2)) / std::string(sha256);
+  return hidden_dir() / "index" / (util::hex_digest(util::HashAlgorithm::sha1, top).substr(0, 20) + ".tsv");
 }
 
-stdfs::path DirectoryRepository::commit_path(std::uint64_t sequence) const
+namespace {
+
+// What the top level of a directory holds, as far as taking it for a cache repo goes.
+enum class TopLevel { missing, empty, compile_cache, other };
+struct TopLevelView {
+  TopLevel kind = TopLevel::missing;
+  std::string other_name; // the first name that is not compile-cache content
+};
+
+TopLevelView inspect_top_level(const stdfs::path& root, std::string_view hidden)
 {
-  return m_root / "commits" / sequence_name(sequence);
+  struct ::stat status {};
+  if (::stat(root.c_str(), &status) != 0) {
+    return {TopLevel::missing, {}};
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    return {TopLevel::other, root.filename().string()};
+  }
+  TopLevelView view{TopLevel::empty, {}};
+  std::error_code ec;
+  for (const auto& item : stdfs::directory_iterator(root, ec)) {
+    auto name = item.path().filename().string();
+    std::error_code type_error;
+    if (name == hidden) {
+      continue;
+    }
+    bool is_dir = item.is_directory(type_error) && !item.is_symlink(type_error);
+    if ((is_dir && name.starts_with(k_version_prefix)) || (name == "lock" && item.is_regular_file(type_error))) {
+      view.kind = TopLevel::compile_cache;
+      continue;
+    }
+    return {TopLevel::other, name};
+  }
+  if (ec) {
+    return {TopLevel::other, "(unreadable: " + ec.message() + ")"};
+  }
+  return view;
 }
+
+} // namespace
 
 bool DirectoryRepository::exists()
 {
   std::optional<std::string> marker;
   try {
-    marker = util::read_file_if_exists(marker_path());
+    marker = util::read_file_if_exists(marker_path(), 1 << 16);
   } catch (const IoError&) {
-    return false;
+    marker = std::nullopt;
   }
-  if (!marker) {
-    return false;
+  if (marker) {
+    auto parsed = util::try_parse_json(*marker).value_or(json());
+    return parsed.is_object() && parsed.value("format", "") == k_format_name;
   }
-  auto parsed = util::try_parse_json(*marker);
-  return parsed && parsed->is_object() && parsed->value("format", "") == k_format_name;
+  // A plain compile cache (what the compiler wrote, no marker) is a repo as it is.
+  return inspect_top_level(m_root, k_hidden_dir).kind == TopLevel::compile_cache;
 }
 
 void DirectoryRepository::require_repo()
 {
-  if (!exists()) {
-    std::error_code ec;
-    if (stdfs::exists(m_root, ec) && !stdfs::is_empty(m_root, ec)) {
-      throw NotACacheRepo(m_root.string() + " exists but is not a neuron-cache repo", ErrorFacts{spec()});
-    }
-    throw RepoNotFound("cache repo " + m_root.string() + " does not exist", ErrorFacts{spec()});
+  if (exists()) {
+    return;
   }
+  auto view = inspect_top_level(m_root, k_hidden_dir);
+  if (view.kind == TopLevel::other) {
+    throw NotACacheRepo(m_root.string() + " exists but is not a neuron-cache repo: it holds something else than a"
+                          " Neuron compile cache (" + view.other_name + ")",
+                        ErrorFacts{spec()});
+  }
+  throw RepoNotFound("cache repo " + m_root.string() + " does not exist", ErrorFacts{spec()});
 }
 
 std::string DirectoryRepository::create(const RepoCreateOptions& options)
 {
-  if (exists()) {
+  bool marked = false;
+  try {
+    marked = util::read_file_if_exists(marker_path(), 1 << 16).has_value();
+  } catch (const IoError&) {
+  }
+  if (marked && exists()) {
     if (!options.exist_ok) {
       throw RepoAlreadyExists("cache repo " + m_root.string() + " already exists", ErrorFacts{spec()});
     }
     return spec();
   }
-  std::error_code ec;
-  if (stdfs::exists(m_root, ec) && !stdfs::is_empty(m_root, ec)) {
-    throw RepoAlreadyExists(m_root.string() + " is not empty and is not a neuron-cache repo", ErrorFacts{spec()},
-                            "choose an empty or new directory");
+  auto view = inspect_top_level(m_root, k_hidden_dir);
+  if (view.kind == TopLevel::other) {
+    throw RepoAlreadyExists(m_root.string() + " holds something else than a Neuron compile cache (" + view.other_name
+                              + "): it is not made a cache repo",
+                            "choose an empty or new directory, or an existing compile cache");
   }
-  for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
-    stdfs::create_directories(directory, ec);
-    if (ec) {
-      throw IoError("cannot create " + directory.string() + ": " + ec.message(),
-                    "check that the parent directory is writable");
-    }
-  }
-  // The marker goes last: a create interrupted before it leaves no "repo".
-  {
-    // The initial commit is claimed like any other, so concurrent creates agree on it.
-    auto manifest_sha = store_manifest(Manifest{});
-    json record = {{"sequence", 1}, {"parent", nullptr}, {"manifest", manifest_sha},
-                   {"message", "Create cache repo"}, {"description", ""}, {"timestamp", utc_timestamp()},
-                   {"host", util::host_name()}, {"files", 0}};
-    record["id"] = util::hex_digest(util::HashAlgorithm::sha1, record.dump() + std::to_string(::getpid()));
-    util::AtomicFile file(commit_path(1));
-    file.write(record.dump(2) + "\n");
-    const auto& temp = file.finish_without_rename();
-    util::create_exclusive_from(temp, commit_path(1));
-    ::unlink(temp.c_str());
-  }
-  json marker = {{"format", k_format_name}, {"version", k_format_version}, {"created", utc_timestamp()}};
+  // An existing plain compile cache is adopted as it is: marking it changes no entry.
+  make_directories(staging_dir());
+  make_directories(index_path("").parent_path());
+  json marker = {{"format", k_format_name}, {"version", k_format_version},
+                 {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
+  // The marker goes last: a create interrupted before it leaves no repo.
   util::write_file_atomically(marker_path(), marker.dump(2) + "\n");
-  util::sync_directory(m_root);
+  util::sync_directory(hidden_dir());
   return spec();
 }
 
-std::uint64_t DirectoryRepository::find_head_sequence()
+DirectoryRepository::IndexFile& DirectoryRepository::index_for(std::string_view top)
 {
-  std::uint64_t sequence = 0;
-  if (auto hint = util::read_file_if_exists(m_root / "HEAD")) {
-    auto space = hint->find(' ');
-    if (auto parsed = parse_sequence(std::string_view(*hint).substr(0, space))) {
-      sequence = *parsed;
+  if (auto it = m_indexes.find(top); it != m_indexes.end()) {
+    return it->second;
+  }
+  IndexFile index;
+  std::optional<std::string> text;
+  try {
+    text = util::read_file_if_exists(index_path(top), k_index_read_limit);
+  } catch (const Error&) {
+    text = std::nullopt; // only a cache: hash again
+  }
+  if (text && text->starts_with(k_index_header)) {
+    std::string_view rest(*text);
+    rest.remove_prefix(std::min(rest.size(), k_index_header.size() + 1));
+    Index records;
+    bool good = true;
+    while (!rest.empty() && good) {
+      auto end = rest.find('\n');
+      if (end == std::string_view::npos) {
+        good = false;
+        break;
+      }
+      auto line = rest.substr(0, end);
+      rest.remove_prefix(end + 1);
+      // size \t mtime_ns \t ctime_ns \t inode \t sha256 \t path
+      IndexRecord record;
+      std::size_t start = 0;
+      auto field = [&]() -> std::string_view {
+        auto tab = line.find('\t', start);
+        if (tab == std::string_view::npos) {
+          good = false;
+          return {};
+        }
+        auto value = line.substr(start, tab - start);
+        start = tab + 1;
+        return value;
+      };
+      auto number = [&](auto& out) {
+        auto text_value = field();
+        auto [ptr, error] = std::from_chars(text_value.data(), text_value.data() + text_value.size(), out);
+        good = good && error == std::errc() && ptr == text_value.data() + text_value.size();
+      };
+      number(record.size);
+      number(record.mtime_ns);
+      number(record.ctime_ns);
+      number(record.inode);
+      record.sha256 = std::string(field());
+      if (!good || record.sha256.size() != 64 || start >= line.size()) {
+        good = false;
+        break;
+      }
+      records.emplace(std::string(line.substr(start)), std::move(record));
+    }
+    if (good) {
+      index.records = std::move(records);
     }
   }
-  std::error_code ec;
-  if (sequence == 0 || !stdfs::exists(commit_path(sequence), ec)) {
-    // No usable hint: list the commits once.
-    sequence = 0;
-    for (const auto& item : stdfs::directory_iterator(m_root / "commits", ec)) {
-      auto name = item.path().filename().string();
-      if (util::is_temp_name(name)) {
+  return m_indexes.emplace(std::string(top), std::move(index)).first->second;
+}
+
+void DirectoryRepository::save_indexes()
+{
+  for (auto& [top, index] : m_indexes) {
+    if (!index.changed) {
+      continue;
+    }
+    std::string text(k_index_header);
+    text += '\n';
+    for (const auto& [path, record] : index.records) {
+      text += std::to_string(record.size) + '\t' + std::to_string(record.mtime_ns) + '\t'
+              + std::to_string(record.ctime_ns) + '\t' + std::to_string(record.inode) + '\t' + record.sha256 + '\t'
+              + path + '\n';
+    }
+    try {
+      make_directories(index_path(top).parent_path());
+      util::write_file_atomically(index_path(top), text);
+    } catch (const Error&) {
+      // A read-only repo (or a full disk): the next reader hashes again.
+    }
+    index.changed = false;
+  }
+  m_indexes.clear(); // reloaded on the next call: other writers may have added records
+}
+
+void DirectoryRepository::record(const std::string& path, const struct ::stat& status, const std::string& sha256)
+{
+  auto& index = index_for(first_component(path));
+  IndexRecord record{static_cast<std::uint64_t>(status.st_size), nanoseconds(status.st_mtim),
+                     nanoseconds(status.st_ctim), static_cast<std::uint64_t>(status.st_ino), sha256};
+  auto& slot = index.records[path];
+  if (slot.sha256 != record.sha256 || slot.size != record.size || slot.mtime_ns != record.mtime_ns
+      || slot.ctime_ns != record.ctime_ns || slot.inode != record.inode) {
+    slot = std::move(record);
+    index.changed = true;
+  }
+}
+
+std::string DirectoryRepository::sha256_of(const std::string& path, const struct ::stat& status)
+{
+  auto& index = index_for(first_component(path));
+  if (auto it = index.records.find(path); it != index.records.end()) {
+    const auto& known = it->second;
+    if (known.size == static_cast<std::uint64_t>(status.st_size) && known.mtime_ns == nanoseconds(status.st_mtim)
+        && known.ctime_ns == nanoseconds(status.st_ctim) && known.inode == static_cast<std::uint64_t>(status.st_ino)) {
+      return known.sha256;
+    }
+  }
+  auto full = m_root / path;
+  auto fd = util::open_regular_file(full);
+  util::Hasher hasher(util::HashAlgorithm::sha256);
+  util::read_chunks(fd, full, [&](const char* data, std::size_t n) { hasher.update(data, n); });
+  auto sha256 = hasher.hex_digest();
+  // Recorded only when the file did not change while it was read.
+  struct ::stat after {};
+  if (::fstat(fd.get(), &after) == 0 && same_stamp(status, after)) {
+    record(path, after, sha256);
+  }
+  return sha256;
+}
+
+void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile>& files, bool with_hashes,
+                               std::vector<std::uint64_t>* stamps)
+{
+  // Iterative depth-first walk with fstatat: no symlink is ever followed.
+  struct Pending {
+    std::string relative;
+    int depth;
+  };
+  std::vector<Pending> pending{{relative, 0}};
+  while (!pending.empty()) {
+    auto current = std::move(pending.back());
+    pending.pop_back();
+    auto directory = current.relative.empty() ? m_root : m_root / current.relative;
+    std::unique_ptr<DIR, int (*)(DIR*)> handle(::opendir(directory.c_str()), ::closedir);
+    if (!handle) {
+      if (errno == ENOENT && !current.relative.empty()) {
+        continue; // removed meanwhile
+      }
+      throw IoError("cannot read " + directory.string() + ": " + errno_text(errno));
+    }
+    int dir_fd = ::dirfd(handle.get());
+    while (auto* item = ::readdir(handle.get())) {
+      std::string_view name = item->d_name;
+      if (name == "." || name == ".." || (current.relative.empty() && name == k_hidden_dir)) {
         continue;
       }
-      if (auto parsed = parse_sequence(name); parsed && *parsed > sequence) {
-        sequence = *parsed;
+      auto path = current.relative.empty() ? std::string(name) : current.relative + "/" + std::string(name);
+      if (!is_valid_component(name)) {
+        throw IntegrityError(describe() + " holds a file whose name cannot be a repo path: '" + escaped(path) + "'",
+                             "rename or remove it");
       }
+      // Directories need no stat when readdir tells their type.
+      if (item->d_type == DT_DIR) {
+        if (current.depth + 1 >= k_max_depth) {
+          throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
+                                 + " levels at " + path);
+        }
+        pending.push_back({std::move(path), current.depth + 1});
+        continue;
+      }
+      struct ::stat status {};
+      if (::fstatat(dir_fd, item->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+          continue;
+        }
+        throw IoError("cannot stat " + (m_root / path).string() + ": " + errno_text(errno));
+      }
+      if (S_ISDIR(status.st_mode)) {
+        if (current.depth + 1 >= k_max_depth) {
+          throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
+                                 + " levels at " + path);
+        }
+        pending.push_back({std::move(path), current.depth + 1});
+        continue;
+      }
+      if (!S_ISREG(status.st_mode)) {
+        throw IntegrityError(describe() + ": " + path + " is " + file_kind(status.st_mode)
+                               + "; a cache repo holds only regular files and directories",
+                             "remove it from the repo");
+      }
+      if (stamps != nullptr) {
+        // What identifies this version of the file: path, size, modification time.
+        util::Hasher stamp(util::HashAlgorithm::sha1);
+        stamp.update(path + '\0' + std::to_string(status.st_size) + '\0' + std::to_string(nanoseconds(status.st_mtim)));
+        stamps->push_back(std::stoull(stamp.hex_digest().substr(0, 16), nullptr, 16));
+      }
+      RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
+      if (with_hashes) {
+        file.sha256 = sha256_of(file.path, status);
+      }
+      files.push_back(std::move(file));
     }
   }
-  // Commits published after the hint was written.
-  while (stdfs::exists(commit_path(sequence + 1), ec)) {
-    ++sequence;
-  }
-  return sequence;
-}
-
-std::shared_ptr<const DirectoryRepository::Manifest> DirectoryRepository::load_manifest(const std::string& sha256)
-{
-  auto text = util::read_file_if_exists(object_path(sha256));
-  if (!text) {
-    throw IntegrityError("the repo's manifest " + sha256 + " is missing", "the repo is damaged");
-  }
-  if (util::hex_digest(util::HashAlgorithm::sha256, *text) != sha256) {
-    throw IntegrityError("the repo's manifest " + sha256 + " is corrupted", "the repo is damaged");
-  }
-  return std::make_shared<const Manifest>(parse_manifest(*text));
-}
-
-DirectoryRepository::Head DirectoryRepository::load_head()
-{
-  require_repo();
-  auto sequence = find_head_sequence();
-  if (sequence == 0) {
-    Head head;
-    head.manifest = std::make_shared<const Manifest>();
-    return head;
-  }
-  {
-    std::lock_guard lock(m_head_mutex);
-    if (m_cached_head && m_cached_head->sequence == sequence) {
-      return *m_cached_head;
-    }
-  }
-  auto text = util::read_file(commit_path(sequence));
-  auto parsed = util::try_parse_json(text);
-  if (!parsed || !parsed->is_object() || !parsed->contains("id") || !parsed->contains("manifest")) {
-    throw IntegrityError("commit record " + commit_path(sequence).string() + " is malformed", "the repo is damaged");
-  }
-  Head head;
-  head.sequence = sequence;
-  const auto& record = *parsed;
-  head.id = record["id"].get<std::string>();
-  head.manifest_sha256 = record["manifest"].get<std::string>();
-  head.manifest = load_manifest(head.manifest_sha256);
-  std::lock_guard lock(m_head_mutex);
-  m_cached_head = head;
-  return head;
 }
 
 std::optional<std::string> DirectoryRepository::revision()
 {
-  auto head = load_head();
-  if (head.sequence == 0) {
-    return std::nullopt;
-  }
-  return head.id;
+  require_repo();
+  std::vector<RepoFile> files;
+  std::vector<std::uint64_t> stamps;
+  walk({}, files, false, &stamps);
+  std::sort(stamps.begin(), stamps.end());
+  util::Hasher hasher(util::HashAlgorithm::sha1);
+  hasher.update(stamps.data(), stamps.size() * sizeof(std::uint64_t));
+  return hasher.hex_digest();
 }
 
 std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
 {
-  auto head = load_head();
+  require_repo();
   auto folder = normalize_prefix(prefix);
-  std::vector<RepoFile> files;
-  auto begin = folder.empty() ? head.manifest->begin() : head.manifest->lower_bound(folder + "/");
-  for (auto it = begin; it != head.manifest->end(); ++it) {
-    if (!folder.empty() && !it->first.starts_with(folder + "/")) {
-      break;
+  if (!folder.empty()) {
+    validate_path_in_repo(folder);
+    if (first_component(folder) == k_hidden_dir) {
+      return {};
     }
-    files.push_back(RepoFile{it->first, it->second.size, it->second.sha256, {}});
+    struct ::stat status {};
+    if (::lstat((m_root / folder).c_str(), &status) != 0 || !S_ISDIR(status.st_mode)) {
+      return {};
+    }
   }
+  std::vector<RepoFile> files;
+  std::lock_guard lock(m_index_mutex);
+  walk(folder, files, true, nullptr);
+  save_indexes();
+  std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
   return files;
 }
 
-std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
+namespace {
+
+// lstat of a repo path whose every component must be a directory but the last, which
+// must be a regular file; nullopt when it does not exist. Symlinks are refused anywhere.
+std::optional<struct ::stat> checked_lstat(const stdfs::path& root, std::string_view path, const std::string& what)
 {
-  auto head = load_head();
-  auto it = head.manifest->find(path);
-  if (it == head.manifest->end()) {
-    return std::nullopt;
+  auto parts = components(path);
+  stdfs::path current = root;
+  struct ::stat status {};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    current /= std::string(parts[i]);
+    if (::lstat(current.c_str(), &status) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) {
+        return std::nullopt;
+      }
+      throw IoError("cannot stat " + current.string() + ": " + errno_text(errno));
+    }
+    bool last = i + 1 == parts.size();
+    if (!last && !S_ISDIR(status.st_mode)) {
+      if (S_ISLNK(status.st_mode)) {
+        throw IntegrityError(what + ": " + current.lexically_relative(root).string()
+                               + " is a symbolic link; a cache repo holds only regular files and directories",
+                             "remove it from the repo");
+      }
+      return std::nullopt;
+    }
+    if (last && S_ISDIR(status.st_mode)) {
+      return std::nullopt;
+    }
+    if (last && !S_ISREG(status.st_mode)) {
+      throw IntegrityError(what + ": " + std::string(path) + " is " + file_kind(status.st_mode)
+                             + "; a cache repo holds only regular files and directories",
+                           "remove it from the repo");
+    }
   }
-  return RepoFile{it->first, it->second.size, it->second.sha256, {}};
+  return status;
 }
 
-const DirectoryRepository::ManifestEntry& DirectoryRepository::lookup(const Head& head, std::string_view path)
+} // namespace
+
+std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
 {
-  auto it = head.manifest->find(path);
-  if (it == head.manifest->end()) {
-    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
+  require_repo();
+  validate_path_in_repo(path);
+  if (first_component(path) == k_hidden_dir) {
+    return std::nullopt;
   }
-  return it->second;
+  auto status = checked_lstat(m_root, path, describe());
+  if (!status) {
+    return std::nullopt;
+  }
+  std::lock_guard lock(m_index_mutex);
+  RepoFile file{std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status), {}};
+  save_indexes();
+  return file;
 }
 
 std::string DirectoryRepository::read_file(std::string_view path)
 {
-  auto head = load_head();
-  const auto& entry = lookup(head, path);
-  auto content = util::read_file_if_exists(object_path(entry.sha256));
-  if (!content || content->size() != entry.size || util::hex_digest(util::HashAlgorithm::sha256, *content) != entry.sha256) {
-    throw IntegrityError("the content of " + std::string(path) + " in " + describe() + " is missing or corrupted",
-                         "the repo is damaged; push the file again");
+  require_repo();
+  validate_path_in_repo(path);
+  if (first_component(path) == k_hidden_dir || !checked_lstat(m_root, path, describe())) {
+    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
   }
-  return std::move(*content);
+  return util::read_file(m_root / path);
 }
 
 void DirectoryRepository::download_file(std::string_view path, const stdfs::path& destination,
                                         const util::ProgressCallback& progress)
 {
-  auto head = load_head();
-  const auto& entry = lookup(head, path);
+  require_repo();
+  validate_path_in_repo(path);
+  if (first_component(path) == k_hidden_dir || !checked_lstat(m_root, path, describe())) {
+    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
+  }
+  auto source = m_root / path;
+  auto fd = util::open_regular_file(source);
+  struct ::stat before {};
+  if (::fstat(fd.get(), &before) != 0) {
+    throw IoError("cannot stat " + source.string() + ": " + errno_text(errno));
+  }
+  auto expected = static_cast<std::uint64_t>(before.st_size);
   util::AtomicFile out(destination);
-  copy_verified(object_path(entry.sha256), out, entry.sha256, entry.size, progress, std::string(path));
+  util::Hasher hasher(util::HashAlgorithm::sha256);
+  std::uint64_t done = 0;
+  util::read_chunks(fd, source, [&](const char* data, std::size_t n) {
+    hasher.update(data, n);
+    out.write(data, n);
+    done += n;
+    if (progress) {
+      progress(done, expected);
+    }
+  });
+  struct ::stat after {};
+  if (::fstat(fd.get(), &after) != 0 || done != expected || !same_stamp(before, after)) {
+    throw IntegrityError(std::string(path) + " changed in " + describe() + " while it was copied",
+                         "retry once the writer is done");
+  }
+  // The index knows this stamp: the bytes must be the ones it recorded.
+  auto sha256 = hasher.hex_digest();
+  std::lock_guard lock(m_index_mutex);
+  auto& index = index_for(first_component(path));
+  if (auto it = index.records.find(std::string(path)); it != index.records.end() && it->second.size == expected
+      && it->second.mtime_ns == nanoseconds(after.st_mtim) && it->second.ctime_ns == nanoseconds(after.st_ctim)
+      && it->second.inode == static_cast<std::uint64_t>(after.st_ino) && it->second.sha256 != sha256) {
+    throw IntegrityError("the content of " + std::string(path) + " in " + describe()
+                           + " changed without its modification time changing (storage corruption?)",
+                         "push the entry again");
+  }
+  m_indexes.clear();
   out.commit();
 }
 
-DirectoryRepository::ManifestEntry DirectoryRepository::store_object(const FileSource& source)
-{
-  // Content goes to a temp file in objects/ while being hashed; the rename to its final
-  // content-addressed name is idempotent, so racing writers of the same bytes agree.
-  auto staging_dir = m_root / "objects";
-  util::AtomicFile staged(staging_dir / "incoming");
-  util::Hasher hasher(util::HashAlgorithm::sha256);
-  std::uint64_t size = 0;
-  if (const auto* bytes = std::get_if<std::string>(&source.content)) {
-    hasher.update(*bytes);
-    staged.write(*bytes);
-    size = bytes->size();
-  } else {
-    const auto& file = std::get<stdfs::path>(source.content);
-    size = util::read_file_chunks(file, [&](const char* data, std::size_t n) {
-      hasher.update(data, n);
-      staged.write(data, n);
-    });
-  }
-  ManifestEntry entry{hasher.hex_digest(), size};
-  auto target = object_path(entry.sha256);
-  std::error_code ec;
-  if (stdfs::exists(target, ec) && stdfs::file_size(target, ec) == size) {
-    return entry; // already stored; `staged` removes its temp file
-  }
-  stdfs::create_directories(target.parent_path(), ec);
-  const auto& temp = staged.finish_without_rename();
-  if (::rename(temp.c_str(), target.c_str()) != 0) {
-    int saved = errno;
-    ::unlink(temp.c_str());
-    throw IoError("cannot store an object in " + describe() + ": " + std::strerror(saved));
-  }
-  return entry;
-}
-
-std::string DirectoryRepository::store_manifest(const Manifest& manifest)
-{
-  return store_object(FileSource::from_bytes(serialize_manifest(manifest))).sha256;
-}
-
-std::size_t DirectoryRepository::sweep_stale_temp_files(std::chrono::seconds min_age)
+std::size_t DirectoryRepository::sweep_stale_staging()
 {
   std::size_t removed = 0;
-  auto now = stdfs::file_time_type::clock::now();
-  for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
-    std::error_code ec;
-    for (const auto& item : stdfs::directory_iterator(directory, ec)) {
-      if (!util::is_temp_name(item.path().filename().string())) {
-        continue;
-      }
-      std::error_code stat_error;
-      auto modified = stdfs::last_write_time(item.path(), stat_error);
-      if (!stat_error && now - modified >= min_age && stdfs::remove(item.path(), stat_error)) {
+  static const std::string host = util::host_name();
+  std::error_code ec;
+  for (const auto& item : stdfs::directory_iterator(staging_dir(), ec)) {
+    auto name = item.path().filename().string();
+    bool gone = false;
+    auto owner = owner_of(name);
+    if (owner && owner->host == host) {
+      gone = ::kill(owner->pid, 0) != 0 && errno == ESRCH;
+    } else {
+      // Another host's writer: only time tells it is gone.
+      struct ::stat status {};
+      gone = ::lstat(item.path().c_str(), &status) == 0
+             && std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(status.st_mtime)
+                  > stale_staging_age;
+    }
+    if (gone) {
+      std::error_code remove_error;
+      if (stdfs::remove_all(item.path(), remove_error) > 0 && !remove_error) {
         ++removed;
       }
     }
@@ -448,128 +751,253 @@ std::size_t DirectoryRepository::sweep_stale_temp_files(std::chrono::seconds min
 void DirectoryRepository::check_writable()
 {
   require_repo();
-  // Commits write objects, then claim a record in commits/: both must take new files.
-  for (const auto& directory : {m_root / "objects", m_root / "commits"}) {
-    try {
-      util::TemporaryFile probe(directory / "write-probe");
-    } catch (const IoError& error) {
-      throw WriteAccessDenied("You do not have write access to " + spec() + ": cannot create files in "
-                                + directory.string() + " (" + error.what() + ")",
-                              ErrorFacts{spec(), false, true}, "fix its permissions");
-    }
+  // Commits stage in the private folder and rename into the root: both must take new files.
+  try {
+    make_directories(staging_dir());
+    util::TemporaryFile probe(staging_dir() / "write-probe");
+  } catch (const IoError& error) {
+    throw WriteAccessDenied("You do not have write access to " + spec() + ": cannot create files in "
+                              + staging_dir().string() + " (" + error.what() + ")",
+                            ErrorFacts{spec(), false, true}, "fix its permissions");
+  }
+  if (::access(m_root.c_str(), W_OK) != 0) {
+    throw WriteAccessDenied("You do not have write access to " + spec() + ": " + errno_text(errno),
+                            ErrorFacts{spec(), false, true}, "fix its permissions");
   }
 }
 
 CommitResult DirectoryRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
 {
+  std::lock_guard lock(m_index_mutex); // one commit at a time per object, as the interface says
   if (request.message.empty()) {
     throw InvalidArgument("a commit needs a message");
   }
   for (const auto& addition : request.additions) {
     validate_path_in_repo(addition.path_in_repo);
+    if (first_component(addition.path_in_repo) == k_hidden_dir) {
+      throw InvalidArgument("'" + addition.path_in_repo + "' is inside the repo's private folder");
+    }
   }
   for (const auto& deletion : request.deletions) {
     validate_path_in_repo(normalize_prefix(deletion.path_in_repo));
+    if (first_component(normalize_prefix(deletion.path_in_repo)) == k_hidden_dir) {
+      throw InvalidArgument("'" + deletion.path_in_repo + "' is inside the repo's private folder");
+    }
   }
   require_repo();
+  if (request.parent_revision && revision() != *request.parent_revision) {
+    throw ConflictError("the repo changed since revision " + *request.parent_revision,
+                        "run again to apply the change on the current content");
+  }
+  sweep_stale_staging();
+  StagingFolder staging(staging_dir());
+  CommitResult result;
+  std::size_t staged_count = 0;
+  auto next_stage = [&]() { return staging.path() / ("s" + std::to_string(staged_count++)); };
 
-  // Objects first: they are invisible until a manifest names them.
-  std::vector<std::pair<std::string, ManifestEntry>> added;
-  added.reserve(request.additions.size());
+  // Deletions: a folder leaves by one rename into the staging folder, then goes with it.
+  for (const auto& deletion : request.deletions) {
+    auto path = normalize_prefix(deletion.path_in_repo);
+    auto target = m_root / path;
+    struct ::stat status {};
+    if (::lstat(target.c_str(), &status) != 0) {
+      continue;
+    }
+    if (deletion.is_folder && S_ISDIR(status.st_mode)) {
+      std::vector<RepoFile> below;
+      walk(path, below, false, nullptr);
+      auto away = next_stage();
+      if (::rename(target.c_str(), away.c_str()) != 0) {
+        throw IoError("cannot remove " + target.string() + ": " + errno_text(errno));
+      }
+      result.files_deleted += below.size();
+    } else if (!deletion.is_folder && !S_ISDIR(status.st_mode)) {
+      if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
+        throw IoError("cannot remove " + target.string() + ": " + errno_text(errno));
+      }
+      ++result.files_deleted;
+    }
+  }
+
+  // Additions grouped by what publishes them: entries, loose files, then the registry.
+  std::map<std::string, std::vector<const Addition*>> entries;
+  std::vector<const Addition*> loose;
+  std::vector<const Addition*> registry;
   std::uint64_t total = 0;
   for (const auto& addition : request.additions) {
     if (const auto* file = std::get_if<stdfs::path>(&addition.source.content)) {
       std::error_code ec;
-      total += stdfs::file_size(*file, ec);
+      auto size = stdfs::file_size(*file, ec);
+      total += ec ? 0 : size;
     } else {
       total += std::get<std::string>(addition.source.content).size();
     }
-  }
-  std::uint64_t done = 0;
-  std::vector<RepoFile> files;
-  files.reserve(request.additions.size());
-  for (const auto& addition : request.additions) {
-    added.emplace_back(addition.path_in_repo, store_object(addition.source));
-    const auto& stored = added.back().second;
-    files.push_back({addition.path_in_repo, stored.size, stored.sha256,
-                     addition.digests && addition.digests->sha256 == stored.sha256 ? addition.digests->git_blob_sha1
-                                                                                 : std::string()});
-    done += added.back().second.size;
-    if (progress) {
-      progress(done, total);
+    if (auto entry = entry_of(addition.path_in_repo); !entry.empty()) {
+      entries[entry].push_back(&addition);
+    } else if (is_registry_path(addition.path_in_repo)) {
+      registry.push_back(&addition);
+    } else {
+      loose.push_back(&addition);
     }
   }
 
-  std::mt19937 jitter{std::random_device{}()};
-  for (int attempt = 0; attempt < k_max_commit_attempts; ++attempt) {
-    auto head = load_head();
-    if (request.parent_revision && *request.parent_revision != head.id) {
-      throw ConflictError("the repo moved on since revision " + *request.parent_revision,
-                          "re-run the command to apply it on the new head");
+  // 1. Everything is staged first, without one fsync per file...
+  struct StagedFile {
+    const Addition* addition = nullptr;
+    stdfs::path path; // inside the staging folder
+    std::string sha256;
+  };
+  struct PendingEntry {
+    std::string entry;
+    std::optional<stdfs::path> whole; // a new entry, staged as its final directory
+    std::vector<StagedFile> files;    // in publishing order, model.done last
+  };
+  auto stage_file = [&](const Addition* addition, const stdfs::path& destination) {
+    make_directories(destination.parent_path());
+    auto content = stage_content(addition->source, destination);
+    if (!place(content, destination, false)) {
+      throw InvalidArgument("'" + addition->path_in_repo + "' is added twice in one commit");
     }
-    Manifest next = *head.manifest;
-    std::size_t deleted = 0;
-    for (const auto& deletion : request.deletions) {
-      auto path = normalize_prefix(deletion.path_in_repo);
-      if (deletion.is_folder) {
-        auto folder = path + "/";
-        for (auto it = next.lower_bound(folder); it != next.end() && it->first.starts_with(folder);) {
-          it = next.erase(it);
-          ++deleted;
-        }
-      } else {
-        deleted += next.erase(path);
-      }
+    return StagedFile{addition, destination, content.sha256};
+  };
+  std::vector<PendingEntry> pending;
+  for (auto& [entry, files] : entries) {
+    std::stable_sort(files.begin(), files.end(), [&](const Addition* a, const Addition* b) {
+      return install_rank(stdfs::path(a->path_in_repo).filename().string())
+             < install_rank(stdfs::path(b->path_in_repo).filename().string());
+    });
+    PendingEntry unit{entry, std::nullopt, {}};
+    struct ::stat status {};
+    auto stage = next_stage();
+    if (::lstat((m_root / entry).c_str(), &status) != 0) {
+      unit.whole = stage; // staged as the entry directory itself
     }
-    std::size_t changed = 0;
-    for (const auto& [path, entry] : added) {
-      auto it = next.find(path);
-      if (it == next.end() || it->second.sha256 != entry.sha256) {
-        next[path] = entry;
-        ++changed;
-      }
+    for (const auto* addition : files) {
+      unit.files.push_back(stage_file(addition, stage / addition->path_in_repo.substr(entry.size() + 1)));
     }
-    if (changed == 0 && deleted == 0) {
-      return CommitResult{head.id, false, 0, 0, files};
-    }
-    auto manifest_sha = store_manifest(next);
-    auto sequence = head.sequence + 1;
-    json record = {{"sequence", sequence},
-                   {"parent", head.id.empty() ? json(nullptr) : json(head.id)},
-                   {"manifest", manifest_sha},
-                   {"message", request.message},
-                   {"description", request.description},
-                   {"timestamp", utc_timestamp()},
-                   {"host", util::host_name()},
-                   {"files", next.size()}};
-    record["id"] = util::hex_digest(util::HashAlgorithm::sha1,
-                              record.dump() + std::to_string(::getpid()) + std::to_string(jitter()));
-    util::AtomicFile file(commit_path(sequence));
-    file.write(record.dump(2) + "\n");
-    const auto& temp = file.finish_without_rename();
-    if (before_publish_hook) {
-      before_publish_hook();
-    }
-    bool claimed = util::create_exclusive_from(temp, commit_path(sequence));
-    ::unlink(temp.c_str());
-    if (claimed) {
-      auto id = record["id"].get<std::string>();
-      try {
-        util::write_file_atomically(m_root / "HEAD", std::to_string(sequence) + " " + id + "\n");
-      } catch (const IoError&) {
-        // The hint is an optimization; readers find the head without it.
-      }
-      if (sequence % 32 == 0) {
-        sweep_stale_temp_files();
-      }
-      return CommitResult{id, true, changed, deleted, files};
-    }
-    // Someone else published this sequence: re-plan on top of theirs.
-    std::this_thread::sleep_for(std::chrono::microseconds(jitter() % (1000 * (1 + std::min(attempt, 20)))));
+    pending.push_back(std::move(unit));
   }
-  throw ConflictError("could not commit to " + describe() + " after " + std::to_string(k_max_commit_attempts)
-                        + " attempts: too many concurrent writers",
-                      "re-run the command");
+  std::vector<StagedFile> loose_files;
+  std::vector<StagedFile> registry_files;
+  for (const auto* addition : loose) {
+    loose_files.push_back(stage_file(addition, next_stage()));
+  }
+  for (const auto* addition : registry) {
+    registry_files.push_back(stage_file(addition, next_stage()));
+  }
+  // ... then flushed at once, so that nothing published can be lost content after a crash.
+  if (!request.additions.empty()) {
+    util::sync_filesystem(staging.path());
+  }
+
+  // 2. Publishing.
+  std::uint64_t done = 0;
+  std::set<stdfs::path> touched_directories;
+  auto report = [&](const Addition& addition, const struct ::stat& status, const std::string& sha256, bool added) {
+    record(addition.path_in_repo, status, sha256);
+    RepoFile file{addition.path_in_repo, static_cast<std::uint64_t>(status.st_size), sha256, {}};
+    if (addition.digests && addition.digests->sha256 == sha256) {
+      file.git_blob_sha1 = addition.digests->git_blob_sha1;
+    }
+    result.files.push_back(std::move(file));
+    result.files_added += added ? 1 : 0;
+    done += static_cast<std::uint64_t>(status.st_size);
+    if (progress) {
+      progress(done, total);
+    }
+  };
+  auto lstat_published = [&](const stdfs::path& target) {
+    struct ::stat status {};
+    if (::lstat(target.c_str(), &status) != 0) {
+      throw IoError("cannot stat " + target.string() + " after publishing it: " + errno_text(errno));
+    }
+    return status;
+  };
+  auto move = [&](const StagedFile& staged, const stdfs::path& target, bool replace) {
+    if (replace) {
+      if (::rename(staged.path.c_str(), target.c_str()) != 0) {
+        throw IoError("cannot publish " + target.string() + ": " + errno_text(errno));
+      }
+      return true;
+    }
+    return util::rename_no_replace(staged.path, target);
+  };
+  // One file into an existing directory: added when missing, replaced by one rename when
+  // different (a reader sees one copy or the other, never a mix).
+  auto publish_file = [&](const StagedFile& staged) {
+    const auto& addition = *staged.addition;
+    auto target = m_root / addition.path_in_repo;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto current = checked_lstat(m_root, addition.path_in_repo, describe());
+      if (current) {
+        auto present = sha256_of(addition.path_in_repo, *current);
+        if (present == staged.sha256) {
+          report(addition, *current, present, false);
+          return;
+        }
+        move(staged, target, true);
+        touched_directories.insert(target.parent_path());
+        report(addition, lstat_published(target), staged.sha256, true);
+        return;
+      }
+      struct ::stat blocking {};
+      if (::lstat(target.c_str(), &blocking) == 0 && S_ISDIR(blocking.st_mode)) {
+        throw IntegrityError(describe() + ": " + addition.path_in_repo + " is a directory, a file was to go there");
+      }
+      make_directories(target.parent_path());
+      if (move(staged, target, false)) {
+        touched_directories.insert(target.parent_path());
+        report(addition, lstat_published(target), staged.sha256, true);
+        return;
+      }
+      // Another writer placed it first: compare with theirs.
+    }
+    throw ConflictError("could not publish " + addition.path_in_repo + " in " + describe() + ": it keeps changing");
+  };
+
+  for (const auto& unit : pending) {
+    auto target = m_root / unit.entry;
+    if (unit.whole) {
+      // A new entry appears whole, by one rename that never replaces.
+      make_directories(target.parent_path());
+      if (before_publish_hook) {
+        before_publish_hook(unit.entry);
+      }
+      if (util::rename_no_replace(*unit.whole, target)) {
+        touched_directories.insert(target.parent_path());
+        for (const auto& staged : unit.files) {
+          report(*staged.addition, lstat_published(m_root / staged.addition->path_in_repo), staged.sha256, true);
+        }
+        continue;
+      }
+      // Another writer published this entry meanwhile: completed file by file below.
+    }
+    struct ::stat status {};
+    if (::lstat(target.c_str(), &status) == 0 && !S_ISDIR(status.st_mode)) {
+      throw IntegrityError(describe() + ": " + unit.entry + " is " + file_kind(status.st_mode)
+                             + "; a cache repo holds only regular files and directories",
+                           "remove it from the repo");
+    }
+    // An existing entry: completed file by file, model.neff then model.done last.
+    for (const auto& staged : unit.files) {
+      auto source = unit.whole ? *unit.whole / staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
+      publish_file(StagedFile{staged.addition, source, staged.sha256});
+    }
+  }
+  for (const auto& staged : loose_files) {
+    publish_file(staged);
+  }
+  // The registry describes entries: published after them.
+  for (const auto& staged : registry_files) {
+    publish_file(staged);
+  }
+  for (const auto& directory : touched_directories) {
+    util::sync_directory(directory);
+  }
+  save_indexes();
+  result.created = result.files_added > 0 || result.files_deleted > 0;
+  result.revision = revision().value_or("");
+  return result;
 }
 
 } // namespace hubcache::storage

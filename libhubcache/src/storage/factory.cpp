@@ -3,6 +3,7 @@
 #include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/storage/hub_repository.hpp"
+#include "hubcache/storage/s3_repository.hpp"
 
 namespace hubcache::storage {
 
@@ -11,6 +12,11 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
 {
   switch (spec.kind) {
   case RepoKind::directory: return std::make_unique<DirectoryRepository>(spec.directory);
+  case RepoKind::s3: {
+    auto credentials = std::make_shared<aws::CredentialChain>(env);
+    auto client = std::make_shared<aws::S3Client>(aws::S3Config::from_environment(env), std::move(credentials));
+    return std::make_unique<S3Repository>(aws::parse_s3_url(spec.s3_url), std::move(client));
+  }
   case RepoKind::hub: {
     auto config = hub::HubConfig::from_environment(env, options.token);
     if (options.max_workers > 0) {

@@ -1,5 +1,6 @@
 #include "hubcache/storage/repo_spec.hpp"
 
+#include "hubcache/aws/s3_client.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/hub/config.hpp"
 #include "hubcache/util/fs.hpp"
@@ -11,7 +12,8 @@ namespace hubcache::storage {
 namespace {
 
 constexpr std::string_view k_spec_hint =
-  "give a Hub repo id such as org/name, or an absolute path (/path or file:///path) for a directory repo";
+  "give a Hub repo id such as org/name, an absolute path (/path or file:///path) for a directory repo, or"
+  " s3://bucket/prefix";
 
 bool is_repo_name_char(char c)
 {
@@ -89,6 +91,9 @@ std::string RepoSpec::canonical() const
   if (kind == RepoKind::directory) {
     return "file://" + directory.string();
   }
+  if (kind == RepoKind::s3) {
+    return s3_url;
+  }
   return hub_id;
 }
 
@@ -118,8 +123,10 @@ RepoSpec parse_repo_spec(std::string_view text)
     return parse_directory(text, text);
   }
   if (text.starts_with("s3://")) {
-    throw NotSupported("S3 cache repos (" + quoted(text) + ") are not supported yet",
-                       "use a Hub repo id or a directory path for now");
+    RepoSpec spec;
+    spec.kind = RepoKind::s3;
+    spec.s3_url = aws::parse_s3_url(text).to_string();
+    return spec;
   }
   std::string_view id = text;
   if (text.starts_with("hf://")) {
@@ -178,19 +185,31 @@ std::optional<std::string> read_custom_cache_repo(const std::filesystem::path& c
   return content->substr(begin, end - begin + 1);
 }
 
+namespace {
+
+// The variable that moves a config file elsewhere: HF_HOME for optimum's, XDG_CONFIG_HOME
+// for neuron-cache's own.
+std::string writable_hint(const std::filesystem::path& config_file)
+{
+  return std::string("make ") + (config_file.filename() == k_custom_cache_file_name ? "HF_HOME" : "XDG_CONFIG_HOME")
+         + " point at a writable directory";
+}
+
+} // namespace
+
 void write_custom_cache_repo(const std::filesystem::path& config_file, std::string_view name)
 {
   std::error_code ec;
   std::filesystem::create_directories(config_file.parent_path(), ec);
   if (ec) {
     throw IoError("cannot create " + config_file.parent_path().string() + ": " + ec.message(),
-                  "make HF_HOME point at a writable directory");
+                  writable_hint(config_file));
   }
   try {
     util::write_file_atomically(config_file, name);
   } catch (const IoError& error) {
     throw IoError(std::string("cannot write the cache repo config file: ") + error.what(),
-                  "make HF_HOME point at a writable directory");
+                  writable_hint(config_file));
   }
 }
 
@@ -200,14 +219,55 @@ void ensure_config_writable(const std::filesystem::path& config_file)
   std::filesystem::create_directories(config_file.parent_path(), ec);
   if (ec) {
     throw IoError("cannot create " + config_file.parent_path().string() + ": " + ec.message(),
-                  "make HF_HOME point at a writable directory");
+                  writable_hint(config_file));
   }
   try {
     util::AtomicFile probe(config_file); // removed unused by its destructor
   } catch (const IoError& error) {
     throw IoError(std::string("cannot write the cache repo config file: ") + error.what(),
-                  "make HF_HOME point at a writable directory");
+                  writable_hint(config_file));
   }
+}
+
+std::filesystem::path own_config_path(const util::Environment& env)
+{
+  if (auto xdg = env.get_non_empty("XDG_CONFIG_HOME")) {
+    return util::expand_user(*xdg, env) / "neuron-cache" / "repo";
+  }
+  return util::expand_user("~/.config/neuron-cache/repo", env);
+}
+
+std::filesystem::path choice_file_for(const RepoSpec& spec, const util::Environment& env)
+{
+  return spec.kind == RepoKind::hub ? custom_cache_config_path(env) : own_config_path(env);
+}
+
+std::filesystem::path record_repo_choice(const RepoSpec& spec, std::string_view name, const util::Environment& env)
+{
+  auto file = choice_file_for(spec, env);
+  write_custom_cache_repo(file, name);
+  if (spec.kind == RepoKind::hub) {
+    // The Hub choice is optimum's file: neuron-cache's own must not shadow it any more.
+    std::error_code ec;
+    std::filesystem::remove(own_config_path(env), ec);
+    if (ec) {
+      throw IoError("cannot remove " + own_config_path(env).string() + ": " + ec.message());
+    }
+  }
+  return file;
+}
+
+std::optional<std::string> recorded_repo_choice(const util::Environment& env)
+{
+  for (const auto& file : {own_config_path(env), custom_cache_config_path(env)}) {
+    try {
+      if (auto name = read_custom_cache_repo(file)) {
+        return name;
+      }
+    } catch (const ConfigError&) {
+    }
+  }
+  return std::nullopt;
 }
 
 ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::Environment& env)
@@ -220,6 +280,14 @@ ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::
       return ResolvedRepo{parse_repo_spec(*value), RepoSource::environment, "CUSTOM_CACHE_REPO"};
     } catch (const InvalidArgument& error) {
       throw InvalidArgument(std::string("CUSTOM_CACHE_REPO: ") + error.what(), error.hint());
+    }
+  }
+  auto own_file = own_config_path(env);
+  if (auto stored = read_custom_cache_repo(own_file)) {
+    try {
+      return ResolvedRepo{parse_repo_spec(*stored), RepoSource::config_file, own_file.string()};
+    } catch (const InvalidArgument& error) {
+      throw RepoConfigFileError(own_file.string() + ": " + error.what());
     }
   }
   auto config_file = custom_cache_config_path(env);

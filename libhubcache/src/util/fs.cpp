@@ -351,6 +351,14 @@ void sync_directory(const stdfs::path& directory)
   }
 }
 
+void sync_filesystem(const stdfs::path& path)
+{
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd || ::syncfs(fd.get()) != 0) {
+    throw IoError("cannot flush the filesystem of " + path.string() + ": " + errno_text(errno));
+  }
+}
+
 bool rename_no_replace(const stdfs::path& from, const stdfs::path& to)
 {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {

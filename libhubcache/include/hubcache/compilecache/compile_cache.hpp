@@ -21,6 +21,9 @@ inline constexpr std::string_view k_default_cache_root = "/var/tmp/neuron-compil
 inline constexpr std::string_view k_no_flags_suffix = "d41d8cd9";
 inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
 inline constexpr std::string_view k_version_prefix = "neuronxcc-";
+// The private folder of a directory cache repo (marker, staging, index): a compile cache
+// that is also a repo has it at its root.
+inline constexpr std::string_view k_repo_private_dir = ".neuron-cache";
 
 enum class RootSource { option, cc_flags, environment, default_path };
 std::string to_string(RootSource source);

@@ -40,6 +40,15 @@ struct FileSlice {
   std::uint64_t length = 0;
 };
 
+// Signs a request with AWS Signature Version 4, computed by libcurl (CURLOPT_AWS_SIGV4).
+// The session token, when there is one, travels as an `x-amz-security-token` header.
+struct AwsSigV4 {
+  std::string region;
+  std::string service = "s3";
+  std::string access_key_id;
+  std::string secret_access_key;
+};
+
 struct Request {
   std::string method = "GET";
   std::string url;
@@ -50,6 +59,9 @@ struct Request {
   // for a bare Client; 0: never), and a total limit (0: none).
   std::optional<std::chrono::seconds> stall_timeout;
   std::chrono::seconds total_timeout{0};
+  std::optional<AwsSigV4> aws_sigv4;
+  // Connection timeout (0: the 10 s default); metadata services want a short one.
+  std::chrono::milliseconds connect_timeout{0};
 };
 
 struct Response {

@@ -4,27 +4,42 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/stat.h>
 
 namespace hubcache::storage {
 
-// A cache repo that is a plain directory (local disk, NFS, FSx for Lustre).
+// A cache repo that is a plain Neuron compile cache in a directory (local disk, NFS, FSx
+// for Lustre): the compiler can use it directly (NEURON_COMPILE_CACHE_URL=/fsx/repo) and
+// `ls` shows what is there.
 //
 // Layout:
-//   neuron-cache-repo.json   marker: this directory is a cache repo
-//   objects/ab/<sha256>      file contents, content-addressed and immutable
-//   commits/<sequence>       immutable commit records; the highest sequence is the head
-//   HEAD                     hint "<sequence> <id>" so readers need not list commits/
+//   neuronxcc-<ver>/MODULE_<key>+<flags>/...   the compiler's own layout, nothing added
+//   neuronxcc-<ver>/MODULE_<hash>/...          exported models
+//   neuronxcc-<ver>/0_REGISTRY/...             optimum registry
+//   .neuron-cache/repo.json                    marker: this directory is a cache repo
+//   .neuron-cache/staging/w.tmp.nc.<host>.<pid>.<random>/   one writer's staging
+//   .neuron-cache/index/<hash>.tsv             sha256 of files, keyed by their stat stamp
 //
-// A commit writes its objects and its manifest (the full tree, itself an object), then
-// claims the next sequence number with link(2), which is atomic on NFS and fails if
-// another writer claimed it first; the loser re-applies its changes on the new head and
-// tries the next number. Readers only ever see complete commits, no lock is needed, and
-// concurrent writers all land.
+// Publishing (no lock, safe with writers on several hosts of an NFS/Lustre mount):
+// - a new entry directory is staged whole, then appears by one rename that never replaces
+//   (so two writers of one entry never nest or mix directories);
+// - an existing entry is completed file by file, model.neff then model.done last; a file
+//   that differs is replaced by one rename, so readers see one copy or the other;
+// - registry files are published after the entries of the same commit.
+// A killed writer leaves only its staging folder, removed by the next writer on any host
+// once the writer is provably gone: its pid is dead (same host) or it is older than
+// `stale_staging_age` (other hosts).
+//
+// The index only saves hashing: a record is used only when the file's size, mtime, ctime
+// and inode still match, so it can never describe content the file no longer has.
 class DirectoryRepository final : public Repository {
 public:
   explicit DirectoryRepository(std::filesystem::path root);
@@ -33,6 +48,7 @@ public:
   std::string describe() const override;
   bool exists() override;
   std::string create(const RepoCreateOptions& options) override;
+  // A content-derived token: sha1 of every file's path, size and mtime.
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::optional<RepoFile> stat(std::string_view path) override;
@@ -44,47 +60,49 @@ public:
 
   const std::filesystem::path& root() const { return m_root; }
 
-  // Removes temp files that writers killed mid-write left in objects/ and commits/.
-  // Only files older than `min_age` go: a younger one may belong to a live writer on
-  // another host. Commits call it now and then; returns the number removed.
-  std::size_t sweep_stale_temp_files(std::chrono::seconds min_age = std::chrono::hours(24));
+  // Removes the staging folders of writers that are provably gone; returns how many.
+  std::size_t sweep_stale_staging();
+  std::chrono::seconds stale_staging_age = std::chrono::hours(24);
 
-  // A manifest entry: where a path's content lives.
-  struct ManifestEntry {
-    std::string sha256;
-    std::uint64_t size = 0;
-  };
-  using Manifest = std::map<std::string, ManifestEntry, std::less<>>;
+  // Test seam: called once an entry is staged whole, just before it is renamed into
+  // place. Lets tests kill or race a writer at the worst moment.
+  std::function<void(const std::string& entry)> before_publish_hook;
 
-  // Test seam: called after the objects and the commit record are written, just before
-  // the record is published. Lets tests kill or race a writer at the worst moment.
-  std::function<void()> before_publish_hook;
+  // The hidden folder's name, skipped by listings and by compile-cache scans.
+  static constexpr std::string_view k_hidden_dir = ".neuron-cache";
 
 private:
-  struct Head {
-    std::uint64_t sequence = 0;
-    std::string id;
-    std::string manifest_sha256;
-    std::shared_ptr<const Manifest> manifest;
+  struct IndexRecord {
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    std::uint64_t inode = 0;
+    std::string sha256;
+  };
+  using Index = std::unordered_map<std::string, IndexRecord>;
+  struct IndexFile {
+    Index records;
+    bool changed = false;
   };
 
+  std::filesystem::path hidden_dir() const;
   std::filesystem::path marker_path() const;
-  std::filesystem::path object_path(std::string_view sha256) const;
-  std::filesystem::path commit_path(std::uint64_t sequence) const;
+  std::filesystem::path staging_dir() const;
+  std::filesystem::path index_path(std::string_view top) const;
   void require_repo();
-  Head load_head();
-  std::uint64_t find_head_sequence();
-  std::shared_ptr<const Manifest> load_manifest(const std::string& sha256);
-  ManifestEntry store_object(const FileSource& source);
-  std::string store_manifest(const Manifest& manifest);
-  const ManifestEntry& lookup(const Head& head, std::string_view path);
+  IndexFile& index_for(std::string_view top);
+  void save_indexes();
+  // sha256 of the regular file at `path` (repo-relative), from the index when it still
+  // matches, else by reading it (and recording it).
+  std::string sha256_of(const std::string& path, const struct ::stat& status);
+  void record(const std::string& path, const struct ::stat& status, const std::string& sha256);
+  void walk(const std::string& relative, std::vector<RepoFile>& files, bool with_hashes,
+            std::vector<std::uint64_t>* stamps);
 
   std::filesystem::path m_root;
-  std::mutex m_head_mutex;           // readers may run on several threads
-  std::optional<Head> m_cached_head; // last head read; revalidated on every call
+  // Reads may run on several threads (storage/repository.hpp): the index cache is shared.
+  std::mutex m_index_mutex;
+  std::map<std::string, IndexFile, std::less<>> m_indexes; // by top-level name, for one call
 };
-
-std::string serialize_manifest(const DirectoryRepository::Manifest& manifest);
-DirectoryRepository::Manifest parse_manifest(std::string_view text);
 
 } // namespace hubcache::storage

@@ -9,7 +9,7 @@
 
 namespace hubcache::storage {
 
-enum class RepoKind { hub, directory };
+enum class RepoKind { hub, directory, s3 };
 
 // Where a cache repo lives, parsed from what a user typed. Hub: `org/name`, `name` or
 // `hf://org/name`. Directory: an absolute path or `file:///abs/path`.
@@ -17,14 +17,14 @@ struct RepoSpec {
   RepoKind kind = RepoKind::hub;
   std::string hub_id;              // hub only; may lack a namespace before `create`
   std::filesystem::path directory; // directory only; absolute and lexically normal
+  std::string s3_url;              // s3 only; `s3://bucket[/prefix]` without trailing '/'
 
   // The form stored in the config file and shown to users.
   std::string canonical() const;
   bool has_namespace() const { return hub_id.find('/') != std::string::npos; }
 };
 
-// Throws InvalidArgument (with a hint) for anything that is neither, and NotSupported
-// for schemes we know but do not implement yet (s3://).
+// Throws InvalidArgument (with a hint) for anything else.
 RepoSpec parse_repo_spec(std::string_view text);
 bool is_valid_hub_repo_id(std::string_view id) noexcept;
 
@@ -54,8 +54,22 @@ void write_custom_cache_repo(const std::filesystem::path& config_file, std::stri
 // before it makes a repo it could not then register.
 void ensure_config_writable(const std::filesystem::path& config_file);
 
-// Option > CUSTOM_CACHE_REPO > config file > aws-neuron/optimum-neuron-cache, as
-// optimum-neuron resolves it. Lower levels are not read once a higher one is set.
+// neuron-cache's own choice of repo, for the repos optimum-neuron cannot read (directories,
+// S3): ${XDG_CONFIG_HOME:-~/.config}/neuron-cache/repo. optimum's file holds Hub ids only,
+// so optimum-neuron on the same host never reads a path as a Hub id.
+std::filesystem::path own_config_path(const util::Environment& env);
+
+// Where a choice made by `set`/`create` is recorded: a Hub id in optimum's file, byte for
+// byte, clearing neuron-cache's own; anything else in neuron-cache's own file, leaving
+// optimum's untouched. Returns the file written.
+std::filesystem::path record_repo_choice(const RepoSpec& spec, std::string_view name, const util::Environment& env);
+// The file record_repo_choice would write for `spec`.
+std::filesystem::path choice_file_for(const RepoSpec& spec, const util::Environment& env);
+// The choice recorded in either file (neuron-cache's own first), for "was already set" notes.
+std::optional<std::string> recorded_repo_choice(const util::Environment& env);
+
+// Option > CUSTOM_CACHE_REPO > neuron-cache's own file > optimum's file >
+// aws-neuron/optimum-neuron-cache. Lower levels are not read once a higher one is set.
 ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::Environment& env);
 
 } // namespace hubcache::storage

@@ -111,6 +111,9 @@ std::optional<std::string> read_file_if_exists(const stdfs::path& path,
 void copy_file_atomically(const stdfs::path& source, const stdfs::path& target);
 // fsync a directory so a rename inside it is durable.
 void sync_directory(const stdfs::path& directory);
+// syncfs(2) of the filesystem holding `path`: one flush for many files written without
+// fsync (staging before a publish), instead of one fsync each.
+void sync_filesystem(const stdfs::path& path);
 
 // rename(2) that fails (false) instead of replacing an existing `to`: renameat2 with
 // RENAME_NOREPLACE, which Linux supports on local filesystems and NFS.

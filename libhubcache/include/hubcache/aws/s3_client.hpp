@@ -1,0 +1,118 @@
+#pragma once
+
+#include "hubcache/aws/credentials.hpp"
+#include "hubcache/http/client.hpp"
+#include "hubcache/util/environment.hpp"
+#include "hubcache/util/progress.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+// The S3 REST calls a cache repo needs, signed by libcurl's SigV4: bucket checks and
+// creation, ListObjectsV2 with pagination, whole-object and multipart uploads (parts in
+// parallel, aborted on failure), downloads checked against size and ETag. Retries 500,
+// 503 and SlowDown with the shared backoff; follows a bucket's region when S3 says it is
+// elsewhere; fetches credentials again once when S3 says they expired.
+namespace hubcache::aws {
+
+// `s3://bucket[/prefix]`: the bucket name as S3 allows it, the prefix a '/'-separated key
+// prefix without leading or trailing '/'.
+struct S3Url {
+  std::string bucket;
+  std::string prefix;
+  std::string to_string() const { return "s3://" + bucket + (prefix.empty() ? "" : "/" + prefix); }
+};
+// InvalidArgument when it is not an s3:// URL S3 could hold.
+S3Url parse_s3_url(std::string_view text);
+bool is_valid_bucket_name(std::string_view name) noexcept;
+
+struct S3Config {
+  std::string region;
+  std::string region_source;
+  std::string endpoint;        // scheme://host[:port]
+  bool custom_endpoint = false; // path-style addressing, region kept on redirects
+  http::RetryPolicy retry;
+  std::size_t workers = 4;
+  std::uint64_t multipart_threshold = std::uint64_t{64} << 20;
+  std::uint64_t part_size = std::uint64_t{16} << 20;
+
+  // AWS_REGION..., AWS_ENDPOINT_URL_S3..., NEURON_CACHE_HTTP_BACKOFF_BASE_MS, and
+  // NEURON_CACHE_S3_MULTIPART_THRESHOLD / NEURON_CACHE_S3_PART_SIZE (bytes; parts are at
+  // least 5 MiB, S3's minimum).
+  static S3Config from_environment(const util::Environment& env);
+};
+
+struct S3Object {
+  std::string key;
+  std::uint64_t size = 0;
+  std::string etag; // without quotes
+};
+
+enum class BucketState { exists, missing, forbidden };
+
+class S3Client {
+public:
+  S3Client(S3Config config, std::shared_ptr<CredentialChain> credentials);
+
+  const S3Config& config() const { return m_config; }
+
+  BucketState head_bucket(const std::string& bucket);
+  // Creates the bucket in the configured region.
+  void create_bucket(const std::string& bucket);
+
+  // Every object whose key starts with `prefix` (a plain string prefix), in key order.
+  std::vector<S3Object> list_objects(const std::string& bucket, const std::string& prefix,
+                                     std::size_t max_keys = 0);
+  std::optional<S3Object> head_object(const std::string& bucket, const std::string& key);
+  // The object's bytes, at most `limit` of them; nullopt when it does not exist.
+  std::optional<std::string> get_object(const std::string& bucket, const std::string& key, std::size_t limit);
+  // Streams the object into `destination` (temp + rename), checking its size and, when the
+  // ETag is a plain MD5 (single-part upload), its MD5; `expected` (size, ETag) when given
+  // must still be what S3 serves. Returns the bytes written.
+  std::uint64_t download(const std::string& bucket, const std::string& key, const std::filesystem::path& destination,
+                         const std::optional<S3Object>& expected, const util::ProgressCallback& progress = {});
+
+  // Uploads bytes in one PUT. `sha256` (hex) lets S3 verify the payload.
+  void put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes);
+  // Uploads a file: one PUT below the multipart threshold, else a multipart upload whose
+  // parts go in parallel and which is aborted if any part fails. `sha256` (hex, optional)
+  // lets S3 verify a single-PUT payload.
+  void put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                const std::string& sha256 = {}, const util::ProgressCallback& progress = {});
+  void delete_object(const std::string& bucket, const std::string& key);
+
+  // The source of the credentials in use, for messages.
+  std::string credential_source();
+
+  struct Call {
+    std::string method = "GET";
+    std::string bucket;
+    std::string key;
+    std::vector<std::pair<std::string, std::string>> query; // sorted by the client
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::optional<std::string> body;
+    std::optional<http::FileSlice> body_file;
+    std::string payload_sha256; // empty: sha256 of `body`, or UNSIGNED-PAYLOAD for files
+  };
+  // One signed call with retries; `sink` receives a 2xx body. Throws typed errors for
+  // S3 error answers (NoSuchBucket, AccessDenied, ...), except the statuses in `expected`.
+  http::Response call(const Call& call, http::BodySink* sink = nullptr, std::vector<long> expected = {});
+
+private:
+  std::string url_for(const Call& call, const std::string& region) const;
+  void multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                        std::uint64_t size, const util::ProgressCallback& progress);
+
+  S3Config m_config;
+  std::shared_ptr<CredentialChain> m_credentials;
+  http::ClientPool m_clients;
+  std::mutex m_region_mutex;
+  std::map<std::string, std::string> m_bucket_regions; // learnt from redirects
+};
+
+} // namespace hubcache::aws

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "hubcache/error.hpp"
+#include "hubcache/http/client.hpp"
+
+#include <string>
+
+namespace hubcache::aws::detail {
+
+// Keeps a response body in memory up to `limit` bytes: a hostile or broken server cannot
+// make us hold more.
+class CappedBody final : public http::BodySink {
+public:
+  explicit CappedBody(std::size_t limit) : m_limit(limit) {}
+  bool start(long, const http::Headers&) override { return true; }
+  void write(std::string_view chunk) override
+  {
+    if (m_body.size() + chunk.size() > m_limit) {
+      throw RemoteError("a response was larger than " + std::to_string(m_limit) + " bytes");
+    }
+    m_body.append(chunk);
+  }
+  std::string& body() { return m_body; }
+
+private:
+  std::size_t m_limit;
+  std::string m_body;
+};
+
+} // namespace hubcache::aws::detail

@@ -1,0 +1,673 @@
+#include "hubcache/aws/s3_client.hpp"
+
+#include "detail.hpp"
+#include "hubcache/aws/config.hpp"
+#include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/util/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <thread>
+
+namespace hubcache::aws {
+
+namespace {
+
+constexpr std::string_view k_empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+constexpr std::size_t k_xml_limit = std::size_t{16} << 20;
+constexpr std::uint64_t k_min_part_size = std::uint64_t{5} << 20;
+constexpr std::uint64_t k_max_parts = 10000;
+
+std::optional<std::uint64_t> parse_u64(std::string_view text)
+{
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Text from a server as it may appear in one line of a message.
+std::string printable(std::string_view text, std::size_t limit = 200)
+{
+  std::string out;
+  for (char c : text.substr(0, limit)) {
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  }
+  if (text.size() > limit) {
+    out += "...";
+  }
+  return out;
+}
+
+std::string xml_decode(std::string_view text)
+{
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '&') {
+      out += text[i];
+      continue;
+    }
+    auto end = text.find(';', i);
+    if (end == std::string_view::npos || end - i > 10) {
+      out += text[i];
+      continue;
+    }
+    auto entity = text.substr(i + 1, end - i - 1);
+    if (entity == "amp") {
+      out += '&';
+    } else if (entity == "lt") {
+      out += '<';
+    } else if (entity == "gt") {
+      out += '>';
+    } else if (entity == "quot") {
+      out += '"';
+    } else if (entity == "apos") {
+      out += '\'';
+    } else if (entity.starts_with("#")) {
+      unsigned code = 0;
+      bool hex = entity.size() > 1 && (entity[1] == 'x' || entity[1] == 'X');
+      auto digits = entity.substr(hex ? 2 : 1);
+      auto [ptr, error] = std::from_chars(digits.data(), digits.data() + digits.size(), code, hex ? 16 : 10);
+      if (error != std::errc() || ptr != digits.data() + digits.size() || code == 0 || code > 0x10FFFF) {
+        out += text.substr(i, end - i + 1);
+      } else if (code < 0x80) {
+        out += static_cast<char>(code);
+      } else if (code < 0x800) {
+        out += static_cast<char>(0xC0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      } else if (code < 0x10000) {
+        out += static_cast<char>(0xE0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      } else {
+        out += static_cast<char>(0xF0 | (code >> 18));
+        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      }
+    } else {
+      out += text.substr(i, end - i + 1);
+    }
+    i = end;
+  }
+  return out;
+}
+
+// The bodies of every <tag>...</tag> in `xml` (S3's answers never nest a tag in itself).
+std::vector<std::string_view> xml_blocks(std::string_view xml, std::string_view tag)
+{
+  std::vector<std::string_view> blocks;
+  std::string open = "<" + std::string(tag) + ">";
+  std::string close = "</" + std::string(tag) + ">";
+  std::size_t position = 0;
+  while ((position = xml.find(open, position)) != std::string_view::npos) {
+    auto start = position + open.size();
+    auto end = xml.find(close, start);
+    if (end == std::string_view::npos) {
+      break;
+    }
+    blocks.push_back(xml.substr(start, end - start));
+    position = end + close.size();
+  }
+  return blocks;
+}
+
+std::optional<std::string> xml_value(std::string_view xml, std::string_view tag)
+{
+  auto blocks = xml_blocks(xml, tag);
+  if (blocks.empty()) {
+    return std::nullopt;
+  }
+  return xml_decode(blocks.front());
+}
+
+std::string unquote_etag(std::string etag)
+{
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return etag;
+}
+
+bool is_plain_md5(std::string_view etag)
+{
+  return etag.size() == 32 && std::all_of(etag.begin(), etag.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string where(const S3Client::Call& call)
+{
+  return "s3://" + call.bucket + (call.key.empty() ? "" : "/" + printable(call.key));
+}
+
+// Sends a 2xx body to the caller's sink (or keeps it, bounded); error bodies stay in
+// Response::body for the error report.
+class RoutingSink final : public http::BodySink {
+public:
+  explicit RoutingSink(http::BodySink* target) : m_target(target), m_kept(k_xml_limit) {}
+  bool start(long status, const http::Headers& headers) override
+  {
+    m_started = true;
+    if (status < 200 || status >= 300) {
+      return false;
+    }
+    m_forwarding = m_target == nullptr || m_target->start(status, headers);
+    return m_forwarding;
+  }
+  void write(std::string_view chunk) override
+  {
+    if (m_target != nullptr) {
+      m_target->write(chunk);
+    } else {
+      m_kept.write(chunk);
+    }
+  }
+  bool started() const { return m_started; }
+  std::string take() { return std::move(m_kept.body()); }
+
+private:
+  http::BodySink* m_target;
+  detail::CappedBody m_kept;
+  bool m_started = false;
+  bool m_forwarding = false;
+};
+
+} // namespace
+
+bool is_valid_bucket_name(std::string_view name) noexcept
+{
+  if (name.size() < 3 || name.size() > 63) {
+    return false;
+  }
+  auto edge = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!edge(name.front()) || !edge(name.back()) || name.find("..") != std::string_view::npos) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [&](char c) { return edge(c) || c == '.' || c == '-'; });
+}
+
+S3Url parse_s3_url(std::string_view text)
+{
+  if (!text.starts_with("s3://")) {
+    throw InvalidArgument("'" + printable(text) + "' is not an s3:// URL");
+  }
+  auto rest = text.substr(5);
+  auto slash = rest.find('/');
+  S3Url url;
+  url.bucket = std::string(rest.substr(0, slash));
+  if (!is_valid_bucket_name(url.bucket)) {
+    throw InvalidArgument("'" + printable(url.bucket) + "' in " + printable(text) + " is not a valid S3 bucket name",
+                          "bucket names are 3 to 63 lowercase letters, digits, '.' and '-'");
+  }
+  std::string prefix = slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash + 1));
+  while (!prefix.empty() && prefix.back() == '/') {
+    prefix.pop_back();
+  }
+  if (!prefix.empty()) {
+    std::size_t start = 0;
+    while (start <= prefix.size()) {
+      auto end = prefix.find('/', start);
+      if (end == std::string::npos) {
+        end = prefix.size();
+      }
+      auto part = std::string_view(prefix).substr(start, end - start);
+      if (part.empty() || part == "." || part == ".."
+          || std::any_of(part.begin(), part.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+        throw InvalidArgument("the key prefix in " + printable(text) + " is not a clean path",
+                              "write it as s3://bucket/some/prefix");
+      }
+      start = end + 1;
+    }
+  }
+  url.prefix = std::move(prefix);
+  return url;
+}
+
+S3Config S3Config::from_environment(const util::Environment& env)
+{
+  S3Config config;
+  auto region = resolve_region(env);
+  config.region = region.name;
+  config.region_source = region.source;
+  auto endpoint = resolve_s3_endpoint(env, config.region);
+  config.endpoint = endpoint.url;
+  config.custom_endpoint = endpoint.custom;
+  config.retry = http::RetryPolicy::from_environment(env);
+  auto size_setting = [&](const char* name, std::uint64_t& out) {
+    if (auto text = env.get_non_empty(name)) {
+      auto value = parse_u64(*text);
+      if (!value || *value == 0) {
+        throw ConfigError(std::string(name) + " must be a positive number of bytes");
+      }
+      out = *value;
+    }
+  };
+  size_setting("NEURON_CACHE_S3_MULTIPART_THRESHOLD", config.multipart_threshold);
+  size_setting("NEURON_CACHE_S3_PART_SIZE", config.part_size);
+  config.part_size = std::max(config.part_size, k_min_part_size);
+  return config;
+}
+
+S3Client::S3Client(S3Config config, std::shared_ptr<CredentialChain> credentials)
+  : m_config(std::move(config)), m_credentials(std::move(credentials))
+{
+}
+
+std::string S3Client::credential_source()
+{
+  try {
+    return m_credentials->get().source;
+  } catch (const Error&) {
+    return "no source";
+  }
+}
+
+std::string S3Client::url_for(const Call& call, const std::string& region) const
+{
+  std::vector<std::pair<std::string, std::string>> query = call.query;
+  // SigV4 signs the query in key order; sending it in that order keeps libcurl's
+  // canonical form and S3's identical.
+  std::sort(query.begin(), query.end());
+  std::string query_text;
+  for (const auto& [name, value] : query) {
+    query_text += (query_text.empty() ? "?" : "&") + http::url_encode(name) + "=" + http::url_encode(value);
+  }
+  std::string key = http::url_encode(call.key, true);
+  if (m_config.custom_endpoint || call.bucket.find('.') != std::string::npos) {
+    auto base = m_config.custom_endpoint ? m_config.endpoint : s3_endpoint_for_region(region);
+    return base + "/" + call.bucket + (call.key.empty() ? "" : "/" + key) + query_text;
+  }
+  auto base = s3_endpoint_for_region(region);
+  return "https://" + call.bucket + "." + base.substr(std::string_view("https://").size()) + "/" + key + query_text;
+}
+
+http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vector<long> expected)
+{
+  bool refreshed = false;
+  int region_moves = 0;
+  for (int attempt = 1;; ++attempt) {
+    auto credentials = m_credentials->get();
+    std::string region;
+    {
+      std::lock_guard lock(m_region_mutex);
+      auto it = m_bucket_regions.find(call.bucket);
+      region = it != m_bucket_regions.end() ? it->second : m_config.region;
+    }
+    http::Request request;
+    request.method = call.method;
+    request.url = url_for(call, region);
+    request.body = call.body;
+    request.body_file = call.body_file;
+    request.headers = call.headers;
+    std::string payload = call.payload_sha256;
+    if (payload.empty()) {
+      payload = call.body ? util::hex_digest(util::HashAlgorithm::sha256, *call.body)
+                : call.body_file ? std::string("UNSIGNED-PAYLOAD")
+                                 : std::string(k_empty_sha256);
+    }
+    request.headers.emplace_back("x-amz-content-sha256", payload);
+    if (!credentials.session_token.empty()) {
+      request.headers.emplace_back("x-amz-security-token", credentials.session_token);
+    }
+    request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
+
+    RoutingSink routing(sink);
+    http::Response response;
+    try {
+      auto client = m_clients.acquire();
+      response = client->perform(request, &routing);
+    } catch (const http::TransportError& error) {
+      auto delay = error.retryable() && !(routing.started() && sink != nullptr)
+                     ? m_config.retry.delay_after(attempt, nullptr)
+                     : std::nullopt;
+      if (delay) {
+        std::this_thread::sleep_for(*delay);
+        continue;
+      }
+      throw RemoteError("cannot reach S3 at " + http::url_origin(request.url) + " for " + where(call) + ": "
+                          + error.what(),
+                        "check the network, AWS_ENDPOINT_URL and the region");
+    }
+    if (response.ok()) {
+      if (sink == nullptr) {
+        response.body = routing.take();
+      }
+      return response;
+    }
+    if (std::find(expected.begin(), expected.end(), response.status) != expected.end()) {
+      return response;
+    }
+    auto code = xml_value(response.body, "Code").value_or("");
+    auto message = xml_value(response.body, "Message").value_or("");
+    auto detail = code.empty() ? "HTTP " + std::to_string(response.status)
+                               : printable(code) + (message.empty() ? "" : ": " + printable(message));
+
+    // The bucket lives in another region: sign for that one (and use its endpoint).
+    auto bucket_region = response.headers.get("x-amz-bucket-region");
+    if (!bucket_region) {
+      bucket_region = xml_value(response.body, "Region");
+    }
+    if ((response.status == 301 || response.status == 307 || code == "AuthorizationHeaderMalformed"
+         || code == "PermanentRedirect" || code == "IllegalLocationConstraintException")
+        && bucket_region && *bucket_region != region && is_valid_region(*bucket_region) && region_moves < 2) {
+      std::lock_guard lock(m_region_mutex);
+      m_bucket_regions[call.bucket] = *bucket_region;
+      ++region_moves;
+      continue;
+    }
+    if (response.status == 301 || code == "PermanentRedirect") {
+      throw RemoteError("bucket " + call.bucket + " is not in region " + region + " (from " + m_config.region_source
+                          + ") and S3 did not say where it is",
+                        "set AWS_REGION to the bucket's region");
+    }
+    if (code == "ExpiredToken" || code == "TokenRefreshRequired" || code == "RequestExpired") {
+      if (!refreshed) {
+        refreshed = true;
+        m_credentials->refresh();
+        continue;
+      }
+      throw AuthError("the AWS credentials from " + credentials.source + " have expired (" + detail + ")",
+                      "renew them and run again");
+    }
+    if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken") {
+      throw AuthError("S3 rejected the AWS credentials from " + credentials.source + " (" + detail + ")",
+                      "check the keys and the session token");
+    }
+    if (code == "NoSuchBucket" || (response.status == 404 && call.key.empty())) {
+      throw RepoNotFound("S3 bucket " + call.bucket + " does not exist", "create it, or check the bucket name");
+    }
+    if (code == "NoSuchKey" || (response.status == 404 && call.method == "HEAD")) {
+      throw EntryNotFound(where(call) + " does not exist");
+    }
+    if (response.status == 403) {
+      throw AuthError("access to " + where(call) + " is denied for the AWS credentials from " + credentials.source
+                        + " (" + detail + ")",
+                      "use a bucket these credentials may use, or other credentials");
+    }
+    auto delay = (code == "SlowDown" || code == "InternalError" || code == "ServiceUnavailable"
+                  || code == "RequestTimeout" || http::is_retryable_status(response.status))
+                   ? m_config.retry.delay_after(attempt, &response)
+                   : std::nullopt;
+    if (code == "SlowDown" || code == "RequestTimeout") {
+      // S3 asks to slow down with 503 (or 400 for timeouts): back off whatever the status.
+      http::Response as_unavailable = response;
+      as_unavailable.status = 503;
+      delay = m_config.retry.delay_after(attempt, &as_unavailable);
+    }
+    if (delay) {
+      std::this_thread::sleep_for(*delay);
+      continue;
+    }
+    throw RemoteError("S3 answered " + detail + " to " + call.method + " " + where(call),
+                      http::is_retryable_status(response.status) ? "S3 is unavailable; retry later" : "");
+  }
+}
+
+BucketState S3Client::head_bucket(const std::string& bucket)
+{
+  Call request{"HEAD", bucket, {}, {}, {}, {}, {}, {}};
+  auto response = call(request, nullptr, {403, 404});
+  if (response.status == 404) {
+    return BucketState::missing;
+  }
+  if (response.status == 403) {
+    return BucketState::forbidden;
+  }
+  return BucketState::exists;
+}
+
+void S3Client::create_bucket(const std::string& bucket)
+{
+  Call request{"PUT", bucket, {}, {}, {}, std::string(), {}, {}};
+  if (m_config.region != "us-east-1") {
+    request.body = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>"
+                   + m_config.region + "</LocationConstraint></CreateBucketConfiguration>";
+    request.headers.emplace_back("Content-Type", "application/xml");
+  }
+  auto response = call(request, nullptr, {409});
+  if (response.status == 409) {
+    auto code = xml_value(response.body, "Code").value_or("");
+    if (code == "BucketAlreadyOwnedByYou") {
+      return;
+    }
+    throw AuthError("S3 bucket name " + bucket + " is taken by another account (" + printable(code) + ")",
+                    "choose another bucket name");
+  }
+}
+
+std::vector<S3Object> S3Client::list_objects(const std::string& bucket, const std::string& prefix, std::size_t max_keys)
+{
+  std::vector<S3Object> objects;
+  std::optional<std::string> token;
+  for (std::size_t page = 0; page < 1'000'000; ++page) {
+    Call request{"GET", bucket, {}, {{"list-type", "2"}, {"prefix", prefix}}, {}, {}, {}, {}};
+    if (token) {
+      request.query.emplace_back("continuation-token", *token);
+    }
+    if (max_keys > 0) {
+      request.query.emplace_back("max-keys", std::to_string(std::min<std::size_t>(max_keys, 1000)));
+    }
+    auto response = call(request);
+    for (auto block : xml_blocks(response.body, "Contents")) {
+      S3Object object;
+      object.key = xml_value(block, "Key").value_or("");
+      auto size = parse_u64(xml_value(block, "Size").value_or(""));
+      if (object.key.empty() || !size) {
+        throw RemoteError("S3 listed an object of s3://" + bucket + " without a key or a size");
+      }
+      object.size = *size;
+      object.etag = unquote_etag(xml_value(block, "ETag").value_or(""));
+      objects.push_back(std::move(object));
+    }
+    if (max_keys > 0 && objects.size() >= max_keys) {
+      break;
+    }
+    if (xml_value(response.body, "IsTruncated").value_or("false") != "true") {
+      break;
+    }
+    token = xml_value(response.body, "NextContinuationToken");
+    if (!token || token->empty()) {
+      throw RemoteError("S3 said the listing of s3://" + bucket + " goes on but gave no continuation token");
+    }
+  }
+  std::sort(objects.begin(), objects.end(), [](const S3Object& a, const S3Object& b) { return a.key < b.key; });
+  return objects;
+}
+
+std::optional<S3Object> S3Client::head_object(const std::string& bucket, const std::string& key)
+{
+  Call request{"HEAD", bucket, key, {}, {}, {}, {}, {}};
+  auto response = call(request, nullptr, {404});
+  if (response.status == 404) {
+    return std::nullopt;
+  }
+  auto size = parse_u64(response.headers.get("Content-Length").value_or(""));
+  if (!size) {
+    throw RemoteError("S3 gave no size for " + where(request));
+  }
+  return S3Object{key, *size, unquote_etag(response.headers.get("ETag").value_or(""))};
+}
+
+std::optional<std::string> S3Client::get_object(const std::string& bucket, const std::string& key, std::size_t limit)
+{
+  Call request{"GET", bucket, key, {}, {}, {}, {}, {}};
+  detail::CappedBody body(limit);
+  auto response = call(request, &body, {404});
+  if (response.status == 404) {
+    return std::nullopt;
+  }
+  return std::move(body.body());
+}
+
+namespace {
+
+class DownloadSink final : public http::BodySink {
+public:
+  DownloadSink(util::AtomicFile& out, std::uint64_t expected, const util::ProgressCallback& progress)
+    : m_out(out), m_expected(expected), m_progress(progress)
+  {
+  }
+  bool start(long, const http::Headers& headers) override
+  {
+    m_headers = headers;
+    return true;
+  }
+  void write(std::string_view chunk) override
+  {
+    m_out.write(chunk);
+    m_md5.update(chunk);
+    m_done += chunk.size();
+    if (m_expected > 0 && m_done > m_expected) {
+      throw IntegrityError("S3 sent more bytes than the object's size");
+    }
+    if (m_progress) {
+      m_progress(m_done, m_expected);
+    }
+  }
+  std::uint64_t done() const { return m_done; }
+  std::string md5() { return m_md5.hex_digest(); }
+  const http::Headers& headers() const { return m_headers; }
+
+private:
+  util::AtomicFile& m_out;
+  std::uint64_t m_expected;
+  const util::ProgressCallback& m_progress;
+  util::Hasher m_md5{util::HashAlgorithm::md5};
+  std::uint64_t m_done = 0;
+  http::Headers m_headers;
+};
+
+} // namespace
+
+std::uint64_t S3Client::download(const std::string& bucket, const std::string& key, const std::filesystem::path& destination,
+                                 const std::optional<S3Object>& expected, const util::ProgressCallback& progress)
+{
+  Call request{"GET", bucket, key, {}, {}, {}, {}, {}};
+  for (int attempt = 1;; ++attempt) {
+    util::AtomicFile out(destination);
+    DownloadSink sink(out, expected ? expected->size : 0, progress);
+    try {
+      call(request, &sink);
+    } catch (const RemoteError& error) {
+      // A transfer cut mid-body is retried from the start with a fresh file.
+      if (attempt < m_config.retry.max_attempts && sink.done() > 0) {
+        continue;
+      }
+      throw;
+    }
+    auto length = parse_u64(sink.headers().get("Content-Length").value_or(""));
+    auto etag = unquote_etag(sink.headers().get("ETag").value_or(""));
+    if ((length && *length != sink.done()) || (expected && expected->size != sink.done())) {
+      throw IntegrityError(where(request) + " arrived with " + std::to_string(sink.done()) + " bytes instead of "
+                             + std::to_string(expected ? expected->size : length.value_or(0)),
+                           "retry; the object may be changing");
+    }
+    if (expected && !expected->etag.empty() && !etag.empty() && etag != expected->etag) {
+      throw IntegrityError(where(request) + " changed since it was listed (ETag " + printable(etag) + ", listed "
+                             + printable(expected->etag) + ")",
+                           "retry once the writer is done");
+    }
+    if (is_plain_md5(etag) && sink.md5() != etag) {
+      throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer",
+                           "retry");
+    }
+    out.commit();
+    return sink.done();
+  }
+}
+
+void S3Client::put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes)
+{
+  Call request{"PUT", bucket, key, {}, {}, bytes, {}, {}};
+  call(request);
+}
+
+void S3Client::put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                        const std::string& sha256, const util::ProgressCallback& progress)
+{
+  std::error_code ec;
+  auto size = std::filesystem::file_size(file, ec);
+  if (ec) {
+    throw IoError("cannot read " + file.string() + ": " + ec.message());
+  }
+  if (size >= m_config.multipart_threshold && size > m_config.part_size) {
+    multipart_upload(bucket, key, file, size, progress);
+    return;
+  }
+  Call request{"PUT", bucket, key, {}, {}, {}, http::FileSlice{file, 0, size}, sha256};
+  call(request);
+  if (progress) {
+    progress(size, size);
+  }
+}
+
+void S3Client::multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                                std::uint64_t size, const util::ProgressCallback& progress)
+{
+  auto part_size = std::max(m_config.part_size, (size + k_max_parts - 1) / k_max_parts);
+  auto parts = static_cast<std::size_t>((size + part_size - 1) / part_size);
+  Call create{"POST", bucket, key, {{"uploads", ""}}, {}, std::string(), {}, {}};
+  auto created = call(create);
+  auto upload_id = xml_value(created.body, "UploadId");
+  if (!upload_id || upload_id->empty()) {
+    throw RemoteError("S3 started no multipart upload for " + where(create));
+  }
+  std::vector<std::string> etags(parts);
+  std::atomic<std::uint64_t> done{0};
+  std::mutex progress_mutex;
+  try {
+    util::parallel_for(parts, m_config.workers, [&](std::size_t index) {
+      auto offset = index * part_size;
+      auto length = std::min<std::uint64_t>(part_size, size - offset);
+      Call part{"PUT", bucket, key, {{"partNumber", std::to_string(index + 1)}, {"uploadId", *upload_id}}, {}, {},
+                http::FileSlice{file, offset, length}, {}};
+      auto response = call(part);
+      auto etag = response.headers.get("ETag");
+      if (!etag || etag->empty()) {
+        throw RemoteError("S3 gave no ETag for part " + std::to_string(index + 1) + " of " + where(part));
+      }
+      etags[index] = *etag;
+      auto total = done += length;
+      if (progress) {
+        std::lock_guard lock(progress_mutex);
+        progress(total, size);
+      }
+    });
+    std::string body = "<CompleteMultipartUpload>";
+    for (std::size_t i = 0; i < parts; ++i) {
+      auto etag = etags[i].front() == '"' ? etags[i] : "\"" + etags[i] + "\"";
+      body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etag + "</ETag></Part>";
+    }
+    body += "</CompleteMultipartUpload>";
+    Call complete{"POST", bucket, key, {{"uploadId", *upload_id}}, {{"Content-Type", "application/xml"}}, body, {}, {}};
+    auto response = call(complete);
+    // S3 may answer 200 and still fail the completion in the body.
+    if (response.body.find("<Error>") != std::string::npos) {
+      throw RemoteError("S3 could not complete the upload of " + where(complete) + " ("
+                        + printable(xml_value(response.body, "Code").value_or("unknown error")) + ")");
+    }
+  } catch (...) {
+    // No orphan parts left to be billed: abort, whatever failed.
+    try {
+      Call abort{"DELETE", bucket, key, {{"uploadId", *upload_id}}, {}, {}, {}, {}};
+      call(abort, nullptr, {404});
+    } catch (const Error&) {
+    }
+    throw;
+  }
+}
+
+void S3Client::delete_object(const std::string& bucket, const std::string& key)
+{
+  Call request{"DELETE", bucket, key, {}, {}, {}, {}, {}};
+  call(request, nullptr, {404});
+}
+
+} // namespace hubcache::aws

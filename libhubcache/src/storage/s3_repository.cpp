@@ -1,0 +1,326 @@
+#include "hubcache/storage/s3_repository.hpp"
+
+#include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/util/thread_pool.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace hubcache::storage {
+
+namespace {
+
+constexpr std::string_view k_private_dir = ".neuron-cache";
+constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
+constexpr std::string_view k_version_prefix = "neuronxcc-";
+constexpr std::size_t k_probe_keys = 100;
+
+std::string normalize_prefix(std::string_view prefix)
+{
+  std::string out(prefix);
+  while (!out.empty() && out.back() == '/') {
+    out.pop_back();
+  }
+  while (!out.empty() && out.front() == '/') {
+    out.erase(out.begin());
+  }
+  return out;
+}
+
+std::vector<std::string_view> components(std::string_view path)
+{
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Which publishing phase a path belongs to: entry files, then the entries' model.done,
+// then loose files, then the registry (which describes entries).
+int phase_of(std::string_view path)
+{
+  auto parts = components(path);
+  bool versioned = parts.size() >= 3 && parts[0].starts_with(k_version_prefix);
+  if (versioned && parts[1] == "0_REGISTRY") {
+    return 3;
+  }
+  if (versioned && parts[1].starts_with("MODULE_")) {
+    return parts.back() == "model.done" && parts.size() == 3 ? 1 : 0;
+  }
+  return 2;
+}
+
+} // namespace
+
+S3Repository::S3Repository(aws::S3Url url, std::shared_ptr<aws::S3Client> client)
+  : m_url(std::move(url)), m_client(std::move(client))
+{
+}
+
+std::string S3Repository::spec() const { return m_url.to_string(); }
+
+std::string S3Repository::describe() const { return "S3 repo " + m_url.to_string(); }
+
+std::string S3Repository::key_of(std::string_view path) const
+{
+  return m_url.prefix.empty() ? std::string(path) : m_url.prefix + "/" + std::string(path);
+}
+
+std::string S3Repository::marker_key() const { return key_of(std::string(k_private_dir) + "/repo.json"); }
+
+std::optional<std::string> S3Repository::foreign_key()
+{
+  auto base = m_url.prefix.empty() ? std::string() : m_url.prefix + "/";
+  for (const auto& object : m_client->list_objects(m_url.bucket, base, k_probe_keys)) {
+    auto path = std::string_view(object.key).substr(base.size());
+    auto top = path.substr(0, path.find('/'));
+    bool ours = (top.starts_with(k_version_prefix) && path.find('/') != std::string_view::npos)
+                || top == k_private_dir || path == "lock";
+    if (!ours) {
+      return object.key;
+    }
+  }
+  return std::nullopt;
+}
+
+bool S3Repository::exists()
+{
+  // A missing bucket is not "no repo": it is worth its own message (RepoNotFound).
+  if (auto marker = m_client->get_object(m_url.bucket, marker_key(), 1 << 16)) {
+    auto parsed = nlohmann::json::parse(*marker, nullptr, false);
+    return parsed.is_object() && parsed.value("format", "") == k_format_name;
+  }
+  // A compile cache the Neuron SDK wrote (no marker) is a repo as it is.
+  auto base = m_url.prefix.empty() ? std::string() : m_url.prefix + "/";
+  auto probe = m_client->list_objects(m_url.bucket, base, 1);
+  return !probe.empty() && !foreign_key();
+}
+
+void S3Repository::require_repo()
+{
+  if (exists()) {
+    return;
+  }
+  auto state = m_client->head_bucket(m_url.bucket);
+  if (state == aws::BucketState::missing) {
+    throw RepoNotFound("S3 bucket " + m_url.bucket + " does not exist", "create the repo first, or check the bucket name");
+  }
+  if (auto foreign = foreign_key()) {
+    throw RepoNotFound(spec() + " is not a cache repo: it holds something else than a Neuron compile cache ("
+                         + *foreign + ")",
+                       "use an empty prefix or a compile cache prefix");
+  }
+  throw RepoNotFound("cache repo " + spec() + " does not exist", "create it first");
+}
+
+std::string S3Repository::create(const RepoCreateOptions& options)
+{
+  auto state = m_client->head_bucket(m_url.bucket);
+  if (state == aws::BucketState::forbidden) {
+    throw AuthError("S3 bucket " + m_url.bucket + " exists but the AWS credentials from " + m_client->credential_source()
+                      + " may not use it",
+                    "use a bucket of your account, or other credentials");
+  }
+  if (state == aws::BucketState::missing) {
+    m_client->create_bucket(m_url.bucket);
+  }
+  if (auto marker = m_client->head_object(m_url.bucket, marker_key())) {
+    if (!options.exist_ok) {
+      throw RepoAlreadyExists("cache repo " + spec() + " already exists", ErrorFacts{spec()});
+    }
+    return spec();
+  }
+  if (auto foreign = foreign_key()) {
+    throw RepoAlreadyExists(spec() + " holds something else than a Neuron compile cache (" + *foreign
+                              + "): it is not made a cache repo",
+                            "choose an empty prefix, or one that holds a compile cache");
+  }
+  nlohmann::json marker = {{"format", k_format_name}, {"version", 2},
+                           {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
+  m_client->put_bytes(m_url.bucket, marker_key(), marker.dump(2) + "\n");
+  return spec();
+}
+
+std::optional<std::string> S3Repository::revision()
+{
+  require_repo();
+  auto base = m_url.prefix.empty() ? std::string() : m_url.prefix + "/";
+  util::Hasher hasher(util::HashAlgorithm::sha1);
+  for (const auto& object : m_client->list_objects(m_url.bucket, base)) {
+    hasher.update(object.key + '\0' + std::to_string(object.size) + '\0' + object.etag + '\n');
+  }
+  return hasher.hex_digest();
+}
+
+std::vector<RepoFile> S3Repository::list_files(std::string_view prefix)
+{
+  require_repo();
+  auto folder = normalize_prefix(prefix);
+  if (!folder.empty()) {
+    validate_path_in_repo(folder);
+  }
+  auto base = m_url.prefix.empty() ? std::string() : m_url.prefix + "/";
+  auto listed = m_client->list_objects(m_url.bucket, base + (folder.empty() ? "" : folder + "/"));
+  std::vector<RepoFile> files;
+  files.reserve(listed.size());
+  for (const auto& object : listed) {
+    auto path = object.key.substr(base.size());
+    // Folder placeholders (keys ending in '/') and names no file system could hold are
+    // not files of the cache; our own private keys are not either.
+    if (!is_valid_path_in_repo(path) || path.starts_with(std::string(k_private_dir) + "/")) {
+      continue;
+    }
+    files.push_back(RepoFile{std::move(path), object.size, {}, {}});
+  }
+  return files;
+}
+
+std::optional<RepoFile> S3Repository::stat(std::string_view path)
+{
+  validate_path_in_repo(path);
+  auto object = m_client->head_object(m_url.bucket, key_of(path));
+  if (!object) {
+    return std::nullopt;
+  }
+  return RepoFile{std::string(path), object->size, {}, {}};
+}
+
+std::string S3Repository::read_file(std::string_view path)
+{
+  validate_path_in_repo(path);
+  auto content = m_client->get_object(m_url.bucket, key_of(path), util::k_default_read_limit);
+  if (!content) {
+    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
+  }
+  return std::move(*content);
+}
+
+void S3Repository::download_file(std::string_view path, const std::filesystem::path& destination,
+                                 const util::ProgressCallback& progress)
+{
+  validate_path_in_repo(path);
+  try {
+    m_client->download(m_url.bucket, key_of(path), destination, std::nullopt, progress);
+  } catch (const EntryNotFound&) {
+    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
+  }
+}
+
+void S3Repository::check_writable()
+{
+  require_repo();
+  // A probe object, removed at once: the one way to know S3 takes our writes.
+  auto probe = key_of(std::string(k_private_dir) + "/write-probe." + util::host_name() + "." + std::to_string(::getpid()));
+  m_client->put_bytes(m_url.bucket, probe, "");
+  m_client->delete_object(m_url.bucket, probe);
+}
+
+CommitResult S3Repository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
+{
+  if (request.message.empty()) {
+    throw InvalidArgument("a commit needs a message");
+  }
+  for (const auto& addition : request.additions) {
+    validate_path_in_repo(addition.path_in_repo);
+    if (addition.path_in_repo.starts_with(std::string(k_private_dir) + "/")) {
+      throw InvalidArgument("'" + addition.path_in_repo + "' is inside the repo's private folder");
+    }
+  }
+  for (const auto& deletion : request.deletions) {
+    validate_path_in_repo(normalize_prefix(deletion.path_in_repo));
+  }
+  require_repo();
+  if (request.parent_revision && revision() != *request.parent_revision) {
+    throw ConflictError("the repo changed since revision " + *request.parent_revision,
+                        "run again to apply the change on the current content");
+  }
+  CommitResult result;
+  auto workers = m_client->config().workers;
+
+  // Deletions first, so that a folder deleted and re-added ends with the additions.
+  std::vector<std::string> doomed;
+  for (const auto& deletion : request.deletions) {
+    auto path = normalize_prefix(deletion.path_in_repo);
+    if (deletion.is_folder) {
+      for (const auto& file : list_files(path)) {
+        doomed.push_back(key_of(file.path));
+      }
+    } else if (m_client->head_object(m_url.bucket, key_of(path))) {
+      doomed.push_back(key_of(path));
+    }
+  }
+  util::parallel_for(doomed.size(), workers, [&](std::size_t i) { m_client->delete_object(m_url.bucket, doomed[i]); });
+  result.files_deleted = doomed.size();
+
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> sizes(request.additions.size());
+  std::array<std::vector<std::size_t>, 4> phases;
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    const auto& source = request.additions[i].source.content;
+    if (const auto* file = std::get_if<std::filesystem::path>(&source)) {
+      std::error_code ec;
+      sizes[i] = std::filesystem::file_size(*file, ec);
+      if (ec) {
+        throw IoError("cannot read " + file->string() + ": " + ec.message());
+      }
+    } else {
+      sizes[i] = std::get<std::string>(source).size();
+    }
+    total += sizes[i];
+    phases[static_cast<std::size_t>(phase_of(request.additions[i].path_in_repo))].push_back(i);
+  }
+  std::atomic<std::uint64_t> done{0};
+  std::mutex progress_mutex;
+  auto upload = [&](std::size_t index) {
+    const auto& addition = request.additions[index];
+    auto key = key_of(addition.path_in_repo);
+    if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
+      m_client->put_bytes(m_url.bucket, key, *bytes);
+    } else {
+      auto sha256 = addition.digests ? addition.digests->sha256 : std::string();
+      m_client->put_file(m_url.bucket, key, std::get<std::filesystem::path>(addition.source.content), sha256);
+    }
+    auto now = done += sizes[index];
+    if (progress) {
+      std::lock_guard lock(progress_mutex);
+      progress(now, total);
+    }
+  };
+  // Each phase completes before the next starts: an entry's model.done goes only once every
+  // entry file of this commit is in, and the registry after the entries.
+  for (const auto& phase : phases) {
+    util::parallel_for(phase.size(), workers, [&](std::size_t i) { upload(phase[i]); });
+  }
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    const auto& addition = request.additions[i];
+    RepoFile file{addition.path_in_repo, sizes[i], {}, {}};
+    if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
+      file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, *bytes);
+    } else if (addition.digests && addition.digests->size == sizes[i]) {
+      // S3 verified the payload against this sha256 (x-amz-content-sha256) on a single PUT.
+      file.sha256 = addition.digests->sha256;
+      file.git_blob_sha1 = addition.digests->git_blob_sha1;
+    }
+    result.files.push_back(std::move(file));
+  }
+  result.files_added = request.additions.size();
+  result.created = result.files_added > 0 || result.files_deleted > 0;
+  result.revision = revision().value_or("");
+  return result;
+}
+
+} // namespace hubcache::storage

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# End to end: S3 repos against s3rver (tests/s3, installed by `make deps`), behind a proxy
+# that recomputes every SigV4 signature with botocore and plays the parts of S3 the tests
+# need (other regions, other accounts, expired tokens, SlowDown, failing parts). What
+# neuron-cache writes is read back with the official AWS CLI v2 and the other way round.
+source "$(dirname "$0")/lib.sh"
+
+S3_DIR="$SOURCE_DIR/tests/s3"
+MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
+VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
+KEY_ID=AKIANEURONCACHETEST1
+SECRET=neuron-cache-test-secret-never-printed-0001
+# The AWS CLI v2 (Debian's awscli); an `aws` earlier on PATH may be v1.
+AWS_CLI=/usr/bin/aws
+[[ -x "$AWS_CLI" ]] || AWS_CLI=$(command -v aws || true)
+
+# botocore as the CLI's own Python has it (the Debian package ships it inside awscli).
+PYTHON=/usr/bin/python3
+"$PYTHON" -c 'import awscli, botocore.auth' 2>/dev/null || PYTHON=python3
+if [[ ! -x "$S3_DIR/node_modules/.bin/s3rver" ]] || [[ -z "$AWS_CLI" ]] \
+   || ! "$PYTHON" -c 'import botocore.auth' 2>/dev/null && ! "$PYTHON" -c 'import awscli, botocore.auth' 2>/dev/null; then
+  echo "tests/e2e/test_s3.sh needs s3rver (tests/s3), the AWS CLI v2 and botocore: run make deps" >&2
+  exit 1
+fi
+"$AWS_CLI" --version 2>&1 | grep -q '^aws-cli/2' || { echo "$AWS_CLI is not the AWS CLI v2" >&2; exit 1; }
+
+# One s3rver for the suite; each test gets its own proxy (and its own buckets).
+S3_DATA="$SUITE_ROOT/s3rver"
+mkdir -p "$S3_DATA"
+NODE_OPTIONS=--openssl-legacy-provider "$S3_DIR/node_modules/.bin/s3rver" -d "$S3_DATA" -a 127.0.0.1 -p 0 \
+  >"$SUITE_ROOT/s3rver.log" 2>&1 &
+S3RVER_PID=$!
+trap 'kill $S3RVER_PID 2>/dev/null; wait $S3RVER_PID 2>/dev/null; [[ -n "${KEEP_E2E:-}" ]] || rm -rf "$SUITE_ROOT"' EXIT
+for _ in $(seq 100); do
+  S3RVER_PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$SUITE_ROOT/s3rver.log" | cut -d: -f2)
+  [[ -n "$S3RVER_PORT" ]] && break
+  sleep 0.1
+done
+[[ -n "$S3RVER_PORT" ]] || { echo "s3rver did not start: $(cat "$SUITE_ROOT/s3rver.log")" >&2; exit 1; }
+
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_PROFILE AWS_REGION \
+      AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE \
+      AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_CONTAINER_CREDENTIALS_FULL_URI AWS_CONTAINER_AUTHORIZATION_TOKEN \
+      AWS_EC2_METADATA_SERVICE_ENDPOINT
+export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=5
+
+PIDS=()
+stop_servers() { local pid; for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done; return 0; }
+# A key as the proxy logs it (percent-encoded by the client).
+logged() { printf '%s' "$1" | sed 's/+/%2B/g'; }
+
+# start_proxy [proxy options...]: a verifying proxy in front of s3rver; sets PROXY_URL and
+# exports the endpoint, region and the test keys.
+start_proxy() {
+  cat >"$SCRATCH/keys.json" <<JSON
+{"$KEY_ID": {"secret": "$SECRET", "token": null},
+ "ASIAEXPIREDTOKEN0001": {"secret": "$SECRET", "token": "expired-session-token"},
+ "ASIAMETADATAKEY00001": {"secret": "metadata-secret-never-printed", "token": "metadata-session-token"}}
+JSON
+  mkfifo "$SCRATCH/proxy.port"
+  "$PYTHON" "$S3_DIR/sigv4_proxy.py" --upstream "http://127.0.0.1:$S3RVER_PORT" --keys "$SCRATCH/keys.json" \
+    --log "$SCRATCH/proxy.log" "$@" >"$SCRATCH/proxy.port" 2>"$SCRATCH/proxy.err" &
+  PIDS+=($!)
+  local port
+  read -r -t 20 port <"$SCRATCH/proxy.port" || { fail "proxy did not start: $(cat "$SCRATCH/proxy.err")"; return 1; }
+  PROXY_URL="http://127.0.0.1:$port"
+  export AWS_ENDPOINT_URL="$PROXY_URL" AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+  export AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$SECRET"
+}
+
+# aws_cli ARGS...: the official CLI, through the same verifying proxy.
+aws_cli() { "$AWS_CLI" --endpoint-url "$PROXY_URL" --region "${AWS_REGION:-us-east-1}" "$@"; }
+
+no_bad_signatures() {
+  ! grep -q SignatureDoesNotMatch "$SCRATCH/proxy.log" || fail "bad signatures: $(grep -A8 SignatureDoesNotMatch "$SCRATCH/proxy.log" | head -20)"
+}
+
+secrets_never_printed() {
+  local file
+  for file in "$OUT" "$ERR"; do
+    ! grep -qF -e "$SECRET" -e metadata-secret-never-printed -e metadata-session-token "$file" || fail "a secret was printed"
+  done
+}
+
+same_entries() { # same_entries SRC DST: every complete module entry of SRC is byte-identical in DST
+  local entry count=0
+  for entry in "$1/$VERSION_DIR"/MODULE_1*; do
+    diff -r -x '*.tmp.nc.*' "$entry" "$2/$VERSION_DIR/$(basename "$entry")" >/dev/null || fail "$(basename "$entry") differs"
+    count=$((count + 1))
+  done
+  [[ $count -gt 0 ]] || fail "no entries compared"
+}
+
+test_push_pull_and_the_aws_cli_sees_it_byte_for_byte() {
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --faults
+  # One NEFF above the multipart threshold: uploaded in parallel parts.
+  export NEURON_CACHE_S3_MULTIPART_THRESHOLD=$((6 * 1024 * 1024)) NEURON_CACHE_S3_PART_SIZE=$((5 * 1024 * 1024))
+  head -c $((12 * 1024 * 1024 + 17)) /dev/urandom >"$SCRATCH/cache/$VERSION_DIR/MODULE_1000000000000003+39f12043/model.neff"
+  run 0 "$NC" create s3://nc-bucket-a/team/cache --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" .repo)" "s3://nc-bucket-a/team/cache"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  equals "$(json_get "$OUT" ".files.transferred")" "24"
+  grep -q 'PUT /nc-bucket-a/team/cache/.*MODULE_1000000000000003.*/model.neff?partNumber=3&uploadId=' "$SCRATCH/proxy.log" \
+    || fail "the big NEFF was not uploaded in parts"
+  # model.done of an entry goes after its other files.
+  local done_line neff_line
+  neff_line=$(grep -n 'PUT /nc-bucket-a/team/cache/.*MODULE_1000000000000000%2B39f12043/model.neff ' "$SCRATCH/proxy.log" | cut -d: -f1)
+  done_line=$(grep -n 'PUT /nc-bucket-a/team/cache/.*MODULE_1000000000000000%2B39f12043/model.done ' "$SCRATCH/proxy.log" | cut -d: -f1)
+  [[ -n "$neff_line" && -n "$done_line" && "$done_line" -gt "$neff_line" ]] || fail "model.done not last ($neff_line, $done_line)"
+  # The official CLI sees the Neuron SDK's layout, byte for byte.
+  aws_cli s3 ls --recursive s3://nc-bucket-a/team/cache/ >"$SCRATCH/ls" 2>"$SCRATCH/ls.err" || fail "aws s3 ls: $(cat "$SCRATCH/ls.err")"
+  contains "$SCRATCH/ls" "team/cache/$VERSION_DIR/MODULE_1000000000000000+39f12043/model.neff"
+  aws_cli s3 cp --recursive --quiet s3://nc-bucket-a/team/cache "$SCRATCH/via-cli" 2>"$SCRATCH/cp.err" || fail "aws s3 cp: $(cat "$SCRATCH/cp.err")"
+  same_entries "$SCRATCH/cache" "$SCRATCH/via-cli"
+  # Nothing new: nothing uploaded.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "7"
+  # And back onto a fresh host.
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  run 0 "$NC" list --json
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
+test_what_the_aws_cli_uploads_is_pulled() {
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 4
+  aws_cli s3 mb s3://nc-bucket-b >/dev/null 2>&1 || fail "aws s3 mb"
+  # A SageMaker job's cache as the SDK leaves it: no marker, just the compiler's layout.
+  aws_cli s3 sync --quiet "$SCRATCH/cache" s3://nc-bucket-b/sagemaker/neuron-cache 2>"$SCRATCH/sync.err" \
+    || fail "aws s3 sync: $(cat "$SCRATCH/sync.err")"
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-b/sagemaker/neuron-cache --cache-dir "$SCRATCH/fresh" --json \
+    || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "4"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  run 0 "$NC" set s3://nc-bucket-b/sagemaker/neuron-cache
+  no_bad_signatures
+  stop_servers
+}
+
+test_bad_input_is_one_clear_line_and_changes_nothing() {
+  start_proxy --deny nc-foreign-bucket --region-of nc-bucket-eu=eu-west-1 --expired-token expired-session-token || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  aws_cli s3 mb s3://nc-bucket-c >/dev/null 2>&1 || fail "aws s3 mb"
+  local before; before=$(aws_cli s3 ls --recursive s3://nc-bucket-c/ 2>&1)
+  # A bucket that does not exist.
+  run 1 "$NC" synchronize --repo-id s3://nc-no-such-bucket/cache --cache-dir "$SCRATCH/cache"
+  contains "$ERR" "S3 bucket nc-no-such-bucket does not exist"
+  one_line "$ERR"
+  # A bucket of another account.
+  run 1 "$NC" synchronize --repo-id s3://nc-foreign-bucket/cache --cache-dir "$SCRATCH/cache"
+  contains "$ERR" "denied for the AWS credentials from environment variables"
+  one_line "$ERR"
+  run 1 "$NC" create s3://nc-foreign-bucket/cache
+  one_line "$ERR"
+  # A prefix that holds something else is not taken over.
+  echo "precious" >"$SCRATCH/precious.txt"
+  aws_cli s3 cp --quiet "$SCRATCH/precious.txt" s3://nc-bucket-c/data/precious.txt || fail "aws s3 cp"
+  before=$(aws_cli s3 ls --recursive s3://nc-bucket-c/ 2>&1)
+  run 1 "$NC" create s3://nc-bucket-c/data
+  contains "$ERR" "holds something else than a Neuron compile cache"
+  one_line "$ERR"
+  run 1 "$NC" synchronize --repo-id s3://nc-bucket-c/data --cache-dir "$SCRATCH/cache"
+  one_line "$ERR"
+  equals "$(aws_cli s3 ls --recursive s3://nc-bucket-c/ 2>&1)" "$before"
+  # Expired credentials: said so, with where they came from.
+  AWS_ACCESS_KEY_ID=ASIAEXPIREDTOKEN0001 AWS_SESSION_TOKEN=expired-session-token \
+    run 1 "$NC" synchronize --repo-id s3://nc-bucket-c/cache --cache-dir "$SCRATCH/cache"
+  contains "$ERR" "the AWS credentials from environment variables have expired (ExpiredToken"
+  one_line "$ERR"
+  # Missing credentials: every source tried is named.
+  env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+    "$NC" synchronize --repo-id s3://nc-bucket-c/cache --cache-dir "$SCRATCH/cache" >"$OUT" 2>"$ERR"
+  equals "$?" "1"
+  contains "$ERR" "no AWS credentials found; tried environment variables (AWS_ACCESS_KEY_ID not set); profile 'default'"
+  contains "$ERR" "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/_FULL_URI not set); EC2 instance metadata (AWS_EC2_METADATA_DISABLED)"
+  one_line "$ERR"
+  # Not an S3 URL S3 could hold.
+  run 1 "$NC" set "s3://Bad_Bucket/x"
+  one_line "$ERR"
+  # A bucket in another region: the redirect is followed, signing for the bucket's region.
+  AWS_REGION=eu-west-1 aws_cli s3 mb s3://nc-bucket-eu >/dev/null 2>&1 || fail "aws s3 mb eu"
+  run 0 "$NC" create s3://nc-bucket-eu/cache -q || { stop_servers; return; }
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-eu/cache --cache-dir "$SCRATCH/cache" --json
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  contains "$SCRATCH/proxy.log" "301 PermanentRedirect (eu-west-1)"
+  equals "$(aws_cli s3 ls --recursive s3://nc-bucket-c/ 2>&1)" "$before"
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
+test_slowdown_is_retried_and_a_failed_part_aborts_the_upload() {
+  start_proxy --slowdown 3 --fail-part 2 || return
+  export NEURON_CACHE_S3_MULTIPART_THRESHOLD=$((6 * 1024 * 1024)) NEURON_CACHE_S3_PART_SIZE=$((5 * 1024 * 1024))
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  run 0 "$NC" create s3://nc-bucket-d/cache -q || { stop_servers; return; }
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(grep -c '503 SlowDown' "$SCRATCH/proxy.log")" "3"
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  # A big NEFF whose second part always fails: the upload is aborted, its entry not done.
+  local entry="$VERSION_DIR/MODULE_1000000000000001+39f12043"
+  head -c $((11 * 1024 * 1024)) /dev/urandom >"$SCRATCH/cache/$entry/model.neff"
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  one_line "$ERR"
+  grep -q "^DELETE /nc-bucket-d/cache/$(logged "$entry")/model.neff?uploadId=" "$SCRATCH/proxy.log" || fail "upload not aborted"
+  no_bad_signatures
+  stop_servers
+}
+
+# start_credentials LIFETIME: the fake metadata/container credentials server.
+start_credentials() {
+  mkfifo "$SCRATCH/creds.port"
+  "$PYTHON" "$S3_DIR/fake_credentials.py" --key ASIAMETADATAKEY00001 --secret metadata-secret-never-printed \
+    --token metadata-session-token --lifetime "$1" --auth container-auth-token --log "$SCRATCH/creds.log" \
+    >"$SCRATCH/creds.port" 2>"$SCRATCH/creds.err" &
+  PIDS+=($!)
+  read -r -t 20 CREDS_PORT <"$SCRATCH/creds.port" || { fail "credentials server did not start"; return 1; }
+  : >"$SCRATCH/creds.log"
+}
+
+test_credentials_from_profile_container_and_instance_metadata() {
+  start_proxy || return
+  start_credentials 60 || { stop_servers; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3
+  run 0 "$NC" create s3://nc-bucket-e/cache -q || { stop_servers; return; }
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+  # A named profile in the shared credentials file.
+  mkdir -p "$HOME/.aws"
+  printf '[default]\nregion = us-east-1\n[team]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$KEY_ID" "$SECRET" \
+    >"$HOME/.aws/credentials"
+  AWS_PROFILE=team run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run
+  AWS_PROFILE=missing run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  contains "$ERR" "AWS profile 'missing' is not in"
+  rm "$HOME/.aws/credentials"
+  # EC2 instance metadata, IMDSv2; the credentials last 60 s, under the 5 min margin:
+  # fetched again before each use rather than used until they expire.
+  AWS_EC2_METADATA_DISABLED=false AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$CREDS_PORT" \
+    run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "3"
+  [[ "$(grep -c 'issued imds' "$SCRATCH/creds.log")" -gt 1 ]] || fail "instance credentials not refreshed before expiry"
+  # Container credentials (ECS, SageMaker), with their authorization token.
+  : >"$SCRATCH/creds.log"
+  AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:$CREDS_PORT/container/creds" \
+    AWS_CONTAINER_AUTHORIZATION_TOKEN=container-auth-token \
+    run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "3"
+  grep -q 'issued container' "$SCRATCH/creds.log" || fail "container credentials not used"
+  AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:$CREDS_PORT/container/creds" \
+    AWS_CONTAINER_AUTHORIZATION_TOKEN=wrong run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  contains "$ERR" "container credentials at http://127.0.0.1:$CREDS_PORT answered HTTP 401"
+  one_line "$ERR"
+  # Environment keys come first: the metadata service is not asked.
+  : >"$SCRATCH/creds.log"
+  AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$SECRET" AWS_EC2_METADATA_DISABLED=false \
+    AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$CREDS_PORT" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  [[ ! -s "$SCRATCH/creds.log" ]] || fail "metadata asked although keys were in the environment"
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
+run_tests

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""A stand-in for AWS S3's front door, between neuron-cache and s3rver, for the e2e tests.
+
+Every request's SigV4 signature is recomputed with botocore (the AWS CLI's own signer)
+from the signed headers the request names; a mismatch is answered 403
+SignatureDoesNotMatch and logged. Requests that pass are forwarded to s3rver unchanged.
+It also plays the parts of S3 the tests need: buckets in another region (301 with
+x-amz-bucket-region), buckets of another account (403 AccessDenied), expired session
+tokens (400 ExpiredToken), SlowDown answers, and an upload part that always fails.
+
+  sigv4_proxy.py --upstream http://127.0.0.1:PORT --keys KEYS.json [--region-of BUCKET=REGION]...
+                 [--deny BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
+                 [--log FILE]
+KEYS.json maps access key ids to {"secret": ..., "token": ... or null}. Prints the port.
+"""
+import argparse
+import hashlib
+import http.client
+import http.server
+import json
+import re
+import socketserver
+import sys
+import threading
+import urllib.parse
+
+try:
+    import awscli  # noqa: F401  the Debian awscli (v2) package: makes its own botocore importable
+except ImportError:
+    pass  # a standalone botocore
+from botocore import auth as botocore_auth, credentials as botocore_credentials
+from botocore.awsrequest import AWSRequest
+
+AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
+                  r"SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$")
+
+
+class Verifier(botocore_auth.S3SigV4Auth):
+    """botocore's S3 signer, told which payload hash the request claimed."""
+
+    def __init__(self, credentials, region, payload):
+        super().__init__(credentials, "s3", region)
+        self._payload = payload
+
+    def payload(self, request):
+        return self._payload
+
+
+def error_xml(code, message, extra=""):
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+            f"{extra}</Error>").encode()
+
+
+class Proxy(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def note(self, line):
+        with self.server.lock:
+            self.server.log.write(line + "\n")
+            self.server.log.flush()
+
+    def answer(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def check_signature(self, body):
+        header = self.headers.get("Authorization", "")
+        match = AUTH.match(header)
+        if not match:
+            return "no SigV4 Authorization header"
+        key_id, _, region, service, signed, signature = match.groups()
+        keys = self.server.keys.get(key_id)
+        if keys is None or service != "s3":
+            return f"unknown key {key_id} or service {service}"
+        token = self.headers.get("x-amz-security-token")
+        if keys.get("token") != token:
+            return "session token missing or wrong"
+        names = signed.split(";")
+        if "host" not in names or "x-amz-date" not in names:
+            return "host and x-amz-date must be signed"
+        if token is not None and "x-amz-security-token" not in names:
+            return "the session token must be signed"
+        claimed = self.headers.get("x-amz-content-sha256")
+        if claimed is None:
+            return "no x-amz-content-sha256 header"
+        if claimed != "UNSIGNED-PAYLOAD" and claimed != hashlib.sha256(body).hexdigest():
+            return "x-amz-content-sha256 does not match the body"
+        headers = {name: self.headers.get(name) for name in names}
+        url = f"http://{self.headers['Host']}{self.path}"
+        request = AWSRequest(method=self.command, url=url, headers=headers, data=body)
+        request.context["timestamp"] = self.headers["x-amz-date"]
+        credentials = botocore_credentials.Credentials(key_id, keys["secret"], token)
+        verifier = Verifier(credentials, region, claimed)
+        canonical = verifier.canonical_request(request)
+        expected = verifier.signature(verifier.string_to_sign(request, canonical), request)
+        if expected != signature:
+            return "signature mismatch; canonical request was:\n" + canonical
+        return None
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = urllib.parse.urlsplit(self.path)
+        bucket = path.path.lstrip("/").split("/", 1)[0]
+        query = urllib.parse.parse_qs(path.query, keep_blank_values=True)
+        problem = self.check_signature(body)
+        line = f"{self.command} {self.path}"
+        if problem:
+            self.server.bad_signatures += 1
+            self.note(f"{line} -> 403 SignatureDoesNotMatch: {problem}")
+            return self.answer(403, error_xml("SignatureDoesNotMatch", "recomputed with botocore: no match"))
+        match = AUTH.match(self.headers["Authorization"])
+        signed_region = match.group(3)
+        token = self.headers.get("x-amz-security-token")
+        if token in self.server.expired:
+            self.note(f"{line} -> 400 ExpiredToken")
+            return self.answer(400, error_xml("ExpiredToken", "The provided token has expired."))
+        if bucket in self.server.denied:
+            self.note(f"{line} -> 403 AccessDenied")
+            return self.answer(403, error_xml("AccessDenied", "Access Denied"))
+        home = self.server.regions.get(bucket)
+        if home and home != signed_region:
+            self.note(f"{line} -> 301 PermanentRedirect ({home})")
+            extra = f"<Endpoint>s3.{home}.amazonaws.com</Endpoint><Bucket>{bucket}</Bucket><Region>{home}</Region>"
+            return self.answer(301, error_xml("PermanentRedirect", "The bucket is in another region.", extra),
+                               [("x-amz-bucket-region", home)])
+        if self.command == "PUT" and self.server.slowdown > 0:
+            with self.server.lock:
+                self.server.slowdown -= 1
+            self.note(f"{line} -> 503 SlowDown")
+            return self.answer(503, error_xml("SlowDown", "Please reduce your request rate."))
+        if self.command == "PUT" and "partNumber" in query and query["partNumber"][0] == str(self.server.fail_part):
+            self.note(f"{line} -> 400 InvalidArgument (injected part failure)")
+            return self.answer(400, error_xml("InvalidArgument", "injected failure of this part"))
+        upstream = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port, timeout=60)
+        # Verified here: s3rver gets the request anonymously (it knows none of the test keys).
+        dropped = ("expect", "authorization", "x-amz-security-token")
+        headers = {name: value for name, value in self.headers.items() if name.lower() not in dropped}
+        upstream.request(self.command, self.path, body=body if body or self.command in ("PUT", "POST") else None,
+                         headers=headers)
+        response = upstream.getresponse()
+        data = response.read()
+        self.note(f"{line} -> {response.status}")
+        self.send_response(response.status)
+        for name, value in response.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        upstream.close()
+
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = handle_any
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--keys", required=True)
+    parser.add_argument("--region-of", action="append", default=[])
+    parser.add_argument("--deny", action="append", default=[])
+    parser.add_argument("--expired-token", action="append", default=[])
+    parser.add_argument("--slowdown", type=int, default=0)
+    parser.add_argument("--fail-part", type=int, default=0)
+    parser.add_argument("--log", default="/dev/null")
+    args = parser.parse_args()
+    server = Server(("127.0.0.1", 0), Proxy)
+    server.upstream = urllib.parse.urlsplit(args.upstream)
+    with open(args.keys) as keys:
+        server.keys = json.load(keys)
+    server.regions = dict(item.split("=", 1) for item in args.region_of)
+    server.denied = set(args.deny)
+    server.expired = set(args.expired_token)
+    server.slowdown = args.slowdown
+    server.fail_part = args.fail_part
+    server.bad_signatures = 0
+    server.lock = threading.Lock()
+    server.log = open(args.log, "a")
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
