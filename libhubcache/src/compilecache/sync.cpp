@@ -651,8 +651,9 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
           continue;
         }
         auto files = decision.to_download;
+        const auto* installing = entry; // a lambda cannot capture a structured binding in clang 14
         std::stable_sort(files.begin(), files.end(), [&](const storage::RepoFile* a, const storage::RepoFile* b) {
-          return install_rank(relative_name(*entry, *a)) < install_rank(relative_name(*entry, *b));
+          return install_rank(relative_name(*installing, *a)) < install_rank(relative_name(*installing, *b));
         });
         for (const auto* file : files) {
           auto name = relative_name(*entry, *file);
