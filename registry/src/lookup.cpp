@@ -136,7 +136,9 @@ LookupTarget make_multi_model_lookup_target(const std::string& model_id, const n
   for (const auto& [name, component] : component_configs.items()) {
     if (!is_unchecked_component(name)) {
       auto cleaned = clean_config(component);
-      cleaned.erase("neuron");
+      if (cleaned.is_object()) { // a component's config.json may hold anything
+        cleaned.erase("neuron");
+      }
       target.config[name] = cleaned;
     }
   }

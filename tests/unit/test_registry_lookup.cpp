@@ -220,6 +220,16 @@ TEST_CASE("registry: multi-model targets match by containment")
   CHECK(registry::entry_shape(entry).dtype == "bfloat16");
 }
 
+// Found by fuzz_registry_entry: a component whose config.json holds null (or a number)
+// threw a JSON library error out of the lookup target.
+TEST_CASE("registry: a diffusers component config that is not an object does not break the lookup")
+{
+  auto raw = nlohmann::json::parse(R"({"unet": {"cross_attention_dim": 768}, "scheduler": null, "safety": 5})");
+  auto target = registry::make_multi_model_lookup_target("local/sd", raw);
+  CHECK(target.model_type == "stable-diffusion");
+  CHECK(target.config["unet"] == nlohmann::json{{"cross_attention_dim", 768}});
+}
+
 TEST_CASE("registry: config without model_type is rejected with a clear error")
 {
   CHECK_THROWS_AS(registry::make_lookup_target("m", std::nullopt, nlohmann::json::parse(R"({"a": 1})")),
