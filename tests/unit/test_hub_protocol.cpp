@@ -8,6 +8,8 @@
 #include <hubcache/http/client.hpp>
 #include <hubcache/hub/api.hpp>
 
+#include "hub/detail.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -370,4 +372,20 @@ TEST_CASE("preupload and commit lines refuse a name that is not UTF-8, naming it
   CHECK_THROWS_WITH_AS(commit_header_line("Add caf\xe9", "", std::nullopt),
                        doctest::Contains("the commit message is not valid UTF-8"), InvalidArgument);
   CHECK(json::parse(commit_lfs_file_line("dir/café.neff", std::string(64, 'e'), 1))["value"]["path"] == "dir/café.neff");
+}
+
+// Found by fuzz_hub_tree (UBSan: 1e300 is outside the range of uint64_t): a size that is
+// not a non-negative integer is a bad answer, not a conversion.
+TEST_CASE("tree entries and LFS batch objects with a fractional or negative size are bad answers")
+{
+  auto entry = detail::parse_tree_entry(json::parse(R"({"type": "file", "path": "a.bin", "size": 12, "oid": "x"})"));
+  CHECK(entry.size == 12);
+  CHECK(detail::parse_tree_entry(json::parse(R"({"type": "directory", "path": "d"})")).size == 0);
+  for (const auto* size : {"1e300", "-1", "1.5", "\"12\""}) {
+    CAPTURE(size);
+    auto item = json::parse(std::string(R"({"type": "file", "path": "a.bin", "size": )") + size + "}");
+    CHECK_THROWS_AS(detail::parse_tree_entry(item), json::exception);
+    CHECK_THROWS_AS(parse_lfs_batch_response(std::string(R"({"objects": [{"oid": "aa", "size": )") + size + "}]}"),
+                    json::exception);
+  }
 }

@@ -182,7 +182,7 @@ std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body)
   for (const auto& item : parsed.at("objects")) {
     LfsBatchObject object;
     object.oid = item.at("oid").get<std::string>();
-    object.size = item.at("size").get<std::uint64_t>();
+    object.size = item.at("size").get_ref<const json::number_unsigned_t&>(); // not a float or negative
     if (item.contains("error")) {
       const auto& error = item["error"];
       throw RemoteError("the Hub refused LFS object " + object.oid + ": "
