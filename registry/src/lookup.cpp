@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -326,7 +327,9 @@ std::optional<long long> as_integer(const nlohmann::json& value)
   }
   if (value.is_number_float()) {
     double number = value.get<double>();
-    if (number == static_cast<double>(static_cast<long long>(number))) {
+    // Only in range may a double be cast (1e300 would be undefined behaviour); 2^63 is exact.
+    constexpr double limit = 9223372036854775808.0;
+    if (number >= -limit && number < limit && number == std::trunc(number)) {
       return static_cast<long long>(number);
     }
     return std::nullopt;
