@@ -246,7 +246,8 @@ test_commit_rules() {
   local zeros
   zeros=$(printf '%064d' 0)
   for line in '{"key":5,"value":{}}' '{"key":"header","value":{"summary":7}}' \
-    '{"key":"lfsFile","value":{"path":"x.bin","oid":"'"$zeros"'","size":"5"}}'; do
+    '{"key":"lfsFile","value":{"path":"x.bin","oid":"'"$zeros"'","size":"5"}}' \
+    '{"key":"lfsFile","value":{"path":"x.bin","oid":"'"$zeros"'","size":1e300}}'; do
     printf '{"key":"header","value":{"summary":"types"}}\n%s\n' "$line" >"$SCRATCH/c"
     equals "$(commit_ndjson alice/r "$SCRATCH/c")" 400
     contains "$SCRATCH/b" "Invalid NDJSON: line 2"

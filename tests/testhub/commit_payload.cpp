@@ -77,7 +77,8 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
         op.sha256 = value.value("oid", std::string{});
         if (!is_hex(op.sha256, 64)) throw HubError(400, "Invalid LFS oid for " + op.path);
         if (value.contains("size")) {
-          op.size = value.at("size").get<std::uint64_t>();
+          // A float or negative size is refused (a cast of 1e300 is undefined behaviour).
+          op.size = value.at("size").get_ref<const json::number_unsigned_t&>();
         } else {  // server-side copy: the size is the stored object's
           op.size = stored_lfs_size(op.sha256);
         }
