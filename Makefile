@@ -1,4 +1,10 @@
 # neuron-cache: `make demo` and `make test` do all the set-up on a fresh Debian machine.
+# `make test SANITIZE=address,undefined` builds into build-sanitize and runs the whole suite
+# under the sanitizers; `make fuzz FUZZ_SECONDS=N` runs every libFuzzer target N seconds.
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+BUILD_DIR ?= build-sanitize
+endif
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
@@ -14,8 +20,19 @@ DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
   libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev doctest-dev \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
   bash zsh fish jq curl man-db groff-base python3-jsonschema awscli
+# Only `make fuzz` needs these: clang with libFuzzer and the sanitizer runtimes.
+FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-debian deps-npm build test demo install completions clean
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# Any sanitizer report fails the run: reports go to files that `test` checks afterwards
+# (a report in a command a test expects to fail would otherwise pass unnoticed).
+SANITIZER_REPORTS := $(abspath $(BUILD_DIR))/sanitizer-reports
+SANITIZER_ENV := \
+  ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$(SANITIZER_REPORTS)/asan \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan
+
+.PHONY: all deps deps-debian deps-fuzz deps-npm install-debian-packages build test demo install completions fuzz clean
 
 all: build
 
@@ -23,8 +40,14 @@ deps: deps-debian deps-npm
 
 # Installs only what is missing; through sudo when not root; silent when all present.
 deps-debian:
+	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(DEBIAN_PACKAGES)"
+
+deps-fuzz: deps-debian
+	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(FUZZ_DEBIAN_PACKAGES)"
+
+install-debian-packages:
 	@missing=""; \
-	for package in $(DEBIAN_PACKAGES); do \
+	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -54,13 +77,26 @@ deps-npm: deps-debian
 
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE)
 
 build: deps $(BUILD_DIR)/build.ninja
+	@grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
+	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) $(BUILD_DIR)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+ifeq ($(SANITIZE),)
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+else
+test: build
+	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
+	@status=0; env $(SANITIZER_ENV) ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) || status=$$?; \
+	if [ -n "$$(ls -A $(SANITIZER_REPORTS))" ]; then \
+	  for report in $(SANITIZER_REPORTS)/*; do echo "=== $$report"; cat "$$report"; done; \
+	  echo "sanitizer reports above (SANITIZE=$(SANITIZE)): failing" >&2; exit 1; \
+	fi; exit $$status
+endif
 
 demo: build
 	bash tests/demo.sh $(BUILD_DIR)/bin
@@ -74,6 +110,15 @@ completions: build
 	$(BUILD_DIR)/bin/neuron-cache completion zsh > completions/_neuron-cache
 	$(BUILD_DIR)/bin/neuron-cache completion fish > completions/neuron-cache.fish
 	$(BUILD_DIR)/bin/neuron-cache man > completions/neuron-cache.1
+
+# libFuzzer targets (tests/fuzz) built by clang with ASan and UBSan in their own build dir,
+# each run FUZZ_SECONDS on a scratch copy of its committed corpus; any crash fails.
+fuzz: deps-fuzz
+	@test -f $(FUZZ_BUILD_DIR)/build.ninja || \
+	  CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DNEURON_CACHE_WERROR=$(WERROR) -DNEURON_CACHE_FUZZ=ON -DNEURON_CACHE_BUILD_TESTS=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
+	bash tests/fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -7,3 +7,7 @@ target_compile_options(standard_warnings INTERFACE
 if(NEURON_CACHE_WERROR)
   target_compile_options(standard_warnings INTERFACE -Werror)
 endif()
+# Sanitizers and fuzzing coverage (cmake/Sanitizers.cmake) reach every first-party target
+# through the same interface target.
+include(Sanitizers)
+target_link_libraries(standard_warnings INTERFACE neuron_cache_instrumentation)

@@ -239,7 +239,10 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
                                     + ManifestReader::kind_of(value));
       }
       for (const auto& item : value) {
-        auto name = item.first.as<std::string>();
+        if (!item.first.IsScalar()) { // as<std::string>() would throw a yaml-cpp conversion error
+          reader.fail(item.first.Mark(), "keys of 'env' must be variable names, got " + ManifestReader::kind_of(item.first));
+        }
+        auto name = item.first.Scalar();
         if (name.empty() || name.find('=') != std::string::npos) {
           reader.fail(item.first.Mark(), "'" + name + "' is not an environment variable name");
         }

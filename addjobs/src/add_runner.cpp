@@ -217,7 +217,12 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   auto kept_flags = without_cache_dir(cc_flags);
   process.environment_overrides["NEURON_CC_FLAGS"] =
     kept_flags.empty() ? std::optional<std::string>() : std::optional<std::string>(kept_flags);
-  process.timeout = job.timeout;
+  if (job.timeout) {
+    // Any number of seconds is accepted (manifest, --timeout); beyond what milliseconds
+    // can count, it is no limit at all rather than an overflow.
+    constexpr auto longest = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::milliseconds::max());
+    process.timeout = *job.timeout < longest ? std::chrono::milliseconds(*job.timeout) : std::chrono::milliseconds::max();
+  }
   process.termination_grace = m_settings.termination_grace;
   if (m_settings.on_line) {
     process.on_line = [this, &job](hubcache::util::ProcessStream stream, std::string_view line) {

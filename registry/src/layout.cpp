@@ -128,14 +128,30 @@ std::string registry_root(const std::string& compiler_version, const std::string
          + registry_version;
 }
 
+namespace {
+
+// What add writes must read back as what it files: a version holding a '/' (or a model id
+// or type with extra levels) would put the entry where lookup reads something else.
+std::optional<RegistryPath> filed_as(const std::string& path, RegistryPathKind kind,
+                                     const std::string& compiler_version, const std::string& registry_version)
+{
+  auto parsed = parse_registry_path(path);
+  if (!hubcache::storage::is_valid_path_in_repo(path) || !parsed || parsed->kind != kind
+      || parsed->compiler_version != compiler_version || parsed->registry_version != registry_version) {
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+} // namespace
+
 std::string registry_path(const std::string& compiler_version, const std::string& registry_version,
                           const CacheEntry& entry)
 {
   auto path = registry_root(compiler_version, registry_version) + "/" + entry.model_type + "/" + entry.model_id
               + "/" + entry.hash() + ".json";
-  auto parsed = parse_registry_path(path);
-  if (!hubcache::storage::is_valid_path_in_repo(path) || !parsed || parsed->kind != RegistryPathKind::alias
-      || parsed->model_id != entry.model_id) {
+  auto parsed = filed_as(path, RegistryPathKind::alias, compiler_version, registry_version);
+  if (!parsed || parsed->model_id != entry.model_id || parsed->model_type != entry.model_type) {
     throw hubcache::InvalidArgument("cannot file a registry entry for model '" + entry.model_id + "' (model type '"
                                       + entry.model_type + "', compiler " + compiler_version + ")",
                                     "model ids are 'org/name' or 'name' without '..' or empty parts");
@@ -148,7 +164,11 @@ std::string digest_registry_path(const std::string& compiler_version, const std:
 {
   auto path = registry_root(compiler_version, registry_version) + "/" + entry.arch_digest() + "/" + entry.hash()
               + ".json";
-  hubcache::storage::validate_path_in_repo(path);
+  if (!filed_as(path, RegistryPathKind::digest, compiler_version, registry_version)) {
+    throw hubcache::InvalidArgument("cannot file a registry entry under compiler version '" + compiler_version
+                                      + "' and registry version '" + registry_version + "'",
+                                    "versions are single path components");
+  }
   return path;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <iterator>
 #include <mutex>
@@ -138,7 +139,9 @@ LookupTarget make_multi_model_lookup_target(const std::string& model_id, const n
   for (const auto& [name, component] : component_configs.items()) {
     if (!is_unchecked_component(name)) {
       auto cleaned = clean_config(component);
-      cleaned.erase("neuron");
+      if (cleaned.is_object()) { // a component's config.json may hold anything
+        cleaned.erase("neuron");
+      }
       target.config[name] = cleaned;
     }
   }
@@ -441,7 +444,9 @@ std::optional<long long> as_integer(const nlohmann::json& value)
   }
   if (value.is_number_float()) {
     double number = value.get<double>();
-    if (number == static_cast<double>(static_cast<long long>(number))) {
+    // Only in range may a double be cast (1e300 would be undefined behaviour); 2^63 is exact.
+    constexpr double limit = 9223372036854775808.0;
+    if (number >= -limit && number < limit && number == std::trunc(number)) {
       return static_cast<long long>(number);
     }
     return std::nullopt;

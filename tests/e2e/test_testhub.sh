@@ -242,6 +242,16 @@ test_commit_rules() {
     equals "$(commit_ndjson alice/r "$SCRATCH/c")" 400
     contains "$SCRATCH/b" "Invalid path"
   done
+  # Found by fuzz_ndjson_reader: a value of the wrong type was a 500 "Internal error".
+  local zeros
+  zeros=$(printf '%064d' 0)
+  for line in '{"key":5,"value":{}}' '{"key":"header","value":{"summary":7}}' \
+    '{"key":"lfsFile","value":{"path":"x.bin","oid":"'"$zeros"'","size":"5"}}' \
+    '{"key":"lfsFile","value":{"path":"x.bin","oid":"'"$zeros"'","size":1e300}}'; do
+    printf '{"key":"header","value":{"summary":"types"}}\n%s\n' "$line" >"$SCRATCH/c"
+    equals "$(commit_ndjson alice/r "$SCRATCH/c")" 400
+    contains "$SCRATCH/b" "Invalid NDJSON: line 2"
+  done
   printf '{"key":"header","value":{"summary":"lfs","parentCommit":"%s"}}\n{"key":"lfsFile","value":{"path":"x.bin","algo":"sha256","oid":"%s","size":5}}\n' \
     "$head" "$(printf 'never' | sha256sum | cut -d' ' -f1)" >"$SCRATCH/c"
   equals "$(commit_ndjson alice/r "$SCRATCH/c")" 400

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 using namespace addjobs;
 
 namespace {
@@ -217,6 +219,11 @@ TEST_CASE("add: failures push nothing")
   auto nothing = runner.run(idle);
   CHECK(nothing.status == JobStatus::failed);
   CHECK(nothing.message.starts_with("the command succeeded but created no new compile-cache entry in "));
+
+  // A timeout of 2^63-1 seconds (a manifest may say so) is no limit, not an instant one.
+  Job endless{sample_model(), sample_configuration(), {"/bin/sh", "-c", "exit 7"}, {},
+              std::chrono::seconds(std::numeric_limits<std::chrono::seconds::rep>::max())};
+  CHECK(runner.run(endless).message == "the command exited with status 7; nothing was pushed");
 
   Job bad_template{sample_model(), sample_configuration(), {"run", "{nope}"}, {}, std::nullopt};
   CHECK(runner.run(bad_template).status == JobStatus::failed);

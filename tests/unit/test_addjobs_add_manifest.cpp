@@ -165,6 +165,15 @@ TEST_CASE("manifest: wrong types")
         == "ci.yaml:4:9: a configuration must be a mapping, got '4'");
 }
 
+// Found while writing fuzz_add_manifest: a list or mapping as an env key escaped as a
+// yaml-cpp conversion error instead of the manifest's own one-line message.
+TEST_CASE("manifest: an env key that is not a name is refused with line and column")
+{
+  CHECK(error_of("env: {[a, b]: c}\nmodels: [{model: x, configurations: [{task: t}]}]\n")
+        == "ci.yaml:1:7: keys of 'env' must be variable names, got a list");
+  CHECK(error_of("env:\n  ? {A: 1}\n  : v\nmodels: []\n").starts_with("ci.yaml:2:5: keys of 'env' must be variable names"));
+}
+
 TEST_CASE("manifest: files that are missing or not files")
 {
   test_support::TempDir dir;

@@ -8,6 +8,8 @@
 #include <hubcache/http/client.hpp>
 #include <hubcache/hub/api.hpp>
 
+#include "hub/detail.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -362,4 +364,54 @@ TEST_CASE("multipart plan: parts ordered by number, count checked against the si
   CHECK_THROWS_AS(multipart_plan(upload, 20), RemoteError);
   CHECK_FALSE(multipart_plan(LfsAction{"http://x/put", {}}, 10));
   CHECK_THROWS_AS(multipart_plan(LfsAction{"h", {{"chunk_size", "0"}}}, 10), RemoteError);
+}
+
+// Found by fuzz_http_headers (UBSan: signed overflow in `reset + 1` and `base * n`): a
+// server may send any number up to LONG_MAX; the wait is the cap, never a wrapped value.
+TEST_CASE("retry policy: huge Retry-After and RateLimit numbers wait the cap")
+{
+  http::RetryPolicy policy;
+  auto rate_limited = response_with(429, {{"RateLimit", R"("api";r=0;t=9223372036854775807)"}});
+  CHECK(policy.delay_after(1, &rate_limited) == 60000ms);
+  auto retry_after = response_with(503, {{"Retry-After", "9223372036854775807"}});
+  CHECK(policy.delay_after(1, &retry_after) == 60000ms);
+  auto just_below = response_with(503, {{"Retry-After", "59"}});
+  CHECK(policy.delay_after(1, &just_below) == 59000ms);
+  http::RetryPolicy instant = policy;
+  instant.base = 0ms;
+  CHECK(instant.delay_after(1, &retry_after) == 0ms);
+}
+
+// Found by fuzz_ndjson_commit: a file name that is not UTF-8 (any bytes are a Linux name)
+// surfaced as a JSON library error from the request writers; it is now one clear refusal
+// that names the file, before anything is sent.
+TEST_CASE("preupload and commit lines refuse a name that is not UTF-8, naming it")
+{
+  std::string name = "dir/caf\xe9\x1b.neff";
+  CHECK_THROWS_WITH_AS(preupload_request_body({{name, 1, "x"}}, 0, 1),
+                       doctest::Contains(R"(the path "dir/caf\ufffd\u001b.neff" is not valid UTF-8)"),
+                       InvalidArgument);
+  CHECK_THROWS_AS(commit_file_line_prefix(name), InvalidArgument);
+  CHECK_THROWS_AS(commit_lfs_file_line(name, std::string(64, 'e'), 1), InvalidArgument);
+  CHECK_THROWS_AS(commit_deletion_line(name, false), InvalidArgument);
+  CHECK_THROWS_AS(commit_deletion_line(name, true), InvalidArgument);
+  CHECK_THROWS_WITH_AS(commit_header_line("Add caf\xe9", "", std::nullopt),
+                       doctest::Contains("the commit message is not valid UTF-8"), InvalidArgument);
+  CHECK(json::parse(commit_lfs_file_line("dir/café.neff", std::string(64, 'e'), 1))["value"]["path"] == "dir/café.neff");
+}
+
+// Found by fuzz_hub_tree (UBSan: 1e300 is outside the range of uint64_t): a size that is
+// not a non-negative integer is a bad answer, not a conversion.
+TEST_CASE("tree entries and LFS batch objects with a fractional or negative size are bad answers")
+{
+  auto entry = detail::parse_tree_entry(json::parse(R"({"type": "file", "path": "a.bin", "size": 12, "oid": "x"})"));
+  CHECK(entry.size == 12);
+  CHECK(detail::parse_tree_entry(json::parse(R"({"type": "directory", "path": "d"})")).size == 0);
+  for (const auto* size : {"1e300", "-1", "1.5", "\"12\""}) {
+    CAPTURE(size);
+    auto item = json::parse(std::string(R"({"type": "file", "path": "a.bin", "size": )") + size + "}");
+    CHECK_THROWS_AS(detail::parse_tree_entry(item), json::exception);
+    CHECK_THROWS_AS(parse_lfs_batch_response(std::string(R"({"objects": [{"oid": "aa", "size": )") + size + "}]}"),
+                    json::exception);
+  }
 }

@@ -107,6 +107,25 @@ TEST_CASE("registry: writing paths round-trip through the parser")
   CHECK_THROWS_AS(registry::registry_path("2.21", "0.4.5", bad), hubcache::InvalidArgument);
 }
 
+// Found by fuzz_registry_layout: a version holding a '/' made a valid repo path that lookup
+// reads as another layout (or not as the entry at all).
+TEST_CASE("registry: versions that are not one path component cannot file an entry")
+{
+  auto entry = registry::make_registry_entry("org/model", std::string("text-generation"),
+                                             nlohmann::json{{"model_type", "llama"}}, nlohmann::json{{"batch_size", 1}});
+  CHECK_THROWS_AS(registry::registry_path("2.21", "0.4.5/llama", entry), hubcache::InvalidArgument);
+  CHECK_THROWS_AS(registry::registry_path("2.21/0_REGISTRY/x", "0.4.5", entry), hubcache::InvalidArgument);
+  CHECK_THROWS_WITH_AS(registry::digest_registry_path("2.21", "0/model/extra", entry),
+                       doctest::Contains("registry version '0/model/extra'"), hubcache::InvalidArgument);
+  CHECK_THROWS_AS(registry::digest_registry_path("", "0.4.5", entry), hubcache::InvalidArgument);
+  auto model_type_with_level = entry;
+  model_type_with_level.model_id = "model";
+  model_type_with_level.model_type = "llama/org";
+  CHECK_THROWS_AS(registry::registry_path("2.21", "0.4.5", model_type_with_level), hubcache::InvalidArgument);
+  CHECK(registry::parse_registry_path(registry::digest_registry_path("2.21", "0.4.5", entry))->registry_version
+        == "0.4.5");
+}
+
 TEST_CASE("registry: compiler version filters accept the version without its +hash")
 {
   CHECK(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21.33363.0"));

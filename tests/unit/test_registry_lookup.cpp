@@ -220,6 +220,29 @@ TEST_CASE("registry: multi-model targets match by containment")
   CHECK(registry::entry_shape(entry).dtype == "bfloat16");
 }
 
+// Found by fuzz_registry_entry: a component whose config.json holds null (or a number)
+// threw a JSON library error out of the lookup target.
+TEST_CASE("registry: a diffusers component config that is not an object does not break the lookup")
+{
+  auto raw = nlohmann::json::parse(R"({"unet": {"cross_attention_dim": 768}, "scheduler": null, "safety": 5})");
+  auto target = registry::make_multi_model_lookup_target("local/sd", raw);
+  CHECK(target.model_type == "stable-diffusion");
+  CHECK(target.config["unet"] == nlohmann::json{{"cross_attention_dim", 768}});
+}
+
+// Found by fuzz_registry_entry (UBSan: 1e+300 is outside the range of long long): a neuron
+// config number no integer can hold is no shape, not a cast.
+TEST_CASE("registry: shapes from floats out of the integer range are unknown")
+{
+  auto entry = registry::CacheEntry::deserialize(
+    R"({"_entry_class": "SingleModelCacheEntry", "_model_id": "org/m", "_task": null, "model_type": "llama",
+        "neuron": {"batch_size": 1e300, "sequence_length": -9.3e18, "num_cores": 2.0}})");
+  auto shape = registry::entry_shape(entry);
+  CHECK_FALSE(shape.batch_size.has_value());
+  CHECK_FALSE(shape.sequence_length.has_value());
+  CHECK(shape.num_cores == 2);
+}
+
 TEST_CASE("registry: config without model_type is rejected with a clear error")
 {
   CHECK_THROWS_AS(registry::make_lookup_target("m", std::nullopt, nlohmann::json::parse(R"({"a": 1})")),

@@ -34,6 +34,16 @@ TEST_CASE("Hub ids and directories are told apart")
   CHECK(parse_repo_spec("file:///data/./x/../cache").directory == "/data/cache");
 }
 
+// Found by fuzz_config_file: "///" was stored as file://// which read back as file:///.
+TEST_CASE("directory specs with several leading slashes have a canonical form that reads back")
+{
+  CHECK(parse_repo_spec("///").canonical() == "file:///");
+  CHECK(parse_repo_spec("file:////").canonical() == "file:///");
+  CHECK(parse_repo_spec("//data//cache/").directory == "/data/cache");
+  auto spec = parse_repo_spec("file:////data/x");
+  CHECK(parse_repo_spec(spec.canonical()).canonical() == spec.canonical());
+}
+
 TEST_CASE("bad specs are rejected with a hint")
 {
   for (const char* bad : {"a/b/c", "../x", "", "has space/x", "org/na\tme", "org/\x01x", "./x", "x/", "-org/x",

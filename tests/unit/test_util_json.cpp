@@ -35,3 +35,12 @@ TEST_CASE("json: size limits and invalid text name the document")
   CHECK_FALSE(util::try_parse_json("{").has_value());
   CHECK(util::try_parse_json(R"({"a": 1})")->at("a") == 1);
 }
+
+// Found by fuzz_registry_entry: nlohmann reports a number beyond a double as out_of_range,
+// not parse_error, which escaped as a library exception and failed the whole lookup.
+TEST_CASE("json: a number beyond a double is refused naming the document, like any bad JSON")
+{
+  CHECK_THROWS_WITH_AS(util::parse_json(R"({"model_type": "llama", "eps": -1e400})", "registry entry x.json"),
+                       doctest::Contains("registry entry x.json is not valid JSON"), InvalidArgument);
+  CHECK_FALSE(util::try_parse_json("[1e400]").has_value());
+}

@@ -133,6 +133,17 @@ TEST_CASE("process: a timeout terminates the whole process group")
   CHECK_FALSE(process_alive(grandchild));
 }
 
+// The manifest and --timeout take any number of seconds: the longest timeout is no limit,
+// not an overflow that times the command out at once (UBSan: signed overflow in chrono).
+TEST_CASE("process: the longest timeout does not overflow into an immediate one")
+{
+  auto spec = shell("sleep 0.2; exit 3");
+  spec.timeout = std::chrono::milliseconds::max();
+  auto result = run_process(spec);
+  CHECK_FALSE(result.timed_out);
+  CHECK(result.exit_code == 3);
+}
+
 TEST_CASE("process: a child that ignores SIGTERM is killed after the grace period")
 {
   auto spec = shell("trap '' TERM; while :; do sleep 0.05; done");

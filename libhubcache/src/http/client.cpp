@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -419,12 +420,21 @@ std::optional<std::chrono::milliseconds> RetryPolicy::delay_after(int attempt, c
   if (response != nullptr && !is_retryable_status(response->status)) {
     return std::nullopt;
   }
-  // One "second" of the server's wishes lasts `base` (1 s unless tests shorten it).
-  auto seconds = [this](long n) { return std::min(server_wait_cap, base * n); };
+  // One "second" of the server's wishes lasts `base` (1 s unless tests shorten it). The
+  // server's number can be anything up to LONG_MAX: compare before multiplying.
+  auto seconds = [this](long n) -> std::chrono::milliseconds {
+    if (base.count() <= 0) {
+      return std::chrono::milliseconds(0);
+    }
+    if (n > server_wait_cap / base) {
+      return server_wait_cap;
+    }
+    return base * n;
+  };
   if (response != nullptr && response->status == 429) {
     if (auto limit = response->headers.get("ratelimit")) {
       if (auto reset = parse_ratelimit_reset(*limit)) {
-        return seconds(*reset + 1);
+        return seconds(*reset < std::numeric_limits<long>::max() ? *reset + 1 : *reset);
       }
     }
   }

@@ -140,7 +140,9 @@ HubTreeEntry parse_tree_entry(const nlohmann::json& item)
   HubTreeEntry entry;
   entry.type = item.at("type").get<std::string>();
   entry.path = item.at("path").get<std::string>();
-  entry.size = item.value("size", std::uint64_t{0});
+  // get_ref throws type_error (a bad answer) for a negative or fractional size, which a
+  // conversion would turn into garbage or, for 1e300, undefined behaviour.
+  entry.size = item.contains("size") ? item["size"].get_ref<const nlohmann::json::number_unsigned_t&>() : 0;
   entry.oid = item.value("oid", std::string());
   if (item.contains("lfs") && item["lfs"].is_object()) {
     entry.lfs_oid = item["lfs"].at("oid").get<std::string>();

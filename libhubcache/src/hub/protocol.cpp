@@ -53,6 +53,28 @@ std::vector<std::pair<std::size_t, std::size_t>> batch_ranges(std::size_t count,
   return ranges;
 }
 
+namespace {
+
+// JSON text for the Hub, which takes UTF-8 only: a name or message in another encoding
+// (a Linux file name can be any bytes) is refused here, naming it, instead of surfacing
+// as a JSON library error.
+std::string utf8_json(const json& value, std::string_view path)
+{
+  try {
+    return value.dump();
+  } catch (const json::type_error&) {
+    if (path.empty()) {
+      throw InvalidArgument("the commit message is not valid UTF-8, which the Hub requires");
+    }
+    // Shown with the invalid bytes replaced and everything else escaped.
+    throw InvalidArgument("the path " + json(path).dump(-1, ' ', true, json::error_handler_t::replace)
+                            + " is not valid UTF-8, which the Hub requires",
+                          "rename the file to a UTF-8 name");
+  }
+}
+
+} // namespace
+
 std::string commit_header_line(std::string_view summary, std::string_view description,
                                const std::optional<std::string>& parent_commit)
 {
@@ -60,33 +82,38 @@ std::string commit_header_line(std::string_view summary, std::string_view descri
   if (parent_commit) {
     value["parentCommit"] = *parent_commit;
   }
-  return json{{"key", "header"}, {"value", value}}.dump() + "\n";
+  return utf8_json(json{{"key", "header"}, {"value", value}}, {}) + "\n";
 }
 
 std::string commit_lfs_file_line(std::string_view path, std::string_view sha256, std::uint64_t size)
 {
-  return json{{"key", "lfsFile"}, {"value", {{"path", path}, {"algo", "sha256"}, {"oid", sha256}, {"size", size}}}}
-           .dump()
+  return utf8_json(json{{"key", "lfsFile"},
+                        {"value", {{"path", path}, {"algo", "sha256"}, {"oid", sha256}, {"size", size}}}},
+                   path)
          + "\n";
 }
 
 std::string commit_deletion_line(std::string_view path, bool is_folder)
 {
   if (is_folder) {
-    return json{{"key", "deletedFolder"}, {"value", {{"path", std::string(path) + "/"}}}}.dump() + "\n";
+    return utf8_json(json{{"key", "deletedFolder"}, {"value", {{"path", std::string(path) + "/"}}}},
+                     path)
+           + "\n";
   }
-  return json{{"key", "deletedFile"}, {"value", {{"path", path}}}}.dump() + "\n";
+  return utf8_json(json{{"key", "deletedFile"}, {"value", {{"path", path}}}}, path) + "\n";
 }
 
 std::string commit_file_line_prefix(std::string_view path)
 {
-  return R"({"key":"file","value":{"path":)" + json(path).dump() + R"(,"encoding":"base64","content":")";
+  return R"({"key":"file","value":{"path":)" + utf8_json(json(path), path)
+         + R"(,"encoding":"base64","content":")";
 }
 
 std::string preupload_request_body(const std::vector<PreuploadFile>& files, std::size_t begin, std::size_t end)
 {
   json list = json::array();
   for (std::size_t i = begin; i < end; ++i) {
+    utf8_json(files[i].path, files[i].path); // the first request that carries the name
     list.push_back({{"path", files[i].path}, {"sample", base64_encode(files[i].sample)}, {"size", files[i].size}});
   }
   return json{{"files", list}}.dump();
@@ -155,7 +182,7 @@ std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body)
   for (const auto& item : parsed.at("objects")) {
     LfsBatchObject object;
     object.oid = item.at("oid").get<std::string>();
-    object.size = item.at("size").get<std::uint64_t>();
+    object.size = item.at("size").get_ref<const json::number_unsigned_t&>(); // not a float or negative
     if (item.contains("error")) {
       const auto& error = item["error"];
       throw RemoteError("the Hub refused LFS object " + object.oid + ": "

@@ -57,6 +57,11 @@ RepoSpec parse_directory(std::string_view original, std::string_view path_text)
     throw InvalidArgument("directory repo " + quoted(original) + " is not an absolute path",
                           "use an absolute path such as /data/neuron-cache or file:///data/neuron-cache");
   }
+  // Leading slashes are one on Linux; lexically_normal keeps "//", whose canonical form
+  // file://// would then read back as another directory.
+  while (path_text.starts_with("//")) {
+    path_text.remove_prefix(1);
+  }
   std::filesystem::path path = std::filesystem::path(path_text).lexically_normal();
   auto text = path.string();
   if (text.size() > 1 && text.back() == '/') {

@@ -58,7 +58,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& what, const 
   }
   try {
     return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {
+    // parse_error, and out_of_range for numbers beyond a double (1e400).
     std::string detail = error.what();
     // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
     if (auto at = detail.find("] "); at != std::string::npos) {

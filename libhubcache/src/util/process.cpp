@@ -400,7 +400,9 @@ ProcessResult run_process(const ProcessSpec& spec)
       // Forward what we got (torchrun turns SIGINT into a clean shutdown of its workers).
       terminate_group(signal == SIGHUP ? SIGTERM : signal);
     }
-    if (spec.timeout && !result.timed_out && Clock::now() - started >= *spec.timeout) {
+    // Compared in milliseconds: a huge timeout in nanoseconds would overflow.
+    if (spec.timeout && !result.timed_out
+        && std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started) >= *spec.timeout) {
       result.timed_out = true;
       terminate_group(SIGTERM);
     }

@@ -1,0 +1,35 @@
+# Sanitizer and fuzzing instrumentation for every first-party target: StandardWarnings
+# links `neuron_cache_instrumentation` into `standard_warnings`, which every first-party
+# library, program and test links.
+#
+#   NEURON_CACHE_SANITIZE=address,undefined   `make test SANITIZE=address,undefined`
+#   NEURON_CACHE_FUZZ=ON                      `make fuzz` (clang only): libFuzzer targets in
+#                                             tests/fuzz, built with ASan and UBSan
+set(NEURON_CACHE_SANITIZE "" CACHE STRING
+    "Comma-separated -fsanitize= list for every first-party target (e.g. address,undefined)")
+option(NEURON_CACHE_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang)" OFF)
+
+add_library(neuron_cache_instrumentation INTERFACE)
+
+if(NEURON_CACHE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "NEURON_CACHE_FUZZ needs clang (libFuzzer): configure with CXX=clang++ "
+                        "(found ${CMAKE_CXX_COMPILER_ID})")
+  endif()
+  if(NEURON_CACHE_SANITIZE STREQUAL "")
+    set(NEURON_CACHE_SANITIZE "address,undefined")
+  endif()
+  # Coverage for libFuzzer in every first-party object; the fuzz targets add
+  # -fsanitize=fuzzer at link time, which brings libFuzzer's main.
+  target_compile_options(neuron_cache_instrumentation INTERFACE -fsanitize=fuzzer-no-link)
+endif()
+
+if(NOT NEURON_CACHE_SANITIZE STREQUAL "")
+  set(sanitize_flags -fsanitize=${NEURON_CACHE_SANITIZE} -fno-omit-frame-pointer)
+  if(NEURON_CACHE_SANITIZE MATCHES "undefined")
+    # A UBSan finding stops the program instead of printing and going on, so tests fail.
+    list(APPEND sanitize_flags -fno-sanitize-recover=all)
+  endif()
+  target_compile_options(neuron_cache_instrumentation INTERFACE ${sanitize_flags})
+  target_link_options(neuron_cache_instrumentation INTERFACE ${sanitize_flags})
+endif()
