@@ -169,13 +169,14 @@ _neuron_cache_directories() {
   done < <(compgen -d -- "$1")
 }
 
-# Cache repos the user already named: the one `set` saved, and $CUSTOM_CACHE_REPO.
+# Cache repos the user already named: the ones `set` saved, and $CUSTOM_CACHE_REPO.
 _neuron_cache_repos() {
-  local file=${HF_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/huggingface}/optimum_neuron_custom_cache
-  local name= seen=' '
+  local file=${HF_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/huggingface}/optimum_neuron_custom_cache own=${XDG_CONFIG_HOME:-$HOME/.config}/neuron-cache/repo
+  local name= own_name= seen=' '
   [[ $file == '~/'* ]] && file=$HOME/${file#'~/'}
   [[ -r $file ]] && read -r name <"$file"
-  for name in "$name" "${CUSTOM_CACHE_REPO-}"; do
+  [[ -r $own ]] && read -r own_name <"$own"
+  for name in "$own_name" "$name" "${CUSTOM_CACHE_REPO-}"; do
     [[ -n $name && $name == "$1"* && $seen != *" $name "* ]] || continue
     COMPREPLY+=("$name")
     seen+="$name "

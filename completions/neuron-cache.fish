@@ -101,7 +101,14 @@ function __neuron_cache_repos
         set home $home/huggingface
     end
     set -l file (string replace -r -- '^~/' "$HOME/" $home)/optimum_neuron_custom_cache
+    set -l config_home $XDG_CONFIG_HOME
+    test -n "$config_home"; or set config_home $HOME/.config
+    set -l own $config_home/neuron-cache/repo
     set -l repos
+    if test -r $own
+        read -l own_name <$own
+        set -a repos (string trim -- $own_name)
+    end
     if test -r $file
         read -l name <$file
         set -a repos (string trim -- $name)

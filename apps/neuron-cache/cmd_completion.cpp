@@ -143,13 +143,14 @@ _neuron_cache_directories() {
   done < <(compgen -d -- "$1")
 }
 
-# Cache repos the user already named: the one `set` saved, and $CUSTOM_CACHE_REPO.
+# Cache repos the user already named: the ones `set` saved, and $CUSTOM_CACHE_REPO.
 _neuron_cache_repos() {
-  local file=__REPO_CONFIG__
-  local name= seen=' '
+  local file=__REPO_CONFIG__ own=__OWN_CONFIG__
+  local name= own_name= seen=' '
   [[ $file == '~/'* ]] && file=$HOME/${file#'~/'}
   [[ -r $file ]] && read -r name <"$file"
-  for name in "$name" "${CUSTOM_CACHE_REPO-}"; do
+  [[ -r $own ]] && read -r own_name <"$own"
+  for name in "$own_name" "$name" "${CUSTOM_CACHE_REPO-}"; do
     [[ -n $name && $name == "$1"* && $seen != *" $name "* ]] || continue
     COMPREPLY+=("$name")
     seen+="$name "
@@ -340,7 +341,8 @@ std::string bash_script()
   }
   out << "  esac\n  return 1\n}\n";
 
-  std::string engine = replace_all(k_bash_engine, "__REPO_CONFIG__", k_repo_config_shell_path);
+  std::string engine = replace_all(replace_all(k_bash_engine, "__REPO_CONFIG__", k_repo_config_shell_path),
+                                   "__OWN_CONFIG__", k_own_repo_config_shell_path);
   out << replace_all(engine, "__MODELS_CACHE__", k_models_cache_shell_path);
   return out.str();
 }
@@ -368,10 +370,12 @@ _neuron_cache_repos() {
     _neuron_cache_directories
     return
   fi
-  local file=__REPO_CONFIG__
-  local name
+  local file=__REPO_CONFIG__ own=__OWN_CONFIG__
+  local name own_name
   local -a repos expl
   file=${file/#\~\//$HOME/}
+  [[ -r $own ]] && read -r own_name <$own
+  [[ -n $own_name ]] && repos+=($own_name)
   [[ -r $file ]] && read -r name <$file
   [[ -n $name ]] && repos+=($name)
   [[ -n $CUSTOM_CACHE_REPO ]] && repos+=($CUSTOM_CACHE_REPO)
@@ -480,8 +484,9 @@ std::string zsh_script()
       << "# Turn it on: put this file, named _neuron-cache, in a directory of $fpath before\n"
       << "# compinit runs, or: source <(neuron-cache completion zsh) after compinit.\n";
 
-  out << replace_all(replace_all(k_zsh_helpers, "__REPO_CONFIG__", k_repo_config_shell_path), "__MODELS_CACHE__",
-                     k_models_cache_shell_path);
+  out << replace_all(replace_all(replace_all(k_zsh_helpers, "__REPO_CONFIG__", k_repo_config_shell_path),
+                                 "__OWN_CONFIG__", k_own_repo_config_shell_path),
+                     "__MODELS_CACHE__", k_models_cache_shell_path);
 
   out << "\n(( $+functions[_neuron_cache_commands] )) ||\n_neuron_cache_commands() {\n"
       << "  local -a commands\n  commands=(\n";
@@ -628,7 +633,14 @@ function __neuron_cache_repos
         set home $home/huggingface
     end
     set -l file (string replace -r -- '^~/' "$HOME/" $home)/optimum_neuron_custom_cache
+    set -l config_home $XDG_CONFIG_HOME
+    test -n "$config_home"; or set config_home $HOME/.config
+    set -l own $config_home/neuron-cache/repo
     set -l repos
+    if test -r $own
+        read -l own_name <$own
+        set -a repos (string trim -- $own_name)
+    end
     if test -r $file
         read -l name <$file
         set -a repos (string trim -- $name)

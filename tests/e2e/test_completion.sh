@@ -246,7 +246,8 @@ test_repo_ids_from_the_config_file_and_environment() {
   expect_exact "neuron-cache set fi" "file://$SCRATCH/repo"
   expect_exact "neuron-cache config --repo-id " "file://$SCRATCH/repo"
   run_cases
-  printf 'my-org/neuron-cache' >"$HF_HOME/optimum_neuron_custom_cache"
+  mkdir -p "$HF_HOME" && printf 'my-org/neuron-cache' >"$HF_HOME/optimum_neuron_custom_cache"
+  rm "$HOME/.config/neuron-cache/repo" # neuron-cache's own choice (directories, S3) comes first
   export CUSTOM_CACHE_REPO=other-org/cache
   expect_exact "neuron-cache set " my-org/neuron-cache other-org/cache
   expect_exact "neuron-cache set my" my-org/neuron-cache
@@ -319,7 +320,7 @@ test_no_program_and_no_network() {
     chmod +x "$spy_dir/$tool"
   done
   mkdir -p "$HF_HOME"
-  printf 'my-org/neuron-cache' >"$HF_HOME/optimum_neuron_custom_cache"
+  mkdir -p "$HF_HOME" && printf 'my-org/neuron-cache' >"$HF_HOME/optimum_neuron_custom_cache"
   export XDG_CACHE_HOME="$SCRATCH/xdg"
   mkdir -p "$XDG_CACHE_HOME/neuron-cache/completion"
   echo "bert-base-uncased" >"$XDG_CACHE_HOME/neuron-cache/completion/models.txt"

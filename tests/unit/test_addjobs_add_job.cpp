@@ -261,8 +261,8 @@ TEST_CASE("add: preconditions come from the repo: it must exist and take new fil
   CHECK_THROWS_AS(check_preconditions(repo), hubcache::RepoNotFound);
   repo.create({});
   CHECK(check_preconditions(repo).warnings.empty());
-  // A regular file where commits go: no process, root included, can create files below it.
-  std::filesystem::remove_all(dir / "repo/commits");
-  hubcache::util::write_file_atomically(dir / "repo/commits", "");
+  // A regular file where commits stage: no process, root included, can create files below it.
+  std::filesystem::remove_all(dir / "repo/.neuron-cache/staging");
+  hubcache::util::write_file_atomically(dir / "repo/.neuron-cache/staging", "");
   CHECK_THROWS_AS(check_preconditions(repo), hubcache::IoError);
 }
