@@ -13,6 +13,7 @@ else
   trap 'rm -rf "$WORK"' EXIT
 fi
 export HF_HOME="$WORK/hf-home"
+export XDG_CONFIG_HOME="$WORK/xdg-config" # neuron-cache's own repo choice (directory repos) too
 unset CUSTOM_CACHE_REPO NEURON_CC_FLAGS NEURON_COMPILE_CACHE_URL HF_TOKEN
 
 step() {

@@ -131,6 +131,8 @@ inline std::string first_sentence(const std::string& text)
 // Repo ids: the name `set` saved, as optimum-neuron resolves HF_HOME.
 inline constexpr const char* k_repo_config_shell_path =
   "${HF_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/huggingface}/optimum_neuron_custom_cache";
+// ... and neuron-cache's own choice (directory and S3 repos).
+inline constexpr const char* k_own_repo_config_shell_path = "${XDG_CONFIG_HOME:-$HOME/.config}/neuron-cache/repo";
 // Model ids: one per line, written by `list` from the last listing of the current repo.
 inline constexpr const char* k_models_cache_shell_path =
   "${XDG_CACHE_HOME:-$HOME/.cache}/neuron-cache/completion/models.txt";

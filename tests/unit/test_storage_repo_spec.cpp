@@ -80,7 +80,8 @@ TEST_CASE("resolution precedence: option > env > file > default")
   test_support::TempDir home;
   auto config = home / "optimum_neuron_custom_cache";
   util::write_file_atomically(config, "from/file");
-  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}, {"CUSTOM_CACHE_REPO", "from/env"}};
+  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}, {"CUSTOM_CACHE_REPO", "from/env"},
+                                             {"XDG_CONFIG_HOME", (home / "config").string()}};
 
   auto resolved = resolve_repo(std::string("from/option"), Environment::from_map(vars));
   CHECK(resolved.spec.hub_id == "from/option");
@@ -96,6 +97,20 @@ TEST_CASE("resolution precedence: option > env > file > default")
   CHECK(resolved.source == RepoSource::config_file);
   CHECK(resolved.origin == config.string());
 
+  // neuron-cache's own file (directories, S3) comes before optimum's.
+  auto own = own_config_path(Environment::from_map(vars));
+  CHECK(own == home / "config" / "neuron-cache" / "repo");
+  auto written = record_repo_choice(parse_repo_spec("/data/repo"), "file:///data/repo", Environment::from_map(vars));
+  CHECK(written == own);
+  CHECK(util::read_file(config) == "from/file"); // optimum's file untouched
+  resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
+  CHECK(resolved.spec.canonical() == "file:///data/repo");
+  CHECK(resolved.origin == own.string());
+  // A Hub id goes to optimum's file, byte for byte, and clears the own choice.
+  CHECK(record_repo_choice(parse_repo_spec("org/hub"), "org/hub", Environment::from_map(vars)) == config);
+  CHECK(util::read_file(config) == "org/hub");
+  CHECK(!std::filesystem::exists(own));
+
   std::filesystem::remove(config);
   resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
   CHECK(resolved.spec.hub_id == "aws-neuron/optimum-neuron-cache");
@@ -110,7 +125,8 @@ TEST_CASE("higher levels shadow a broken config file")
 {
   test_support::TempDir home;
   util::write_file_atomically(home / "optimum_neuron_custom_cache", "  \n");
-  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}};
+  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()},
+                                             {"XDG_CONFIG_HOME", (home / "config").string()}};
   CHECK_THROWS_AS(resolve_repo(std::nullopt, Environment::from_map(vars)), ConfigError);
   CHECK(resolve_repo(std::string("a/b"), Environment::from_map(vars)).spec.hub_id == "a/b");
   vars["CUSTOM_CACHE_REPO"] = "c/d";
