@@ -266,13 +266,21 @@ test_commit_rules() {
   printf '{"key":"header","value":{"summary":"bin"}}\n{"key":"file","value":{"path":"b.txt","content":"AAEC","encoding":"base64"}}\n' >"$SCRATCH/c"
   equals "$(commit_ndjson alice/r "$SCRATCH/c")" 400
   contains "$SCRATCH/b" "binary files"
+  # A NUL after the 512 bytes preupload judges: preupload says regular, so commit accepts it.
+  local late_nul
+  late_nul=$( { head -c 600 /dev/zero | tr '\0' 'a'; printf '\0tail'; } | base64 -w0)
+  equals "$(hub POST /api/models/alice/r/preupload/main -H "$(auth $OWNER)" \
+    -d "{\"files\":[{\"path\":\"late.txt\",\"size\":605,\"sample\":\"$( { head -c 600 /dev/zero | tr '\0' 'a'; printf '\0tail'; } | head -c 512 | base64 -w0)\"}]}")" 200
+  equals "$(jq -r '.files[0].uploadMode' "$SCRATCH/b")" "regular"
+  printf '{"key":"header","value":{"summary":"late nul"}}\n{"key":"file","value":{"path":"late.txt","content":"%s","encoding":"base64"}}\n' "$late_nul" >"$SCRATCH/c"
+  equals "$(commit_ndjson alice/r "$SCRATCH/c")" 200
   # Folder deletion with a trailing slash, utf-8 content, no trailing newline, chunked body.
   commit_text_file alice/r dir/one.txt "1"
   commit_text_file alice/r dir/two.txt "2"
   printf '{"key":"header","value":{"summary":"fold"}}\n{"key":"deletedFolder","value":{"path":"dir/"}}\n{"key":"file","value":{"path":"u.txt","content":"plain text","encoding":"utf-8"}}' >"$SCRATCH/c"
   equals "$(hub POST /api/models/alice/r/commit/main -H "$(auth $OWNER)" -H 'Transfer-Encoding: chunked' -H 'Content-Type: application/x-ndjson' --data-binary @"$SCRATCH/c")" 200
   equals "$(hub GET '/api/models/alice/r/tree/main?recursive=true')" 200
-  equals "$(jq -r '[.[].path] | join(",")' "$SCRATCH/b")" ".gitattributes,keep.txt,other.txt,u.txt"
+  equals "$(jq -r '[.[].path] | join(",")' "$SCRATCH/b")" ".gitattributes,keep.txt,late.txt,other.txt,u.txt"
   equals "$(hub GET /alice/r/resolve/main/u.txt)" 200
   equals "$(cat "$SCRATCH/b")" "plain text"
   # preupload: size threshold, .gitattributes patterns, binary samples, existing oids.

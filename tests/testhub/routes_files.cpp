@@ -320,7 +320,8 @@ Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, cons
     const auto path = file.at("path").get<std::string>();
     if (!is_valid_repo_path(path)) throw HubError(400, "Invalid path: '" + path + "'");
     const auto size = file.value("size", std::uint64_t{0});
-    const auto sample = base64_decode(file.value("sample", std::string{})).value_or("");
+    const auto sample =
+        base64_decode(file.value("sample", std::string{})).value_or("").substr(0, k_binary_sample_size);
     const bool matches_lfs = std::any_of(lfs.begin(), lfs.end(), [&](const auto& p) { return glob_matches(p, path); });
     const bool is_lfs = size > m_options.lfs_threshold || matches_lfs || sample.find('\0') != std::string::npos;
     const bool should_ignore =

@@ -159,8 +159,10 @@ std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j) {
   return commit;
 }
 
+// The same bytes preupload judges (the clients' 512-byte sample): a file preupload calls
+// "regular" is never refused as binary at commit, as on the real Hub.
 bool looks_binary(std::string_view content) {
-  return content.substr(0, 8000).find('\0') != std::string_view::npos;
+  return content.substr(0, k_binary_sample_size).find('\0') != std::string_view::npos;
 }
 
 } // namespace

@@ -26,6 +26,10 @@ namespace testhub {
 
 namespace stdfs = std::filesystem;
 
+// How many leading bytes decide "binary" (a NUL among them), at preupload and at commit
+// alike: the sample the official clients send.
+inline constexpr std::size_t k_binary_sample_size = 512;
+
 // An error that maps straight to a Hub HTTP error.
 class HubError : public std::runtime_error {
 public:

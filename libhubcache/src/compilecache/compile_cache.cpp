@@ -70,11 +70,11 @@ stdfs::path root_from_url(const std::string& url, const util::Environment& env)
 {
   if (url.starts_with("s3://")) {
     throw NotSupported("S3 compile caches are not supported yet: " + url,
-                       "synchronize a local cache directory (--cache-dir DIR)");
+                       "use a local compile cache directory");
   }
   std::string path = url.starts_with("file://") ? url.substr(7) : url;
   if (path.empty()) {
-    throw InvalidArgument("empty compile cache path", "give a directory with --cache-dir");
+    throw InvalidArgument("empty compile cache path", "name a compile cache directory");
   }
   return stdfs::absolute(util::expand_user(path, env)).lexically_normal();
 }
@@ -576,13 +576,13 @@ Scan scan(const stdfs::path& root)
     int error = errno;
     if (error == ENOENT) {
       throw IoError("the compile cache " + root.string() + " does not exist",
-                    "compile a model first, or point --cache-dir / NEURON_COMPILE_CACHE_URL at the cache");
+                    "compile a model first, or name the compile cache (NEURON_COMPILE_CACHE_URL)");
     }
     throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(error),
                   "check the path and its permissions");
   }
   if (!S_ISDIR(status.st_mode)) {
-    throw IoError("the compile cache " + root.string() + " is not a directory", "give the cache directory with --cache-dir");
+    throw IoError("the compile cache " + root.string() + " is not a directory", "name the compile cache directory");
   }
   if (::access(root.c_str(), R_OK | X_OK) != 0) {
     throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(errno),

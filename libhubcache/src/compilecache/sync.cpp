@@ -683,7 +683,7 @@ void check_root(const stdfs::path& root)
 {
   struct stat status {};
   if (::stat(root.c_str(), &status) == 0 && !S_ISDIR(status.st_mode)) {
-    throw IoError("the compile cache " + root.string() + " is not a directory", "give the cache directory with --cache-dir");
+    throw IoError("the compile cache " + root.string() + " is not a directory", "name the compile cache directory");
   }
 }
 
@@ -840,7 +840,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   stdfs::create_directories(root, ec);
   if (ec) {
     throw IoError("cannot create the compile cache " + root.string() + ": " + ec.message(),
-                  "check the path given with --cache-dir");
+                  "check the compile cache path");
   }
   check_root(root);
   sweep_stale_staging(root);
