@@ -32,7 +32,7 @@ SANITIZER_ENV := \
   ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$(SANITIZER_REPORTS)/asan \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan
 
-.PHONY: all deps deps-debian deps-fuzz deps-npm install-debian-packages build test demo install completions fuzz clean
+.PHONY: format check-format all deps deps-debian deps-fuzz deps-npm install-debian-packages build test demo install completions fuzz clean
 
 all: build
 
@@ -122,3 +122,10 @@ fuzz: deps-fuzz
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# The code follows .clang-format (clang-format 14, Debian's clang-format package).
+FORMATTED_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
+format:
+	clang-format -i --style=file $(FORMATTED_SOURCES)
+check-format:
+	clang-format --dry-run --Werror --style=file $(FORMATTED_SOURCES)
