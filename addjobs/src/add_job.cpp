@@ -4,10 +4,10 @@
 
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/util/text.hpp>
-#include <hubcache/util/fs.hpp>
 #include <hubcache/hub/api.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/text.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -18,7 +18,10 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string dtype_of(const std::string& precision) { return precision == "bf16" ? "bfloat16" : "float32"; }
+std::string dtype_of(const std::string& precision)
+{
+  return precision == "bf16" ? "bfloat16" : "float32";
+}
 
 bool is_identifier(std::string_view text)
 {
@@ -32,7 +35,8 @@ bool is_identifier(std::string_view text)
 // Wrapper options that are not compiler flags (libneuronxla strips them itself).
 bool is_wrapper_option(std::string_view word)
 {
-  for (std::string_view option : {"--cache_dir", "--log_level", "--retry_failed_compilation", "--no_cache", "--no-cache"}) {
+  for (std::string_view option :
+       {"--cache_dir", "--log_level", "--retry_failed_compilation", "--no_cache", "--no-cache"}) {
     if (word == option || (word.starts_with(option) && word.size() > option.size() && word[option.size()] == '=')) {
       return true;
     }
@@ -68,7 +72,8 @@ void Configuration::validate() const
       "You need to specify either sequence_length or encoder_sequence_length and decoder_sequence_length");
   }
   if (has_encoder != has_decoder) {
-    throw hubcache::InvalidArgument("Both the encoder_sequence_length and the decoder_sequence_length must be provided.");
+    throw hubcache::InvalidArgument(
+      "Both the encoder_sequence_length and the decoder_sequence_length must be provided.");
   }
 }
 
@@ -90,7 +95,8 @@ std::string Configuration::summary() const
   return text;
 }
 
-Model load_model(const std::string& spec, const hubcache::util::Environment& env, const std::optional<std::string>& token)
+Model load_model(const std::string& spec, const hubcache::util::Environment& env,
+                 const std::optional<std::string>& token)
 {
   Model model;
   model.spec = spec;
@@ -193,9 +199,17 @@ bool same_configuration(const nlohmann::json& stored, const nlohmann::json& want
     return false;
   }
   // What changes the compiled graphs; max_steps only changes how long the run lasts.
-  static const char* const keys[] = {"task", "mode", "train_batch_size", "eval_batch_size", "sequence_length",
-                                     "encoder_sequence_length", "decoder_sequence_length", "num_cores", "precision",
-                                     "gradient_accumulation_steps", "compiler_flags"};
+  static const char* const keys[] = {"task",
+                                     "mode",
+                                     "train_batch_size",
+                                     "eval_batch_size",
+                                     "sequence_length",
+                                     "encoder_sequence_length",
+                                     "decoder_sequence_length",
+                                     "num_cores",
+                                     "precision",
+                                     "gradient_accumulation_steps",
+                                     "compiler_flags"};
   for (const char* key : keys) {
     auto a = stored.find(key);
     auto b = wanted.find(key);
@@ -244,9 +258,20 @@ std::map<std::string, std::string> template_values(const Model& model, const Con
 
 std::vector<std::string> known_placeholders()
 {
-  return {"model", "model_id", "task", "batch_size", "train_batch_size", "eval_batch_size", "sequence_length",
-          "encoder_sequence_length", "decoder_sequence_length", "num_cores", "precision",
-          "gradient_accumulation_steps", "max_steps", "cache_dir"};
+  return {"model",
+          "model_id",
+          "task",
+          "batch_size",
+          "train_batch_size",
+          "eval_batch_size",
+          "sequence_length",
+          "encoder_sequence_length",
+          "decoder_sequence_length",
+          "num_cores",
+          "precision",
+          "gradient_accumulation_steps",
+          "max_steps",
+          "cache_dir"};
 }
 
 std::vector<std::string> expand_command(const std::vector<std::string>& words,
@@ -295,23 +320,20 @@ std::vector<std::string> expand_command(const std::vector<std::string>& words,
   return expanded;
 }
 
-std::string Job::label() const { return model.model_id + " " + configuration.task + " " + configuration.summary(); }
+std::string Job::label() const
+{
+  return model.model_id + " " + configuration.task + " " + configuration.summary();
+}
 
 std::string to_string(JobStatus status)
 {
   switch (status) {
-  case JobStatus::added:
-    return "added";
-  case JobStatus::already_registered:
-    return "already-registered";
-  case JobStatus::planned:
-    return "would-run";
-  case JobStatus::failed:
-    return "failed";
-  case JobStatus::interrupted:
-    return "interrupted";
-  case JobStatus::not_run:
-    return "not-run";
+  case JobStatus::added: return "added";
+  case JobStatus::already_registered: return "already-registered";
+  case JobStatus::planned: return "would-run";
+  case JobStatus::failed: return "failed";
+  case JobStatus::interrupted: return "interrupted";
+  case JobStatus::not_run: return "not-run";
   }
   return "unknown";
 }

@@ -1,9 +1,9 @@
 #include "addjobs/add_manifest.hpp"
 
-#include <hubcache/util/text.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/process.hpp>
+#include <hubcache/util/text.hpp>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -33,16 +33,11 @@ public:
   static std::string kind_of(const YAML::Node& node)
   {
     switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
-    default:
-      return "an undefined value";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+    default: return "an undefined value";
     }
   }
 
@@ -181,9 +176,17 @@ private:
   stdfs::path m_file;
 };
 
-const std::vector<std::string> k_configuration_keys = {
-  "task", "precision", "num_cores", "train_batch_size", "batch_size", "eval_batch_size", "sequence_length",
-  "encoder_sequence_length", "decoder_sequence_length", "gradient_accumulation_steps", "max_steps"};
+const std::vector<std::string> k_configuration_keys = {"task",
+                                                       "precision",
+                                                       "num_cores",
+                                                       "train_batch_size",
+                                                       "batch_size",
+                                                       "eval_batch_size",
+                                                       "sequence_length",
+                                                       "encoder_sequence_length",
+                                                       "decoder_sequence_length",
+                                                       "gradient_accumulation_steps",
+                                                       "max_steps"};
 
 std::vector<std::string> with(std::vector<std::string> keys, const std::vector<std::string>& more)
 {
@@ -193,7 +196,10 @@ std::vector<std::string> with(std::vector<std::string> keys, const std::vector<s
 
 } // namespace
 
-std::vector<std::string> command_words(const std::string& text) { return hubcache::util::split_command_line(text); }
+std::vector<std::string> command_words(const std::string& text)
+{
+  return hubcache::util::split_command_line(text);
+}
 
 // A manifest lists a few models and configurations; anything larger is not one.
 constexpr std::uint64_t k_max_manifest_size = 1 << 20;
@@ -213,16 +219,16 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
     reader.fail(error.mark, "not valid YAML: " + error.msg);
   }
   if (!root.IsMap()) {
-    reader.fail(root.Mark(), "a manifest must be a YAML mapping with a 'models' list, got "
-                               + ManifestReader::kind_of(root));
+    reader.fail(root.Mark(),
+                "a manifest must be a YAML mapping with a 'models' list, got " + ManifestReader::kind_of(root));
   }
   Manifest manifest;
   manifest.file = file;
   auto base_dir = file.has_parent_path() ? file.parent_path() : stdfs::path(".");
   YAML::Node models;
   bool has_models = false;
-  for (const auto& [key, value] :
-       reader.entries(root, "the manifest", {"repo", "cache_dir", "command", "env", "timeout", "compiler_version", "models"})) {
+  for (const auto& [key, value] : reader.entries(
+         root, "the manifest", {"repo", "cache_dir", "command", "env", "timeout", "compiler_version", "models"})) {
     if (key == "repo") {
       manifest.repo = reader.string_value(value, key);
     } else if (key == "cache_dir") {
@@ -235,20 +241,21 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
       manifest.compiler_version = reader.string_value(value, key);
     } else if (key == "env") {
       if (!value.IsMap()) {
-        reader.fail(value.Mark(), "'env' must be a mapping of variable names to strings, got "
-                                    + ManifestReader::kind_of(value));
+        reader.fail(value.Mark(),
+                    "'env' must be a mapping of variable names to strings, got " + ManifestReader::kind_of(value));
       }
       for (const auto& item : value) {
         if (!item.first.IsScalar()) { // as<std::string>() would throw a yaml-cpp conversion error
-          reader.fail(item.first.Mark(), "keys of 'env' must be variable names, got " + ManifestReader::kind_of(item.first));
+          reader.fail(item.first.Mark(),
+                      "keys of 'env' must be variable names, got " + ManifestReader::kind_of(item.first));
         }
         auto name = item.first.Scalar();
         if (name.empty() || name.find('=') != std::string::npos) {
           reader.fail(item.first.Mark(), "'" + name + "' is not an environment variable name");
         }
         if (!item.second.IsScalar()) {
-          reader.fail(item.second.Mark(), "the value of " + name + " must be a string, got "
-                                            + ManifestReader::kind_of(item.second));
+          reader.fail(item.second.Mark(),
+                      "the value of " + name + " must be a string, got " + ManifestReader::kind_of(item.second));
         }
         manifest.environment[name] = item.second.Scalar();
       }
@@ -307,9 +314,9 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
       for (const auto* required : {"task", "precision", "num_cores", "train_batch_size"}) {
         if (keys.count(required) == 0) {
           std::string name = required;
-          reader.fail(configuration_node.Mark(),
-                      "missing required key '" + name + "' in a configuration of '" + model.model + "'"
-                        + (name == "train_batch_size" ? " (or batch_size)" : ""));
+          reader.fail(configuration_node.Mark(), "missing required key '" + name + "' in a configuration of '"
+                                                   + model.model + "'"
+                                                   + (name == "train_batch_size" ? " (or batch_size)" : ""));
         }
       }
       try {

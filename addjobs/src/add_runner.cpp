@@ -8,8 +8,8 @@
 
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
 #include <hubcache/storage/repository.hpp>
+#include <hubcache/util/fs.hpp>
 #include <hubcache/util/thread_pool.hpp>
 
 #include <atomic>
@@ -37,7 +37,7 @@ std::chrono::milliseconds since(Clock::time_point start)
 }
 
 struct RootState {
-  std::set<std::string> success;   // entry paths
+  std::set<std::string> success; // entry paths
   std::set<stdfs::path> lock_files;
 };
 
@@ -102,7 +102,8 @@ std::string random_suffix()
 
 } // namespace
 
-Runner::Runner(hubcache::storage::Repository& repo, Settings settings) : m_repo(repo), m_settings(std::move(settings)) {}
+Runner::Runner(hubcache::storage::Repository& repo, Settings settings) : m_repo(repo), m_settings(std::move(settings))
+{}
 
 void Runner::load_registered(const std::string& model_id)
 {
@@ -211,8 +212,8 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   }
   // The root is passed as NEURON_COMPILE_CACHE_URL; a --cache_dir in the flags would
   // win over it in the SDK, so it is taken out and every other flag kept.
-  auto cc_flags = job.environment.count("NEURON_CC_FLAGS") != 0 ? job.environment.at("NEURON_CC_FLAGS")
-                                                                 : m_settings.cc_flags;
+  auto cc_flags =
+    job.environment.count("NEURON_CC_FLAGS") != 0 ? job.environment.at("NEURON_CC_FLAGS") : m_settings.cc_flags;
   process.environment_overrides["NEURON_COMPILE_CACHE_URL"] = root.string();
   auto kept_flags = without_cache_dir(cc_flags);
   process.environment_overrides["NEURON_CC_FLAGS"] =
@@ -221,7 +222,8 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     // Any number of seconds is accepted (manifest, --timeout); beyond what milliseconds
     // can count, it is no limit at all rather than an overflow.
     constexpr auto longest = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::milliseconds::max());
-    process.timeout = *job.timeout < longest ? std::chrono::milliseconds(*job.timeout) : std::chrono::milliseconds::max();
+    process.timeout =
+      *job.timeout < longest ? std::chrono::milliseconds(*job.timeout) : std::chrono::milliseconds::max();
   }
   process.termination_grace = m_settings.termination_grace;
   if (m_settings.on_line) {
@@ -294,7 +296,7 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   // one commit publishes them together with the entries.
   for (const auto& [version, entries] : by_version) {
     auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task, job.model.config,
-                                     neuron_config(job.configuration, job.model.model_id, version, flags));
+                                               neuron_config(job.configuration, job.model.model_id, version, flags));
     auto bytes = entry.serialize();
     for (const auto& path : {registry::registry_path(version, std::string(k_registry_version), entry),
                              registry::digest_registry_path(version, std::string(k_registry_version), entry)}) {
@@ -326,8 +328,8 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     }
   }
   result.status = JobStatus::added;
-  result.message = "pushed " + std::to_string(created.size()) + " entries and the registry entry to "
-                   + m_repo.describe();
+  result.message =
+    "pushed " + std::to_string(created.size()) + " entries and the registry entry to " + m_repo.describe();
   return result;
 }
 
@@ -356,7 +358,7 @@ std::vector<JobResult> Runner::run_all(const std::vector<Job>& jobs, unsigned pa
   for (auto& result : results) {
     if (result.status == JobStatus::not_run && result.message.empty()) {
       result.message = hubcache::util::interrupt_signal() != 0 ? "not started: interrupted"
-                                                         : "not started: an earlier configuration failed";
+                                                               : "not started: an earlier configuration failed";
     }
   }
   return results;

@@ -59,8 +59,8 @@ Format resolve_format(const cxxopts::ParseResult& result)
     chosen = format;
     chosen_by = flag;
   };
-  for (const auto& value : result.count("format") != 0U ? result["format"].as<std::vector<std::string>>()
-                                                          : std::vector<std::string>{}) {
+  for (const auto& value :
+       result.count("format") != 0U ? result["format"].as<std::vector<std::string>>() : std::vector<std::string>{}) {
     if (value == "human") {
       choose(Format::human, "--format human");
     } else if (value == "json") {
@@ -158,8 +158,13 @@ std::string OptionSpec::underscore_twin() const
 const std::vector<OptionSpec>& common_options()
 {
   static const std::vector<OptionSpec> options = {
-    {"", "format", ValueKind::choice, "FORMAT", "Output format: human (default), json or quiet.",
-     {"human", "json", "quiet"}, {}},
+    {"",
+     "format",
+     ValueKind::choice,
+     "FORMAT",
+     "Output format: human (default), json or quiet.",
+     {"human", "json", "quiet"},
+     {}},
     {"", "json", ValueKind::flag, "", "Same as --format json.", {}, {}},
     {"q", "quiet", ValueKind::flag, "", "Same as --format quiet: only essential values, one per line.", {}, {}},
     // No -v: `list -v` is optimum-cli's compiler version.
@@ -172,15 +177,16 @@ const std::vector<OptionSpec>& common_options()
 const CommandSpec* find_command(const std::string& name)
 {
   for (const auto& command : all_commands()) {
-    if (command.name == name || std::find(command.aliases.begin(), command.aliases.end(), name) != command.aliases.end()) {
+    if (command.name == name
+        || std::find(command.aliases.begin(), command.aliases.end(), name) != command.aliases.end()) {
       return &command;
     }
   }
   return nullptr;
 }
 
-Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args, const hubcache::util::Environment& env,
-                       RunContext* context)
+Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args,
+                       const hubcache::util::Environment& env, RunContext* context)
   : m_command(command), m_env(env), m_context(context)
 {
   if (m_context == nullptr) {
@@ -196,7 +202,8 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
 
   // Known before parsing, so that even a usage error is reported as JSON under --json.
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json" || args[i] == "--format=json" || (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json")) {
+    if (args[i] == "--json" || args[i] == "--format=json"
+        || (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json")) {
       m_context->format = Format::json;
     }
   }
@@ -253,9 +260,9 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
     }
   }
   // A shell_command positional (add's COMMAND) is what follows `--`: trailing(), never a word before it.
-  auto plain_count = static_cast<std::size_t>(std::count_if(
-    command.positionals.begin(), command.positionals.end(),
-    [](const PositionalSpec& positional) { return positional.kind != ValueKind::shell_command; }));
+  auto plain_count = static_cast<std::size_t>(
+    std::count_if(command.positionals.begin(), command.positionals.end(),
+                  [](const PositionalSpec& positional) { return positional.kind != ValueKind::shell_command; }));
   if (m_positionals.size() > plain_count) {
     throw UsageError("unexpected argument '" + m_positionals[plain_count] + "'");
   }
@@ -278,7 +285,10 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
 
 Invocation::~Invocation() = default;
 
-bool Invocation::has(const std::string& long_name) const { return m_result->count(long_name) != 0U; }
+bool Invocation::has(const std::string& long_name) const
+{
+  return m_result->count(long_name) != 0U;
+}
 
 std::optional<std::string> Invocation::value(const std::string& long_name) const
 {
@@ -405,8 +415,7 @@ std::string render_main_help()
     for (const auto& alias : command.aliases) {
       summary += " (alias: " + alias + ")";
     }
-    out << left << std::string(left.size() + k_help_gap <= 16 ? 16 - left.size() : k_help_gap, ' ') << summary
-        << "\n";
+    out << left << std::string(left.size() + k_help_gap <= 16 ? 16 - left.size() : k_help_gap, ' ') << summary << "\n";
   }
   out << "\nRun 'neuron-cache COMMAND --help' for a command's options and examples.\nExit codes:";
   for (const auto& status : exit_statuses()) {

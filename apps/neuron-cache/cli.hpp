@@ -22,10 +22,10 @@ namespace neuron_cache {
 enum class ValueKind { flag, text, integer, choice, file, directory, repo, model, shell_command };
 
 struct OptionSpec {
-  std::string short_name;              // "n" or empty
-  std::string long_name;               // kebab-case; its underscore twin is accepted too
+  std::string short_name; // "n" or empty
+  std::string long_name;  // kebab-case; its underscore twin is accepted too
   ValueKind kind = ValueKind::flag;
-  std::string value_name;              // "NAME"
+  std::string value_name; // "NAME"
   std::string help;
   std::vector<std::string> choices;    // for ValueKind::choice
   std::vector<std::string> aliases;    // further long names, e.g. "tensor-parallel-size"

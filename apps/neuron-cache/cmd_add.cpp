@@ -3,14 +3,14 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
-#include <hubcache/util/text.hpp>
+#include <addjobs/add_job.hpp>
+#include <addjobs/add_manifest.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/compilecache/usage.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/process.hpp>
-#include <addjobs/add_job.hpp>
-#include <addjobs/add_manifest.hpp>
+#include <hubcache/util/text.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -24,16 +24,23 @@ namespace {
 namespace add = addjobs;
 
 // Options that describe one configuration; with --manifest they come from the file.
-const std::vector<std::string> k_configuration_options = {
-  "model", "task", "precision", "num-cores", "train-batch-size", "eval-batch-size", "sequence-length",
-  "encoder-sequence-length", "decoder-sequence-length", "gradient-accumulation-steps", "max-steps"};
+const std::vector<std::string> k_configuration_options = {"model",
+                                                          "task",
+                                                          "precision",
+                                                          "num-cores",
+                                                          "train-batch-size",
+                                                          "eval-batch-size",
+                                                          "sequence-length",
+                                                          "encoder-sequence-length",
+                                                          "decoder-sequence-length",
+                                                          "gradient-accumulation-steps",
+                                                          "max-steps"};
 
 add::Configuration configuration_from_options(const Invocation& invocation)
 {
   for (const auto* required : {"model", "task", "precision", "num-cores", "train-batch-size"}) {
     if (!invocation.has(required)) {
-      throw UsageError(std::string("--") + required
-                       + " is required (or give a YAML manifest with --manifest)");
+      throw UsageError(std::string("--") + required + " is required (or give a YAML manifest with --manifest)");
     }
   }
   add::Configuration configuration;
@@ -65,18 +72,12 @@ add::Configuration configuration_from_options(const Invocation& invocation)
 std::string status_word(add::JobStatus status)
 {
   switch (status) {
-  case add::JobStatus::added:
-    return "added";
-  case add::JobStatus::already_registered:
-    return "skipped (registered)";
-  case add::JobStatus::planned:
-    return "would run";
-  case add::JobStatus::failed:
-    return "FAILED";
-  case add::JobStatus::interrupted:
-    return "interrupted";
-  case add::JobStatus::not_run:
-    return "not run";
+  case add::JobStatus::added: return "added";
+  case add::JobStatus::already_registered: return "skipped (registered)";
+  case add::JobStatus::planned: return "would run";
+  case add::JobStatus::failed: return "FAILED";
+  case add::JobStatus::interrupted: return "interrupted";
+  case add::JobStatus::not_run: return "not run";
   }
   return "?";
 }
@@ -204,7 +205,8 @@ AddPlan plan_add(Invocation& invocation)
       }
     }
   } else {
-    plan.jobs.push_back(add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
+    plan.jobs.push_back(
+      add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
   }
 
   plan.settings.cache_root = plan.cache_root.path;
@@ -243,9 +245,9 @@ std::vector<add::JobResult> apply_add(Invocation& invocation, AddPlan& plan)
     std::lock_guard lock(print_mutex);
     if (event == "compiling") {
       ++started;
-      out.info(plan.manifest ? "[" + std::to_string(started) + "/" + std::to_string(plan.jobs.size()) + "] compiling "
-                                 + job.label()
-                             : "Compiling " + job.label() + " into " + plan.cache_root.path.string());
+      out.info(plan.manifest
+                 ? "[" + std::to_string(started) + "/" + std::to_string(plan.jobs.size()) + "] compiling " + job.label()
+                 : "Compiling " + job.label() + " into " + plan.cache_root.path.string());
     } else {
       out.info("Pushing " + job.label() + " to " + plan.repo_name.spec.canonical());
     }
@@ -311,8 +313,11 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
                          {"dry_run", plan.settings.dry_run},
                          {"results", nlohmann::json::array()},
                          {"summary",
-                          {{"added", added}, {"already_registered", registered}, {"failed", failed},
-                           {"would_run", planned}, {"not_run", not_run}}}};
+                          {{"added", added},
+                           {"already_registered", registered},
+                           {"failed", failed},
+                           {"would_run", planned},
+                           {"not_run", not_run}}}};
   if (signal != 0) {
     data["interrupted_by"] = std::string("SIG") + (sigabbrev_np(signal) != nullptr ? sigabbrev_np(signal) : "?");
   }
@@ -335,7 +340,8 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
               + ", in one commit.";
       break;
     case add::JobStatus::already_registered:
-      human = result.label + " is already registered in " + repo + "; nothing compiled (use --force to compile it again).";
+      human =
+        result.label + " is already registered in " + repo + "; nothing compiled (use --force to compile it again).";
       break;
     case add::JobStatus::planned:
       human = "Would run: " + command_text(result.command) + "\nwith NEURON_COMPILE_CACHE_URL="
@@ -413,18 +419,18 @@ CommandSpec make_add_command()
 {
   CommandSpec command;
   command.name = "add";
-  command.positionals = {{"COMMAND", ValueKind::shell_command, "The compile or training command to run, after --.", false}};
+  command.positionals = {
+    {"COMMAND", ValueKind::shell_command, "The compile or training command to run, after --.", false}};
   command.summary = "Compile a model configuration (or a manifest of them) and push the result to the cache repo.";
-  command.description =
-    "Runs COMMAND (your compile or short training run) with the compile cache at a local root\n"
-    "(NEURON_COMPILE_CACHE_URL; NEURON_CC_FLAGS is kept), then pushes the compiled graphs it\n"
-    "created and a registry entry for the configuration to the cache repo in one commit.\n"
-    "COMMAND may use placeholders: {model} {model_id} {task} {batch_size} {train_batch_size}\n"
-    "{eval_batch_size} {sequence_length} {encoder_sequence_length} {decoder_sequence_length}\n"
-    "{num_cores} {precision} {gradient_accumulation_steps} {max_steps} {cache_dir}; without\n"
-    "COMMAND, the manifest's 'command' or $NEURON_CACHE_ADD_COMMAND is used.\n"
-    "Configurations already registered in the repo are skipped. Exit 1 when a configuration\n"
-    "failed, 128+N when interrupted by signal N.";
+  command.description = "Runs COMMAND (your compile or short training run) with the compile cache at a local root\n"
+                        "(NEURON_COMPILE_CACHE_URL; NEURON_CC_FLAGS is kept), then pushes the compiled graphs it\n"
+                        "created and a registry entry for the configuration to the cache repo in one commit.\n"
+                        "COMMAND may use placeholders: {model} {model_id} {task} {batch_size} {train_batch_size}\n"
+                        "{eval_batch_size} {sequence_length} {encoder_sequence_length} {decoder_sequence_length}\n"
+                        "{num_cores} {precision} {gradient_accumulation_steps} {max_steps} {cache_dir}; without\n"
+                        "COMMAND, the manifest's 'command' or $NEURON_CACHE_ADD_COMMAND is used.\n"
+                        "Configurations already registered in the repo are skipped. Exit 1 when a configuration\n"
+                        "failed, 128+N when interrupted by signal N.";
   command.options = {
     {"m", "model", ValueKind::model, "MODEL", "Hub model id or local model directory (with config.json).", {}, {}},
     {"", "task", ValueKind::text, "TASK", "Task, e.g. text-generation, text-classification.", {}, {}},
@@ -433,14 +439,31 @@ CommandSpec make_add_command()
     {"", "train-batch-size", ValueKind::integer, "N", "Training batch size.", {}, {}},
     {"", "eval-batch-size", ValueKind::integer, "N", "Evaluation batch size (default: the train batch size).", {}, {}},
     {"", "sequence-length", ValueKind::integer, "N", "Sequence length.", {}, {}},
-    {"", "encoder-sequence-length", ValueKind::integer, "N", "Encoder sequence length (encoder-decoder models).", {}, {}},
-    {"", "decoder-sequence-length", ValueKind::integer, "N", "Decoder sequence length (encoder-decoder models).", {}, {}},
+    {"",
+     "encoder-sequence-length",
+     ValueKind::integer,
+     "N",
+     "Encoder sequence length (encoder-decoder models).",
+     {},
+     {}},
+    {"",
+     "decoder-sequence-length",
+     ValueKind::integer,
+     "N",
+     "Decoder sequence length (encoder-decoder models).",
+     {},
+     {}},
     {"", "gradient-accumulation-steps", ValueKind::integer, "N", "Gradient accumulation steps (default 1).", {}, {}},
     {"", "max-steps", ValueKind::integer, "N", "Training steps of the run (default 10).", {}, {}},
     repo_id_option(),
-    {"", "cache-dir", ValueKind::directory, "DIR",
+    {"",
+     "cache-dir",
+     ValueKind::directory,
+     "DIR",
      "Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, "
-     "/var/tmp/neuron-compile-cache).", {}, {}},
+     "/var/tmp/neuron-compile-cache).",
+     {},
+     {}},
     {"", "manifest", ValueKind::file, "FILE.yaml", "Add every configuration of a YAML manifest.", {}, {}},
     {"j", "jobs", ValueKind::integer, "N", "Manifest configurations compiled at a time (default 1).", {}, {}},
     {"", "dry-run", ValueKind::flag, "", "Show what would be compiled and pushed; change nothing.", {}, {}},
@@ -450,14 +473,12 @@ CommandSpec make_add_command()
     max_workers_option(),
     token_option(),
   };
-  command.examples = {
-    "neuron-cache add -m bert-base-uncased --task text-classification --precision bf16 --num-cores 2 "
-    "--train-batch-size 16 --sequence-length 128 -- torchrun --nproc_per_node 2 train.py",
-    "neuron-cache add --manifest examples/add-manifest.yaml --jobs 2",
-    "neuron-cache add --manifest ci.yaml --dry-run --json"};
+  command.examples = {"neuron-cache add -m bert-base-uncased --task text-classification --precision bf16 --num-cores 2 "
+                      "--train-batch-size 16 --sequence-length 128 -- torchrun --nproc_per_node 2 train.py",
+                      "neuron-cache add --manifest examples/add-manifest.yaml --jobs 2",
+                      "neuron-cache add --manifest ci.yaml --dry-run --json"};
   command.run = run_add;
   return command;
 }
-
 
 } // namespace neuron_cache

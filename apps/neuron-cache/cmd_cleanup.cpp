@@ -107,9 +107,9 @@ std::string removal_table(const std::vector<cc::Removal>& removals)
     if (removal.kind == "version") {
       reason += " (" + count_of(removal.entries, "entry", "entries") + ")";
     }
-    table.rows.push_back({removal.path, reason, human_size(removal.bytes),
-                          removal.last_use ? cc::iso_time(*removal.last_use).substr(0, 10) + " (" + removal.last_use_source + ")"
-                                           : "-"});
+    table.rows.push_back(
+      {removal.path, reason, human_size(removal.bytes),
+       removal.last_use ? cc::iso_time(*removal.last_use).substr(0, 10) + " (" + removal.last_use_source + ")" : "-"});
   }
   return format_table(table);
 }
@@ -147,7 +147,8 @@ void check_options(const Invocation& invocation)
     }
   }
   if (invocation.has("evict") && (invocation.has("max-size") || invocation.has("ttl"))) {
-    throw UsageError("--evict takes its size and time-to-live from NEURON_CC_FLAGS; use --max-size/--ttl instead of it");
+    throw UsageError(
+      "--evict takes its size and time-to-live from NEURON_CC_FLAGS; use --max-size/--ttl instead of it");
   }
   if (invocation.has("ttl") && !invocation.has("max-size")) {
     throw UsageError("--ttl protects recently used entries from --max-size; give --max-size too");
@@ -223,8 +224,9 @@ int run_cleanup(Invocation& invocation)
           found = found || cc::version_matches(name.substr(cc::k_version_prefix.size()), filter);
         }
         if (!found) {
-          throw UsageError("--keep-version " + hubcache::compilecache::printable(filter) + " matches no compiler version in "
-                           + printable_path(root.path) + " (it has: " + (known.empty() ? "none" : known) + ")");
+          throw UsageError("--keep-version " + hubcache::compilecache::printable(filter)
+                           + " matches no compiler version in " + printable_path(root.path)
+                           + " (it has: " + (known.empty() ? "none" : known) + ")");
         }
       }
     }
@@ -246,8 +248,8 @@ int run_cleanup(Invocation& invocation)
   } else {
     if (options.wipe && !invocation.has("yes") && !plan.removals.empty()
         && !confirm("Remove everything in " + printable_path(root.path) + " (" + human_size(plan.size_before) + ")?")) {
-      invocation.out().result("Nothing removed.", {{"cache_dir", root.path.string()}, {"removed", nlohmann::json::array()}},
-                              "");
+      invocation.out().result("Nothing removed.",
+                              {{"cache_dir", root.path.string()}, {"removed", nlohmann::json::array()}}, "");
       return k_exit_error;
     }
     if (!plan.removals.empty()) {
@@ -333,7 +335,10 @@ int run_cleanup(Invocation& invocation)
     {"keep_versions", keep_json},
     {"policy", policy},
     {"older_than_seconds", options.older_than ? nlohmann::json(*options.older_than) : nlohmann::json()},
-    {"last_use", {{"access_times", access.recorded}, {"mount_option", access.mount_option}, {"records_file", records.file().string()}}},
+    {"last_use",
+     {{"access_times", access.recorded},
+      {"mount_option", access.mount_option},
+      {"records_file", records.file().string()}}},
     {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
   };
   invocation.out().result(human, data, quiet);
@@ -346,7 +351,8 @@ CommandSpec make_cleanup_command()
 {
   CommandSpec command;
   command.name = "cleanup";
-  command.summary = "Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache.";
+  command.summary =
+    "Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache.";
   command.description =
     "By default removes failed entries (model.log without model.neff: the compiler replays the failure\n"
     "instead of compiling) and stale locks (no neuronx-cc process runs on this host), plus leftovers of\n"
@@ -359,31 +365,77 @@ CommandSpec make_cleanup_command()
     "AGE: a whole number and a unit s, m, h, d, w (30d, 12h). SIZE: bytes with an optional unit\n"
     "K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 100G.";
   command.options = {
-    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache (default: as the Neuron SDK resolves it).", {}, {}},
-    {"", "all", ValueKind::flag, "", "Also remove incomplete entries (no model.neff or model.done, flags mismatch).", {}, {}},
-    {"", "old-versions", ValueKind::flag, "",
-     "Also remove every neuronxcc-* directory but the installed compiler's (the version neuronx-cc reports).", {}, {}},
-    {"", "keep-version", ValueKind::text, "VERSION",
-     "With --old-versions: keep this compiler version instead (full, or a prefix like 2.21).", {}, {}, true},
+    {"",
+     "cache-dir",
+     ValueKind::directory,
+     "DIR",
+     "The local compile cache (default: as the Neuron SDK resolves it).",
+     {},
+     {}},
+    {"",
+     "all",
+     ValueKind::flag,
+     "",
+     "Also remove incomplete entries (no model.neff or model.done, flags mismatch).",
+     {},
+     {}},
+    {"",
+     "old-versions",
+     ValueKind::flag,
+     "",
+     "Also remove every neuronxcc-* directory but the installed compiler's (the version neuronx-cc reports).",
+     {},
+     {}},
+    {"",
+     "keep-version",
+     ValueKind::text,
+     "VERSION",
+     "With --old-versions: keep this compiler version instead (full, or a prefix like 2.21).",
+     {},
+     {},
+     true},
     {"", "older-than", ValueKind::text, "AGE", "Also remove entries not used for AGE (e.g. 30d).", {}, {}},
-    {"", "max-size", ValueKind::text, "SIZE",
+    {"",
+     "max-size",
+     ValueKind::text,
+     "SIZE",
      "Also evict least recently used entries until the cache fits SIZE (e.g. 100G), sparing those used within --ttl.",
-     {}, {}},
+     {},
+     {}},
     {"", "ttl", ValueKind::text, "AGE", "With --max-size: never evict an entry used within AGE (default 30d).", {}, {}},
-    {"", "evict", ValueKind::flag, "",
-     "Apply the Neuron SDK policy: cache_size (bytes) and cache_ttl (days) from NEURON_CC_FLAGS, else 100 GiB and 30 days.", {}, {}},
-    {"", "stale-lock-age", ValueKind::text, "AGE",
+    {"",
+     "evict",
+     ValueKind::flag,
+     "",
+     "Apply the Neuron SDK policy: cache_size (bytes) and cache_ttl (days) from NEURON_CC_FLAGS, else 100 GiB and 30 "
+     "days.",
+     {},
+     {}},
+    {"",
+     "stale-lock-age",
+     ValueKind::text,
+     "AGE",
      "Treat a lock as stale only when older than AGE (caches shared over NFS, where other hosts' compilers "
      "are invisible). Default 0.",
-     {}, {}},
+     {},
+     {}},
     {"", "wipe", ValueKind::flag, "", "Remove everything in the cache (asks on a terminal unless --yes).", {}, {}},
     {"y", "yes", ValueKind::flag, "", "Do not ask before --wipe.", {}, {}},
-    {"", "dry-run", ValueKind::flag, "", "List what would be removed, with size and reason, and change nothing.", {}, {}},
+    {"",
+     "dry-run",
+     ValueKind::flag,
+     "",
+     "List what would be removed, with size and reason, and change nothing.",
+     {},
+     {}},
   };
-  command.examples = {"neuron-cache cleanup --dry-run", "neuron-cache cleanup --all --old-versions",
+  command.examples = {"neuron-cache cleanup --dry-run",
+                      "neuron-cache cleanup --all --old-versions",
                       "neuron-cache cleanup --old-versions --keep-version 2.21 --keep-version 2.20",
-                      "neuron-cache cleanup --older-than 90d", "neuron-cache cleanup --max-size 200G --ttl 7d",
-                      "neuron-cache cleanup --evict --json", "neuron-cache cleanup --wipe --yes"};
+                      "neuron-cache cleanup --older-than 90d",
+                      "neuron-cache cleanup --max-size 200G --ttl 7d",
+                      "neuron-cache cleanup --evict --json",
+                      "neuron-cache cleanup --wipe --yes"};
   command.run = run_cleanup;
   return command;
 }

@@ -27,7 +27,8 @@ std::string join(const std::vector<std::string>& words, const std::string& separ
 bool is_plain_word(const std::string& text)
 {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("-_./:=+,@%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0
+           || std::string_view("-_./:=+,@%").find(c) != std::string_view::npos;
   });
 }
 
@@ -41,7 +42,10 @@ std::string sh_quote(const std::string& text)
   return quoted + "'";
 }
 
-std::string sh_word(const std::string& text) { return is_plain_word(text) ? text : sh_quote(text); }
+std::string sh_word(const std::string& text)
+{
+  return is_plain_word(text) ? text : sh_quote(text);
+}
 
 // fish single quotes only know \\ and \'.
 std::string fish_quote(const std::string& text)
@@ -464,8 +468,8 @@ std::string zsh_option_spec(const OptionSpec& option)
   }
   std::string spec = "'(" + join(names) + ")'";
   spec += suffixed.size() == 1 ? suffixed.front() : "{" + join(suffixed, ",") + "}";
-  spec += "'[" + zsh_description(option.help) + "]"
-          + zsh_value_spec(option.kind, option.value_name, option.choices) + "'";
+  spec +=
+    "'[" + zsh_description(option.help) + "]" + zsh_value_spec(option.kind, option.value_name, option.choices) + "'";
   return spec;
 }
 
@@ -708,8 +712,7 @@ std::string fish_option(const std::string& condition, const OptionSpec& option)
   for (const auto& name : long_names(option)) {
     line += " -l " + name;
   }
-  return line + " -d " + fish_quote(first_sentence(option.help)) + fish_value_flags(option.kind, option.choices)
-         + "\n";
+  return line + " -d " + fish_quote(first_sentence(option.help)) + fish_value_flags(option.kind, option.choices) + "\n";
 }
 
 std::string fish_script()
@@ -842,6 +845,5 @@ CommandSpec make_completion_command()
   command.run = run_completion;
   return command;
 }
-
 
 } // namespace neuron_cache

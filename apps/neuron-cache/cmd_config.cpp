@@ -109,8 +109,9 @@ int run_config(Invocation& invocation)
   try {
     auto root = hubcache::compilecache::resolve_cache_root(invocation.value("cache-dir"), env);
     cache_dir = root.path.string();
-    cache_dir_source = root.source == hubcache::compilecache::RootSource::option ? "--cache-dir"
-                                                                                   : hubcache::compilecache::to_string(root.source);
+    cache_dir_source = root.source == hubcache::compilecache::RootSource::option
+                         ? "--cache-dir"
+                         : hubcache::compilecache::to_string(root.source);
     digest_cache = hubcache::compilecache::DigestCache::default_path(root.path, env).string();
   } catch (const hubcache::Error& error) {
     cache_note = error.what();
@@ -176,7 +177,13 @@ CommandSpec make_config_command()
     "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.";
   command.options = {
     repo_id_option(),
-    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache to report on (default: as the Neuron SDK resolves it).", {}, {}},
+    {"",
+     "cache-dir",
+     ValueKind::directory,
+     "DIR",
+     "The local compile cache to report on (default: as the Neuron SDK resolves it).",
+     {},
+     {}},
     token_option(),
   };
   command.examples = {"neuron-cache config", "neuron-cache env --json",

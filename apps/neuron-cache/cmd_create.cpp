@@ -41,9 +41,8 @@ int run_create(Invocation& invocation)
 
   auto previous = hubcache::storage::recorded_repo_choice(env);
   if (set && previous && *previous != created) {
-    invocation.out().warning("A custom cache repo was already registered: " + *previous
-                             + ". It will be overwritten to " + created
-                             + ". Pass --no-set to create a repo without making it this host's default.");
+    invocation.out().warning("A custom cache repo was already registered: " + *previous + ". It will be overwritten to "
+                             + created + ". Pass --no-set to create a repo without making it this host's default.");
   }
   if (set) {
     hubcache::storage::record_repo_choice(hubcache::storage::parse_repo_spec(created), created, env);
@@ -57,7 +56,10 @@ int run_create(Invocation& invocation)
                       + (set ? "Neuron cache name set locally to " + created + " in " + config_file.string() + "."
                              : "Not set as this host's cache repo (--no-set); use it with --repo-id " + created + ".");
   invocation.out().result(human,
-                          {{"repo", created}, {"created", !existed}, {"visibility", visibility}, {"set", set},
+                          {{"repo", created},
+                           {"created", !existed},
+                           {"visibility", visibility},
+                           {"set", set},
                            {"config_file", config_file.string()},
                            {"previous", previous ? nlohmann::json(*previous) : nlohmann::json(nullptr)}},
                           created);
@@ -81,7 +83,13 @@ CommandSpec make_create_command()
     {"n", "name", ValueKind::repo, "NAME", "The repo to create (default: optimum-neuron-cache on the Hub).", {}, {}},
     {"", "public", ValueKind::flag, "", "Make a Hub repo public (default: private).", {}, {}},
     {"", "exist-ok", ValueKind::flag, "", "Succeed when the repo already exists (still sets it).", {}, {}},
-    {"", "no-set", ValueKind::flag, "", "Only create: keep this host's cache repo as it is (e.g. a repo for CI).", {}, {}},
+    {"",
+     "no-set",
+     ValueKind::flag,
+     "",
+     "Only create: keep this host's cache repo as it is (e.g. a repo for CI).",
+     {},
+     {}},
     token_option(),
   };
   command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
@@ -91,6 +99,5 @@ CommandSpec make_create_command()
   command.run = run_create;
   return command;
 }
-
 
 } // namespace neuron_cache

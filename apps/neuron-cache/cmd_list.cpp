@@ -1,10 +1,10 @@
 // `neuron-cache list [REPO]`: the models a cache repo holds, or every configuration of one.
 #include "commands.hpp"
 
-#include <hubcache/util/environment.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/environment.hpp>
+#include <hubcache/util/fs.hpp>
 #include <registry/catalog.hpp>
 
 #include <filesystem>
@@ -22,7 +22,10 @@ std::string join(const std::set<std::string>& values)
   return out;
 }
 
-std::string optional_text(const std::optional<long long>& value) { return value ? std::to_string(*value) : "-"; }
+std::string optional_text(const std::optional<long long>& value)
+{
+  return value ? std::to_string(*value) : "-";
+}
 
 nlohmann::json optional_json(const std::optional<long long>& value)
 {
@@ -68,16 +71,17 @@ int run_list(Invocation& invocation)
   options.model_id = invocation.value("model");
   options.parallelism = static_cast<unsigned>(max_workers(invocation));
   // One listing per compiler dir, several at once.
-  auto index = registry::index_registry(registry::list_compiler_dirs(*repo, options.compiler_version, options.parallelism));
+  auto index =
+    registry::index_registry(registry::list_compiler_dirs(*repo, options.compiler_version, options.parallelism));
   warn_skipped_paths(invocation.out(), *repo);
-  auto catalog = registry::build_catalog(index, [&] { return open_repository(invocation, spec); }, options);
+  auto catalog = registry::build_catalog(
+    index, [&] { return open_repository(invocation, spec); }, options);
   for (const auto& warning : catalog.warnings) {
     invocation.out().warning(warning);
   }
   if (!index.unexpected.empty()) {
-    invocation.out().warning(count_of(index.unexpected.size(), "registry file")
-                             + " ignored at unexpected paths, e.g. " + index.unexpected.front().path
-                             + " (" + index.unexpected.front().problem + ")");
+    invocation.out().warning(count_of(index.unexpected.size(), "registry file") + " ignored at unexpected paths, e.g. "
+                             + index.unexpected.front().path + " (" + index.unexpected.front().problem + ")");
   }
 
   std::set<std::string> compilers;
@@ -90,7 +94,7 @@ int run_list(Invocation& invocation)
   nlohmann::json data = nlohmann::json::array();
   if (options.model_id) {
     table.headers = {"COMPILER VERSION", "REGISTRY", "TASK", "BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE",
-                     "INSTANCE TYPE", "SIZE", "ENTRY"};
+                     "INSTANCE TYPE",    "SIZE",     "ENTRY"};
     table.right_aligned = {false, false, false, true, true, true, false, false, true, false};
     for (const auto& configuration : catalog.configurations) {
       registry::EntryShape shape;
@@ -106,21 +110,21 @@ int run_list(Invocation& invocation)
                             optional_text(shape.num_cores), shape.dtype.value_or("-"),
                             shape.instance_type.value_or("-"),
                             configuration.size ? human_size(*configuration.size) : "-", configuration.paths.front()});
-      data.push_back({{"model_id", configuration.model_id},
-                      {"model_type", configuration.model_type},
-                      {"compiler_version", configuration.compiler_version},
-                      {"registry_version", configuration.registry_version},
-                      {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)},
-                      {"batch_size", optional_json(shape.batch_size)},
-                      {"sequence_length", optional_json(shape.sequence_length)},
-                      {"num_cores", optional_json(shape.num_cores)},
-                      {"dtype", shape.dtype ? nlohmann::json(*shape.dtype) : nlohmann::json(nullptr)},
-                      {"instance_type",
-                       shape.instance_type ? nlohmann::json(*shape.instance_type) : nlohmann::json(nullptr)},
-                      {"size", configuration.size ? nlohmann::json(*configuration.size) : nlohmann::json(nullptr)},
-                      {"hash", configuration.hash},
-                      {"paths", configuration.paths},
-                      {"neuron", neuron}});
+      data.push_back(
+        {{"model_id", configuration.model_id},
+         {"model_type", configuration.model_type},
+         {"compiler_version", configuration.compiler_version},
+         {"registry_version", configuration.registry_version},
+         {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)},
+         {"batch_size", optional_json(shape.batch_size)},
+         {"sequence_length", optional_json(shape.sequence_length)},
+         {"num_cores", optional_json(shape.num_cores)},
+         {"dtype", shape.dtype ? nlohmann::json(*shape.dtype) : nlohmann::json(nullptr)},
+         {"instance_type", shape.instance_type ? nlohmann::json(*shape.instance_type) : nlohmann::json(nullptr)},
+         {"size", configuration.size ? nlohmann::json(*configuration.size) : nlohmann::json(nullptr)},
+         {"hash", configuration.hash},
+         {"paths", configuration.paths},
+         {"neuron", neuron}});
     }
     table.footer = count_of(catalog.configurations.size(), "configuration") + " of " + *options.model_id + " across "
                    + count_of(compilers.size(), "compiler version") + scope;
@@ -138,8 +142,9 @@ int run_list(Invocation& invocation)
                       {"configurations", model.configurations},
                       {"size", model.size ? nlohmann::json(*model.size) : nlohmann::json(nullptr)}});
     }
-    table.footer = count_of(catalog.models.size(), "model") + ", " + count_of(catalog.configurations.size(), "configuration")
-                   + ", " + count_of(compilers.size(), "compiler version") + " in " + spec.canonical() + scope;
+    table.footer = count_of(catalog.models.size(), "model") + ", "
+                   + count_of(catalog.configurations.size(), "configuration") + ", "
+                   + count_of(compilers.size(), "compiler version") + " in " + spec.canonical() + scope;
     invocation.out().table(table, data, 0);
     remember_models_for_completion(invocation, catalog);
   }
@@ -161,18 +166,21 @@ CommandSpec make_list_command()
   command.positionals = {{"REPO", ValueKind::repo, "The cache repo to list (default: as --repo-id resolves).", false}};
   command.options = {
     {"m", "model", ValueKind::model, "MODEL", "List every configuration of this model id.", {}, {}},
-    {"v", "version", ValueKind::text, "COMPILER_VERSION",
-     "Only this neuronx-cc version (with or without its +hash).", {}, {"compiler-version"}},
+    {"v",
+     "version",
+     ValueKind::text,
+     "COMPILER_VERSION",
+     "Only this neuronx-cc version (with or without its +hash).",
+     {},
+     {"compiler-version"}},
     repo_id_option(),
     max_workers_option(),
     token_option(),
   };
   command.examples = {"neuron-cache list", "neuron-cache list /fsx/neuron-cache -v 2.21.33363.0",
-                      "neuron-cache list -m meta-llama/Llama-3.1-8B-Instruct --json",
-                      "neuron-cache list -q | head -1"};
+                      "neuron-cache list -m meta-llama/Llama-3.1-8B-Instruct --json", "neuron-cache list -q | head -1"};
   command.run = run_list;
   return command;
 }
-
 
 } // namespace neuron_cache

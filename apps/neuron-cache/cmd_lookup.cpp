@@ -2,10 +2,10 @@
 // holds, across every compiler and registry version (optimum only sees its own).
 #include "commands.hpp"
 
-#include <hubcache/util/environment.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/environment.hpp>
 #include <registry/json_text.hpp>
 #include <registry/lookup.hpp>
 #include <registry/model_source.hpp>
@@ -106,9 +106,8 @@ int run_lookup(Invocation& invocation)
     invocation.out().warning(warning);
   }
   if (!index.unexpected.empty()) {
-    invocation.out().warning(count_of(index.unexpected.size(), "registry file")
-                             + " ignored at unexpected paths, e.g. " + index.unexpected.front().path
-                             + " (" + index.unexpected.front().problem + ")");
+    invocation.out().warning(count_of(index.unexpected.size(), "registry file") + " ignored at unexpected paths, e.g. "
+                             + index.unexpected.front().path + " (" + index.unexpected.front().problem + ")");
   }
 
   std::vector<registry::LookupMatch> matches;
@@ -195,14 +194,34 @@ CommandSpec make_lookup_command()
     {"", "task", ValueKind::text, "TASK", "Only entries compiled for this task (e.g. text-generation).", {}, {}},
     {"", "batch-size", ValueKind::integer, "N", "Only entries with this batch size.", {}, {}},
     {"", "sequence-length", ValueKind::integer, "N", "Only entries with this sequence length.", {}, {}},
-    {"", "num-cores", ValueKind::integer, "N", "Only entries using this many Neuron cores (tensor parallel degree).",
-     {}, {"tensor-parallel-size"}},
-    {"", "dtype", ValueKind::text, "DTYPE", "Only entries with this dtype (bfloat16, float16, bf16, fp16...).", {},
+    {"",
+     "num-cores",
+     ValueKind::integer,
+     "N",
+     "Only entries using this many Neuron cores (tensor parallel degree).",
+     {},
+     {"tensor-parallel-size"}},
+    {"",
+     "dtype",
+     ValueKind::text,
+     "DTYPE",
+     "Only entries with this dtype (bfloat16, float16, bf16, fp16...).",
+     {},
      {"auto-cast-type"}},
-    {"", "instance-type", ValueKind::choice, "TYPE", "Only entries for this instance type.",
-     {"trn1", "inf2", "trn1n", "trn2"}, {}},
-    {"", "compiler-version", ValueKind::text, "VERSION",
-     "Only entries of this neuronx-cc version (with or without its +hash).", {}, {}},
+    {"",
+     "instance-type",
+     ValueKind::choice,
+     "TYPE",
+     "Only entries for this instance type.",
+     {"trn1", "inf2", "trn1n", "trn2"},
+     {}},
+    {"",
+     "compiler-version",
+     ValueKind::text,
+     "VERSION",
+     "Only entries of this neuronx-cc version (with or without its +hash).",
+     {},
+     {}},
     {"", "table", ValueKind::flag, "", "Print a table (optimum >= 0.4 style) instead of key: value blocks.", {}, {}},
     repo_id_option(),
     max_workers_option(),
@@ -215,6 +234,5 @@ CommandSpec make_lookup_command()
   command.run = run_lookup;
   return command;
 }
-
 
 } // namespace neuron_cache

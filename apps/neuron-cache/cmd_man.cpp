@@ -41,8 +41,14 @@ std::string roff_line(const std::string& text)
   return line + "\n";
 }
 
-std::string bold(const std::string& text) { return "\\fB" + roff(text) + "\\fR"; }
-std::string italic(const std::string& text) { return "\\fI" + roff(text) + "\\fR"; }
+std::string bold(const std::string& text)
+{
+  return "\\fB" + roff(text) + "\\fR";
+}
+std::string italic(const std::string& text)
+{
+  return "\\fI" + roff(text) + "\\fR";
+}
 
 std::string value_placeholder(const OptionSpec& option)
 {
@@ -118,8 +124,9 @@ std::string man_page()
   out << ".SH NAME\nneuron\\-cache \\- manage AWS Neuron compiled\\-model caches on the Hugging Face Hub or a "
          "directory\n";
 
-  out << ".SH SYNOPSIS\n" << bold("neuron-cache") << " [" << bold("--version") << "] [" << bold("--help") << "] "
-      << italic("COMMAND") << " [" << italic("OPTIONS") << "]\n";
+  out << ".SH SYNOPSIS\n"
+      << bold("neuron-cache") << " [" << bold("--version") << "] [" << bold("--help") << "] " << italic("COMMAND")
+      << " [" << italic("OPTIONS") << "]\n";
   for (const auto& command : all_commands()) {
     out << ".br\n" << synopsis(command) << "\n";
   }
@@ -208,6 +215,5 @@ CommandSpec make_man_command()
   command.run = run_man;
   return command;
 }
-
 
 } // namespace neuron_cache

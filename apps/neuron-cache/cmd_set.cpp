@@ -25,14 +25,15 @@ int run_set(Invocation& invocation)
   auto previous = hubcache::storage::recorded_repo_choice(env);
   auto name = repo->spec();
   if (previous && *previous != name) {
-    invocation.out().warning("A custom cache repo was already registered: " + *previous
-                             + ". It will be overwritten to " + name + ".");
+    invocation.out().warning("A custom cache repo was already registered: " + *previous + ". It will be overwritten to "
+                             + name + ".");
   }
   // Hub ids go to optimum-neuron's file; directories and S3 to neuron-cache's own, which
   // optimum-neuron never reads.
   auto config_file = hubcache::storage::record_repo_choice(resolved.spec, name, env);
   invocation.out().result("Neuron cache name set locally to " + name + " in " + config_file.string() + ".",
-                          {{"repo", name}, {"config_file", config_file.string()},
+                          {{"repo", name},
+                           {"config_file", config_file.string()},
                            {"previous", previous ? nlohmann::json(*previous) : nlohmann::json(nullptr)}},
                           name);
   return k_exit_ok;
@@ -61,6 +62,5 @@ CommandSpec make_set_command()
   command.run = run_set;
   return command;
 }
-
 
 } // namespace neuron_cache

@@ -20,7 +20,7 @@ namespace cc = hubcache::compilecache;
 // Human columns, in the order; other states (flags-mismatch, symlinks leaving
 // the root) are summed under OTHER.
 const std::vector<std::pair<std::string, std::string>> k_columns = {
-  {"success", "SUCCESS"},   {"failed", "FAILED"},         {"locked", "LOCKED"},
+  {"success", "SUCCESS"},       {"failed", "FAILED"},           {"locked", "LOCKED"},
   {"incomplete", "INCOMPLETE"}, {"exported-model", "EXPORTED"}, {"registry", "REGISTRY"}};
 
 std::size_t other_entries(const std::map<std::string, cc::Tally>& by_state)
@@ -61,7 +61,8 @@ nlohmann::json locks_json(const std::vector<cc::LockInfo>& locks, std::int64_t n
 {
   auto data = nlohmann::json::array();
   for (const auto& lock : locks) {
-    data.push_back({{"path", lock.path}, {"modified", cc::iso_time(lock.modified)}, {"age_seconds", now - lock.modified}});
+    data.push_back(
+      {{"path", lock.path}, {"modified", cc::iso_time(lock.modified)}, {"age_seconds", now - lock.modified}});
   }
   return data;
 }
@@ -107,15 +108,16 @@ int run_status(Invocation& invocation)
   std::string repo_line;
   if (ask_repo) {
     auto resolved = resolve_repo(invocation);
-    repo_data = {{"repo", resolved.spec.canonical()}, {"reachable", false}, {"error", nullptr}, {"entries_in_repo", nullptr}};
+    repo_data = {
+      {"repo", resolved.spec.canonical()}, {"reachable", false}, {"error", nullptr}, {"entries_in_repo", nullptr}};
     try {
       auto repo = open_existing_repository(invocation, resolved);
       auto present = cc::entries_in_repo(scan, cc::list_remote_for(*repo, scan));
       cc::add_repo_presence(status, present, scan);
       repo_data["reachable"] = true;
       repo_data["entries_in_repo"] = present.size();
-      repo_line = std::to_string(present.size()) + " of " + std::to_string(status.total.entries) + " entries are also in "
-                  + repo->spec() + " (same files and sizes)";
+      repo_line = std::to_string(present.size()) + " of " + std::to_string(status.total.entries)
+                  + " entries are also in " + repo->spec() + " (same files and sizes)";
     } catch (const hubcache::Error& error) {
       repo_data["error"] = error.what();
       invocation.out().warning("cannot tell which entries " + resolved.spec.canonical() + " has: " + error.what());
@@ -168,7 +170,8 @@ int run_status(Invocation& invocation)
   if (!status.by_state.empty()) {
     std::string states;
     for (const auto& [state, tally] : status.by_state) {
-      states += (states.empty() ? "" : ", ") + state + " " + std::to_string(tally.entries) + " (" + human_size(tally.bytes) + ")";
+      states += (states.empty() ? "" : ", ") + state + " " + std::to_string(tally.entries) + " ("
+                + human_size(tally.bytes) + ")";
     }
     human += "By state: " + states + "\n";
   }
@@ -180,10 +183,11 @@ int run_status(Invocation& invocation)
     human += "\n" + repo_line + "\n";
   }
   if (!status.stale_locks.empty()) {
-    human += "\nStale locks (no neuronx-cc process runs on this host): " + std::to_string(status.stale_locks.size()) + "\n";
+    human +=
+      "\nStale locks (no neuronx-cc process runs on this host): " + std::to_string(status.stale_locks.size()) + "\n";
     for (std::size_t i = 0; i < status.stale_locks.size() && i < 20; ++i) {
-      human += "  " + status.stale_locks[i].path + " (" + cc::format_age(std::max<std::int64_t>(0, now - status.stale_locks[i].modified))
-               + " old)\n";
+      human += "  " + status.stale_locks[i].path + " ("
+               + cc::format_age(std::max<std::int64_t>(0, now - status.stale_locks[i].modified)) + " old)\n";
     }
     if (status.stale_locks.size() > 20) {
       human += "  ... and " + std::to_string(status.stale_locks.size() - 20) + " more (see --json)\n";
@@ -200,11 +204,8 @@ int run_status(Invocation& invocation)
   }
 
   nlohmann::json last_use = {
-    {"access_times", access.recorded},
-    {"mount_option", access.mount_option},
-    {"records_file", records.file().string()},
-    {"records", records.size()},
-    {"sources", status.last_use_sources},
+    {"access_times", access.recorded}, {"mount_option", access.mount_option}, {"records_file", records.file().string()},
+    {"records", records.size()},       {"sources", status.last_use_sources},
   };
   nlohmann::json data = {
     {"cache_dir", root.path.string()},
@@ -242,8 +243,20 @@ CommandSpec make_status_command()
     "records live in ${XDG_STATE_HOME:-~/.local/state}/neuron-cache/, outside the cache.\n"
     "-q prints the total size in bytes.";
   command.options = {
-    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache (default: as the Neuron SDK resolves it).", {}, {}},
-    {"", "repo", ValueKind::flag, "", "Also tell which entries the cache repo in effect holds (needs the repo).", {}, {}},
+    {"",
+     "cache-dir",
+     ValueKind::directory,
+     "DIR",
+     "The local compile cache (default: as the Neuron SDK resolves it).",
+     {},
+     {}},
+    {"",
+     "repo",
+     ValueKind::flag,
+     "",
+     "Also tell which entries the cache repo in effect holds (needs the repo).",
+     {},
+     {}},
     repo_id_option(),
     token_option(),
   };

@@ -248,7 +248,8 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     result.revision = head;
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
-    result = cc::push(repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    result = cc::push(repo, std::move(plan), digests,
+                      [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
     digests.save();
     if (result.revision && (listed || result.committed)) {
@@ -278,7 +279,8 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   std::string human;
   std::string sizes = " (" + count_of(done.uploads.size(), "file") + ", " + human_size(done.bytes_to_upload) + ")";
   if (dry_run) {
-    human = "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
+    human =
+      "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
   } else if (done.uploads.empty()) {
     human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
   } else {
@@ -319,7 +321,8 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   cc::PullReport report;
   {
     ProgressBar bar(invocation.out(), "Downloading");
-    report = cc::pull(repo, root.path, digests, options, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    report = cc::pull(repo, root.path, digests, options,
+                      [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
   }
   warn_skipped_paths(invocation.out(), repo);
   if (!options.dry_run) {
@@ -433,21 +436,48 @@ CommandSpec make_synchronize_command()
     "else /var/tmp/neuron-compile-cache.";
   command.options = {
     repo_id_option(),
-    {"", "cache-dir", ValueKind::directory, "DIR", "The local compile cache (default: as the Neuron SDK resolves it).", {}, {}},
+    {"",
+     "cache-dir",
+     ValueKind::directory,
+     "DIR",
+     "The local compile cache (default: as the Neuron SDK resolves it).",
+     {},
+     {}},
     {"", "pull", ValueKind::flag, "", "Download the repo's entries into the local cache instead of pushing.", {}, {}},
-    {"", "compiler-version", ValueKind::text, "VERSION",
-     "With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15).", {}, {}},
-    {"", "replace-failed", ValueKind::flag, "",
-     "With --pull: a complete repo entry replaces a local failed one (else skipped as differing).", {}, {}},
+    {"",
+     "compiler-version",
+     ValueKind::text,
+     "VERSION",
+     "With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15).",
+     {},
+     {}},
+    {"",
+     "replace-failed",
+     ValueKind::flag,
+     "",
+     "With --pull: a complete repo entry replaces a local failed one (else skipped as differing).",
+     {},
+     {}},
     {"", "dry-run", ValueKind::flag, "", "Print what would be transferred and change nothing.", {}, {}},
-    {"", "clean-failed", ValueKind::flag, "",
-     "Before pushing, delete failed entries (model.log without model.neff) from the local cache.", {}, {}},
-    {"", "clear-stale-locks", ValueKind::integer, "MINUTES",
-     "Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host.", {}, {}},
+    {"",
+     "clean-failed",
+     ValueKind::flag,
+     "",
+     "Before pushing, delete failed entries (model.log without model.neff) from the local cache.",
+     {},
+     {}},
+    {"",
+     "clear-stale-locks",
+     ValueKind::integer,
+     "MINUTES",
+     "Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host.",
+     {},
+     {}},
     max_workers_option(),
     token_option(),
   };
-  command.examples = {"neuron-cache synchronize", "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
+  command.examples = {"neuron-cache synchronize",
+                      "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
                       "neuron-cache synchronize --pull --replace-failed",
                       "neuron-cache synchronize --pull --max-workers 16",
@@ -455,6 +485,5 @@ CommandSpec make_synchronize_command()
   command.run = run_synchronize;
   return command;
 }
-
 
 } // namespace neuron_cache

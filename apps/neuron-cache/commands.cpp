@@ -12,10 +12,9 @@ namespace neuron_cache {
 const std::vector<CommandSpec>& all_commands()
 {
   static const std::vector<CommandSpec> commands = {
-    make_create_command(),     make_set_command(),  make_config_command(),
-    make_synchronize_command(), make_status_command(), make_cleanup_command(),
-    make_lookup_command(),     make_list_command(),
-    make_add_command(),        make_completion_command(), make_man_command(),
+    make_create_command(), make_set_command(),        make_config_command(), make_synchronize_command(),
+    make_status_command(), make_cleanup_command(),    make_lookup_command(), make_list_command(),
+    make_add_command(),    make_completion_command(), make_man_command(),
   };
   return commands;
 }
@@ -29,29 +28,39 @@ void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
 
 OptionSpec repo_id_option()
 {
-  return {"", "repo-id", ValueKind::repo, "REPO",
+  return {"",
+          "repo-id",
+          ValueKind::repo,
+          "REPO",
           "Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path). Default: "
           "$CUSTOM_CACHE_REPO, then the name saved by 'set', then aws-neuron/optimum-neuron-cache.",
-          {}, {}};
+          {},
+          {}};
 }
 
 OptionSpec token_option()
 {
-  return {"", "token", ValueKind::text, "TOKEN",
-          "Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME).", {}, {}};
+  return {
+    "", "token", ValueKind::text, "TOKEN", "Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME).",
+    {}, {}};
 }
 
 OptionSpec max_workers_option()
 {
-  return {"", "max-workers", ValueKind::integer, "N",
-          "Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64).", {},
+  return {"",
+          "max-workers",
+          ValueKind::integer,
+          "N",
+          "Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64).",
+          {},
           {}};
 }
 
 std::size_t max_workers(const Invocation& invocation)
 {
   constexpr long long k_most = 64;
-  auto workers = invocation.integer("max-workers", 1).value_or(static_cast<long long>(hubcache::hub::k_default_workers));
+  auto workers =
+    invocation.integer("max-workers", 1).value_or(static_cast<long long>(hubcache::hub::k_default_workers));
   if (workers > k_most) {
     throw UsageError("--max-workers is at most " + std::to_string(k_most) + " (got " + std::to_string(workers) + ")");
   }

@@ -39,8 +39,8 @@ std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invoc
                                                                const hubcache::storage::RepoSpec& spec);
 // The one way commands open a repo that must exist: RepoNotFound otherwise, which the
 // error table words with where the name came from.
-std::unique_ptr<hubcache::storage::Repository> open_existing_repository(Invocation& invocation,
-                                                                        const hubcache::storage::ResolvedRepo& resolved);
+std::unique_ptr<hubcache::storage::Repository>
+open_existing_repository(Invocation& invocation, const hubcache::storage::ResolvedRepo& resolved);
 
 // One warning per path a listing of `repo` left out as unsafe to install.
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo);

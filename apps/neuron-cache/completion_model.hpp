@@ -48,7 +48,10 @@ inline std::vector<std::string> dashed_names(const OptionSpec& option)
   return names;
 }
 
-inline bool takes_value(const OptionSpec& option) { return option.kind != ValueKind::flag; }
+inline bool takes_value(const OptionSpec& option)
+{
+  return option.kind != ValueKind::flag;
+}
 
 // Options a subcommand accepts: its own, then the common ones.
 inline std::vector<const OptionSpec*> options_of(const CommandSpec& command)

@@ -28,13 +28,17 @@ const storage::ResolvedRepo* resolved_repo_of(const hubcache::Error& error, cons
     return nullptr;
   }
   const auto& facts = error.facts();
-  if (!facts.repo.empty() && (facts.repo == context.repo->spec.canonical() || facts.repo == context.repo->spec.hub_id)) {
+  if (!facts.repo.empty()
+      && (facts.repo == context.repo->spec.canonical() || facts.repo == context.repo->spec.hub_id)) {
     return &*context.repo;
   }
   return nullptr;
 }
 
-bool is_directory_spec(const std::string& repo) { return repo.starts_with("file://") || repo.starts_with("/"); }
+bool is_directory_spec(const std::string& repo)
+{
+  return repo.starts_with("file://") || repo.starts_with("/");
+}
 
 // "repo not found": where the name came from, then a way to pick another; creating is
 // offered only for a name the user chose, never in the default repo's namespace.
@@ -122,9 +126,8 @@ const std::vector<ErrorRule>& error_table()
       }
       return with_hint(error, "use it with: neuron-cache set " + error.facts().repo + ", or pass --exist-ok to create");
     }),
-    rule<hubcache::TokenMissing>([](const hubcache::TokenMissing& error, const RunContext&) {
-      return with_hint(error, login_hint());
-    }),
+    rule<hubcache::TokenMissing>(
+      [](const hubcache::TokenMissing& error, const RunContext&) { return with_hint(error, login_hint()); }),
     rule<hubcache::TokenRejected>([](const hubcache::TokenRejected& error, const RunContext& context) {
       ErrorReport report = with_hint(error, "check the token, or log in again: " + login_hint());
       report.message += token_phrase(context);
@@ -135,10 +138,10 @@ const std::vector<ErrorRule>& error_table()
       if (is_directory_spec(repo)) {
         return with_hint(error, "or use a cache repo you can write to: neuron-cache create DIR");
       }
-      ErrorReport report = with_hint(error, error.facts().token_sent
-                                              ? "use a token with write access (" + login_hint()
-                                                  + "), or a cache repo of your own: neuron-cache create NAME"
-                                              : login_hint());
+      ErrorReport report =
+        with_hint(error, error.facts().token_sent ? "use a token with write access (" + login_hint()
+                                                      + "), or a cache repo of your own: neuron-cache create NAME"
+                                                  : login_hint());
       report.message += token_phrase(context);
       return report;
     }),
@@ -152,7 +155,10 @@ const std::vector<ErrorRule>& error_table()
 
 } // namespace
 
-std::string login_hint() { return "run hf auth login or set HF_TOKEN"; }
+std::string login_hint()
+{
+  return "run hf auth login or set HF_TOKEN";
+}
 
 std::string describe_repo_origin(const storage::ResolvedRepo& repo)
 {

@@ -43,13 +43,11 @@ std::string json_text(const nlohmann::json& data)
 
 Output::Output(Format format, bool verbose)
   : Output(format, verbose, std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0)
-{
-}
+{}
 
 Output::Output(Format format, bool verbose, std::ostream& out, std::ostream& err, bool stderr_tty)
   : m_format(format), m_verbose(verbose), m_out(out), m_err(err), m_stderr_tty(stderr_tty)
-{
-}
+{}
 
 nlohmann::json Output::document(const nlohmann::json& data)
 {
@@ -79,18 +77,23 @@ void Output::detail(const std::string& message) const
   }
 }
 
-void Output::warning(const std::string& message) const { m_err << "neuron-cache: warning: " << printable_lines(message) << '\n'; }
+void Output::warning(const std::string& message) const
+{
+  m_err << "neuron-cache: warning: " << printable_lines(message) << '\n';
+}
 
 void Output::error_line(const std::string& message, const std::string& hint) const
 {
-  m_err << "neuron-cache: error: " << printable_lines(message) << (hint.empty() ? "" : "; " + printable_lines(hint)) << '\n';
+  m_err << "neuron-cache: error: " << printable_lines(message) << (hint.empty() ? "" : "; " + printable_lines(hint))
+        << '\n';
 }
 
 void Output::error(const std::string& message, const std::string& hint, int exit_code) const
 {
   error_line(message, hint);
   if (m_format == Format::json) {
-    m_out << document({{"error", message}, {"hint", hint.empty() ? nlohmann::json() : nlohmann::json(hint)},
+    m_out << document({{"error", message},
+                       {"hint", hint.empty() ? nlohmann::json() : nlohmann::json(hint)},
                        {"exit_code", exit_code}})
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
           << '\n';
@@ -98,7 +101,10 @@ void Output::error(const std::string& message, const std::string& hint, int exit
   }
 }
 
-void Output::passthrough(const std::string& line) const { m_err << line << '\n'; }
+void Output::passthrough(const std::string& line) const
+{
+  m_err << line << '\n';
+}
 
 void Output::result(const std::string& human, const nlohmann::json& data, const std::string& quiet) const
 {
@@ -261,7 +267,10 @@ ProgressBar::ProgressBar(const Output& output, std::string label)
   }
 }
 
-ProgressBar::~ProgressBar() { finish(); }
+ProgressBar::~ProgressBar()
+{
+  finish();
+}
 
 std::string ProgressBar::render(const std::string& label, const hubcache::util::TransferProgress& progress,
                                 double bytes_per_second)

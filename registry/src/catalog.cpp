@@ -50,8 +50,8 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
   catalog.files_read = to_read.size();
   catalog.warnings = std::move(report.warnings);
   for (auto& loaded : report.entries) {
-    auto key = std::make_tuple(loaded.location.compiler_dir, loaded.location.registry_version,
-                               loaded.location.file_hash);
+    auto key =
+      std::make_tuple(loaded.location.compiler_dir, loaded.location.registry_version, loaded.location.file_hash);
     auto& configuration = by_key[key];
     if (configuration.model_id.empty()) {
       configuration.model_id = loaded.entry.model_id;
@@ -78,8 +78,8 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       shape = entry_shape(*configuration.entry);
     }
     return std::make_tuple(configuration.model_id, configuration.compiler_version, configuration.registry_version,
-                           shape.num_cores.value_or(0), shape.batch_size.value_or(0),
-                           shape.sequence_length.value_or(0), configuration.hash);
+                           shape.num_cores.value_or(0), shape.batch_size.value_or(0), shape.sequence_length.value_or(0),
+                           configuration.hash);
   };
   std::sort(catalog.configurations.begin(), catalog.configurations.end(),
             [&](const Configuration& a, const Configuration& b) { return order(a) < order(b); });

@@ -11,10 +11,20 @@ namespace registry {
 
 const std::vector<std::string>& cache_white_list()
 {
-  static const std::vector<std::string> keys = {
-    "_name_or_path", "transformers_version", "_diffusers_version", "eos_token_id", "bos_token_id",
-    "pad_token_id", "torchscript", "torch_dtype", "_commit_hash", "sample_size", "projection_dim",
-    "_use_default_values", "_attn_implementation_autoset", "return_dict"};
+  static const std::vector<std::string> keys = {"_name_or_path",
+                                                "transformers_version",
+                                                "_diffusers_version",
+                                                "eos_token_id",
+                                                "bos_token_id",
+                                                "pad_token_id",
+                                                "torchscript",
+                                                "torch_dtype",
+                                                "_commit_hash",
+                                                "sample_size",
+                                                "projection_dim",
+                                                "_use_default_values",
+                                                "_attn_implementation_autoset",
+                                                "return_dict"};
   return keys;
 }
 
@@ -69,7 +79,10 @@ nlohmann::json CacheEntry::to_json() const
   return dict;
 }
 
-std::string CacheEntry::serialize() const { return dumps_indented(to_json()); }
+std::string CacheEntry::serialize() const
+{
+  return dumps_indented(to_json());
+}
 
 std::string CacheEntry::hash() const
 {
@@ -89,9 +102,8 @@ std::string single_model_arch_digest(const std::string& model_type, const std::o
 {
   nlohmann::json config = cleaned_config;
   config.erase("neuron");
-  nlohmann::json arch = {{"model_type", model_type},
-                         {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)},
-                         {"config", config}};
+  nlohmann::json arch = {
+    {"model_type", model_type}, {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)}, {"config", config}};
   return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, dumps_compact(arch));
 }
 

@@ -79,10 +79,9 @@ std::vector<const nlohmann::json::object_t::value_type*> sorted_items(const nloh
     items.push_back(&item);
   }
   std::sort(items.begin(), items.end(), [](const auto* a, const auto* b) {
-    return std::lexicographical_compare(a->first.begin(), a->first.end(), b->first.begin(), b->first.end(),
-                                        [](char x, char y) {
-                                          return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
-                                        });
+    return std::lexicographical_compare(
+      a->first.begin(), a->first.end(), b->first.begin(), b->first.end(),
+      [](char x, char y) { return static_cast<unsigned char>(x) < static_cast<unsigned char>(y); });
   });
   return items;
 }

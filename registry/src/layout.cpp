@@ -148,8 +148,8 @@ std::optional<RegistryPath> filed_as(const std::string& path, RegistryPathKind k
 std::string registry_path(const std::string& compiler_version, const std::string& registry_version,
                           const CacheEntry& entry)
 {
-  auto path = registry_root(compiler_version, registry_version) + "/" + entry.model_type + "/" + entry.model_id
-              + "/" + entry.hash() + ".json";
+  auto path = registry_root(compiler_version, registry_version) + "/" + entry.model_type + "/" + entry.model_id + "/"
+              + entry.hash() + ".json";
   auto parsed = filed_as(path, RegistryPathKind::alias, compiler_version, registry_version);
   if (!parsed || parsed->model_id != entry.model_id || parsed->model_type != entry.model_type) {
     throw hubcache::InvalidArgument("cannot file a registry entry for model '" + entry.model_id + "' (model type '"
@@ -162,8 +162,8 @@ std::string registry_path(const std::string& compiler_version, const std::string
 std::string digest_registry_path(const std::string& compiler_version, const std::string& registry_version,
                                  const CacheEntry& entry)
 {
-  auto path = registry_root(compiler_version, registry_version) + "/" + entry.arch_digest() + "/" + entry.hash()
-              + ".json";
+  auto path =
+    registry_root(compiler_version, registry_version) + "/" + entry.arch_digest() + "/" + entry.hash() + ".json";
   if (!filed_as(path, RegistryPathKind::digest, compiler_version, registry_version)) {
     throw hubcache::InvalidArgument("cannot file a registry entry under compiler version '" + compiler_version
                                       + "' and registry version '" + registry_version + "'",

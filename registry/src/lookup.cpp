@@ -67,13 +67,32 @@ std::optional<std::uint64_t> module_size(const RegistryIndex& index, const std::
 
 const std::vector<std::string>& known_tasks()
 {
-  static const std::vector<std::string> tasks = {
-    "text-generation", "feature-extraction", "fill-mask", "text-classification", "token-classification",
-    "question-answering", "multiple-choice", "sentence-similarity", "text2text-generation",
-    "image-classification", "object-detection", "semantic-segmentation", "image-segmentation",
-    "automatic-speech-recognition", "audio-classification", "audio-frame-classification", "audio-xvector",
-    "zero-shot-image-classification", "image-to-text", "image-to-image", "text-to-image", "text-to-audio",
-    "depth-estimation", "masked-im", "mask-generation", "text-generation-with-past"};
+  static const std::vector<std::string> tasks = {"text-generation",
+                                                 "feature-extraction",
+                                                 "fill-mask",
+                                                 "text-classification",
+                                                 "token-classification",
+                                                 "question-answering",
+                                                 "multiple-choice",
+                                                 "sentence-similarity",
+                                                 "text2text-generation",
+                                                 "image-classification",
+                                                 "object-detection",
+                                                 "semantic-segmentation",
+                                                 "image-segmentation",
+                                                 "automatic-speech-recognition",
+                                                 "audio-classification",
+                                                 "audio-frame-classification",
+                                                 "audio-xvector",
+                                                 "zero-shot-image-classification",
+                                                 "image-to-text",
+                                                 "image-to-image",
+                                                 "text-to-image",
+                                                 "text-to-audio",
+                                                 "depth-estimation",
+                                                 "masked-im",
+                                                 "mask-generation",
+                                                 "text-generation-with-past"};
   return tasks;
 }
 
@@ -239,7 +258,7 @@ std::vector<hubcache::storage::RepoFile> list_compiler_dirs(hubcache::storage::R
 {
   auto dirs = compiler_dirs(repo, compiler_version);
   return parallel_listings<hubcache::storage::RepoFile>(dirs.size(), parallelism,
-                                                         [&](std::size_t i) { return repo.list_files(dirs[i]); });
+                                                        [&](std::size_t i) { return repo.list_files(dirs[i]); });
 }
 
 RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const LookupTarget& target,
@@ -320,8 +339,8 @@ RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const Look
   }
   if (!roots_to_list.empty()) {
     std::vector<std::string> whole(roots_to_list.begin(), roots_to_list.end());
-    auto more = parallel_listings<hubcache::storage::RepoFile>(whole.size(), parallelism,
-                                                                [&](std::size_t i) { return repo.list_files(whole[i]); });
+    auto more = parallel_listings<hubcache::storage::RepoFile>(
+      whole.size(), parallelism, [&](std::size_t i) { return repo.list_files(whole[i]); });
     std::set<std::string> seen;
     for (const auto& file : files) {
       seen.insert(file.path);
@@ -487,8 +506,9 @@ std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTa
     return MatchReason::arch_digest;
   }
   if (entry.model_type == target.model_type) {
-    bool same = target.multi_model ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
-                                   : entry.entry_class == EntryClass::single_model && entry.config == target.config;
+    bool same = target.multi_model
+                  ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
+                  : entry.entry_class == EntryClass::single_model && entry.config == target.config;
     if (same) {
       return MatchReason::same_config;
     }
@@ -550,7 +570,8 @@ EntryShape entry_shape(const CacheEntry& entry)
 bool passes_filters(const LoadedEntry& loaded, const Filters& filters)
 {
   const auto& entry = loaded.entry;
-  if (filters.compiler_version && !compiler_version_matches(loaded.location.compiler_version, *filters.compiler_version)) {
+  if (filters.compiler_version
+      && !compiler_version_matches(loaded.location.compiler_version, *filters.compiler_version)) {
     return false;
   }
   // Multi-model entries have no task: they serve every task of their pipeline.
@@ -596,8 +617,8 @@ std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches)
   auto order = [](const LookupMatch& match) {
     auto shape = entry_shape(match.loaded.entry);
     return std::make_tuple(match.loaded.location.compiler_version, match.loaded.location.registry_version,
-                           shape.num_cores.value_or(0), shape.batch_size.value_or(0),
-                           shape.sequence_length.value_or(0), shape.dtype.value_or(""), match.loaded.location.path);
+                           shape.num_cores.value_or(0), shape.batch_size.value_or(0), shape.sequence_length.value_or(0),
+                           shape.dtype.value_or(""), match.loaded.location.path);
   };
   std::sort(unique.begin(), unique.end(),
             [&](const LookupMatch& a, const LookupMatch& b) { return order(a) < order(b); });

@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
   addjobs::Manifest manifest;
-  if (!fuzz::accepts([&] { manifest = addjobs::parse_manifest_text(fuzz::text_of(data, size), "jobs/manifest.yaml"); })) {
+  if (!fuzz::accepts(
+        [&] { manifest = addjobs::parse_manifest_text(fuzz::text_of(data, size), "jobs/manifest.yaml"); })) {
     return 0;
   }
   FUZZ_CHECK(!manifest.models.empty(), "a manifest without models was accepted");
@@ -37,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (command) {
         fuzz::accepts([&] { (void)addjobs::expand_command(*command, values); });
       }
-      auto neuron = addjobs::neuron_config(configuration, job.model.model_id, "2.21.33363.0+82129205", {"--auto-cast=none"});
+      auto neuron =
+        addjobs::neuron_config(configuration, job.model.model_id, "2.21.33363.0+82129205", {"--auto-cast=none"});
       FUZZ_CHECK(addjobs::same_configuration(neuron, neuron, std::string("2.21.33363.0+82129205")),
                  "a configuration is not the same as itself");
     }

@@ -19,8 +19,10 @@ hubcache::storage::RepoSpec check_spec(std::string_view text)
   FUZZ_CHECK(again.kind == spec.kind, "kind changed on a round trip: " + canonical);
   if (spec.kind == hubcache::storage::RepoKind::hub) {
     FUZZ_CHECK(spec.hub_id == again.hub_id, "hub id changed on a round trip");
-  } else {
+  } else if (spec.kind == hubcache::storage::RepoKind::directory) {
     FUZZ_CHECK(spec.directory.is_absolute(), "a relative directory repo: " + canonical);
+  } else {
+    FUZZ_CHECK(spec.s3_url == again.s3_url, "S3 URL changed on a round trip: " + canonical);
   }
   return spec;
 }
@@ -49,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // What `set` writes, `read` gives back.
   hubcache::storage::write_custom_cache_repo(file, spec.canonical());
-  FUZZ_CHECK(hubcache::storage::read_custom_cache_repo(file) == spec.canonical(), "written name reads back differently");
+  FUZZ_CHECK(hubcache::storage::read_custom_cache_repo(file) == spec.canonical(),
+             "written name reads back differently");
   return 0;
 }

@@ -18,8 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& item : *parsed) {
       auto entry = hubcache::hub::detail::parse_tree_entry(item);
       FUZZ_CHECK(entry.path == item.at("path").get<std::string>(), "path changed");
-      FUZZ_CHECK(entry.lfs_oid.has_value() == (item.contains("lfs") && item["lfs"].is_object()),
-                 "LFS-ness changed");
+      FUZZ_CHECK(entry.lfs_oid.has_value() == (item.contains("lfs") && item["lfs"].is_object()), "LFS-ness changed");
     }
   });
   return 0;

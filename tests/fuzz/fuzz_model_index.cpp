@@ -71,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(again.serialize() == serialized, "the pipeline entry does not read back as itself");
   registry::LoadedEntry loaded;
   loaded.entry = again;
-  FUZZ_CHECK(registry::match_entry(loaded, target).has_value(), "a lookup for the same pipeline does not find its entry");
+  FUZZ_CHECK(registry::match_entry(loaded, target).has_value(),
+             "a lookup for the same pipeline does not find its entry");
   return 0;
 }

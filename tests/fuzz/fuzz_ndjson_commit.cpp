@@ -62,8 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     hub_accepts = hub_accepts && testhub::is_hex(*expected.parent_commit, 40);
   }
   hub_accepts = hub_accepts && !expected.summary.empty();
-  if (!fuzz::accepts([&] { payload += hubcache::hub::commit_header_line(expected.summary, expected.description,
-                                                                          expected.parent_commit); })) {
+  if (!fuzz::accepts([&] {
+        payload += hubcache::hub::commit_header_line(expected.summary, expected.description, expected.parent_commit);
+      })) {
     return 0;
   }
   auto operations = input.ConsumeIntegralInRange<int>(0, 6);

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace fuzz {
 
@@ -32,11 +32,11 @@ inline std::string_view text_of(const std::uint8_t* data, std::size_t size)
   std::abort();
 }
 
-#define FUZZ_CHECK(condition, what)                                                                                  \
-  do {                                                                                                               \
-    if (!(condition)) {                                                                                              \
-      ::fuzz::fail(__FILE__, __LINE__, std::string(#condition ": ") + (what));                                      \
-    }                                                                                                                \
+#define FUZZ_CHECK(condition, what)                                                                                    \
+  do {                                                                                                                 \
+    if (!(condition)) {                                                                                                \
+      ::fuzz::fail(__FILE__, __LINE__, std::string(#condition ": ") + (what));                                         \
+    }                                                                                                                  \
   } while (false)
 
 // Runs `body`; the library's typed errors (hubcache::Error) are a parser's documented

@@ -8,22 +8,27 @@ namespace testhub {
 
 namespace {
 
-std::string strip_trailing_slashes(std::string path) {
-  while (!path.empty() && path.back() == '/') path.pop_back();
+std::string strip_trailing_slashes(std::string path)
+{
+  while (!path.empty() && path.back() == '/')
+    path.pop_back();
   return path;
 }
 
-}  // namespace
+} // namespace
 
-CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs_size) {
+CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs_size)
+{
   CommitPlan plan;
   bool has_header = false;
   std::string line;
   std::size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty())
+      continue;
     json item;
     try {
       item = json::parse(line);
@@ -41,10 +46,11 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
         if (!value.contains("path") || !value.at("path").is_string())
           throw HubError(400, "Invalid NDJSON: line " + std::to_string(number) + " needs a \"path\"");
         auto path = value.at("path").get<std::string>();
-        if (key == "deletedFolder") path = strip_trailing_slashes(path);
+        if (key == "deletedFolder")
+          path = strip_trailing_slashes(path);
         if (!is_valid_repo_path(path))
-          throw HubError(400, "Invalid path in commit: '" + path +
-                                  "' (no leading '/', no empty, '.', '..' or '.git' component)");
+          throw HubError(400, "Invalid path in commit: '" + path
+                                + "' (no leading '/', no empty, '.', '..' or '.git' component)");
         return path;
       };
       if (key == "header") {
@@ -53,7 +59,8 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
         plan.description = value.value("description", std::string{});
         if (value.contains("parentCommit") && !value.at("parentCommit").is_null()) {
           const auto parent = value.at("parentCommit").get<std::string>();
-          if (!is_hex(parent, 40)) throw HubError(400, "Invalid parentCommit: " + parent);
+          if (!is_hex(parent, 40))
+            throw HubError(400, "Invalid parentCommit: " + parent);
           plan.parent_commit = parent;
         }
       } else if (key == "file") {
@@ -62,7 +69,8 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
         const auto content = value.value("content", std::string{});
         if (encoding == "base64") {
           const auto decoded = base64_decode(content);
-          if (!decoded) throw HubError(400, "Invalid base64 content for " + op.path);
+          if (!decoded)
+            throw HubError(400, "Invalid base64 content for " + op.path);
           op.content = *decoded;
         } else if (encoding == "utf-8" || encoding == "utf8") {
           op.content = content;
@@ -75,11 +83,12 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
         if (value.contains("algo") && value.at("algo") != "sha256")
           throw HubError(400, "Unsupported LFS algo for " + op.path + " (only sha256)");
         op.sha256 = value.value("oid", std::string{});
-        if (!is_hex(op.sha256, 64)) throw HubError(400, "Invalid LFS oid for " + op.path);
+        if (!is_hex(op.sha256, 64))
+          throw HubError(400, "Invalid LFS oid for " + op.path);
         if (value.contains("size")) {
           // A float or negative size is refused (a cast of 1e300 is undefined behaviour).
           op.size = value.at("size").get_ref<const json::number_unsigned_t&>();
-        } else {  // server-side copy: the size is the stored object's
+        } else { // server-side copy: the size is the stored object's
           op.size = stored_lfs_size(op.sha256);
         }
         plan.operations.push_back(std::move(op));
@@ -94,9 +103,11 @@ CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs
       throw HubError(400, "Invalid NDJSON: line " + std::to_string(number) + ": " + e.what());
     }
   }
-  if (!has_header) throw HubError(400, "Invalid NDJSON: the first line must be the header");
-  if (plan.summary.empty()) throw HubError(400, "The commit summary (title) must not be empty");
+  if (!has_header)
+    throw HubError(400, "Invalid NDJSON: the first line must be the header");
+  if (plan.summary.empty())
+    throw HubError(400, "The commit summary (title) must not be empty");
   return plan;
 }
 
-}  // namespace testhub
+} // namespace testhub

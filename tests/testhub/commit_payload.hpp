@@ -20,4 +20,4 @@ using StoredLfsSize = std::function<std::uint64_t(const std::string& sha256)>;
 // Throws HubError 400 naming the line for anything malformed, as the Hub answers it.
 CommitPlan read_commit_payload(std::istream& in, const StoredLfsSize& stored_lfs_size);
 
-}  // namespace testhub
+} // namespace testhub

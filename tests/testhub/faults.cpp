@@ -8,28 +8,33 @@ namespace testhub {
 
 namespace {
 
-const std::map<std::string, Fault::Action>& action_names() {
+const std::map<std::string, Fault::Action>& action_names()
+{
   static const std::map<std::string, Fault::Action> names = {
-      {"status", Fault::Action::status},
-      {"drop_after_bytes", Fault::Action::drop_after_bytes},
-      {"malformed_json", Fault::Action::malformed_json},
-      {"corrupt_body", Fault::Action::corrupt_body},
-      {"truncate_body", Fault::Action::truncate_body},
-      {"wrong_size", Fault::Action::wrong_size},
+    {"status", Fault::Action::status},
+    {"drop_after_bytes", Fault::Action::drop_after_bytes},
+    {"malformed_json", Fault::Action::malformed_json},
+    {"corrupt_body", Fault::Action::corrupt_body},
+    {"truncate_body", Fault::Action::truncate_body},
+    {"wrong_size", Fault::Action::wrong_size},
   };
   return names;
 }
 
-std::string action_name(Fault::Action action) {
+std::string action_name(Fault::Action action)
+{
   for (const auto& [name, value] : action_names())
-    if (value == action) return name;
+    if (value == action)
+      return name;
   return "?";
 }
 
 } // namespace
 
-Fault parse_fault(const json& body) {
-  if (!body.is_object()) throw HubError(400, "fault: expected a JSON object");
+Fault parse_fault(const json& body)
+{
+  if (!body.is_object())
+    throw HubError(400, "fault: expected a JSON object");
   Fault fault;
   try {
     fault.match = body.value("match", std::string{});
@@ -39,52 +44,66 @@ Fault parse_fault(const json& body) {
     fault.remaining = body.value("count", 1);
     const auto action = body.value("action", std::string{"status"});
     const auto it = action_names().find(action);
-    if (it == action_names().end()) throw HubError(400, "fault: unknown action '" + action + "'");
+    if (it == action_names().end())
+      throw HubError(400, "fault: unknown action '" + action + "'");
     fault.action = it->second;
     fault.status = body.value("status", 500);
-    if (body.contains("retry_after")) fault.retry_after = body.at("retry_after").get<int>();
+    if (body.contains("retry_after"))
+      fault.retry_after = body.at("retry_after").get<int>();
     fault.bytes = body.value("bytes", std::uint64_t{0});
-    if (body.contains("size")) fault.size = body.at("size").get<std::uint64_t>();
+    if (body.contains("size"))
+      fault.size = body.at("size").get<std::uint64_t>();
   } catch (const json::exception& e) {
     throw HubError(400, std::string("fault: ") + e.what());
   }
-  if (fault.remaining < 1) throw HubError(400, "fault: count must be at least 1");
-  if (fault.status < 100 || fault.status > 599) throw HubError(400, "fault: status must be an HTTP status");
+  if (fault.remaining < 1)
+    throw HubError(400, "fault: count must be at least 1");
+  if (fault.status < 100 || fault.status > 599)
+    throw HubError(400, "fault: status must be an HTTP status");
   return fault;
 }
 
-std::uint64_t FaultRegistry::add(Fault fault) {
+std::uint64_t FaultRegistry::add(Fault fault)
+{
   std::lock_guard lock(m_mutex);
   fault.id = m_next_id++;
   m_faults.push_back(fault);
   return fault.id;
 }
 
-void FaultRegistry::clear() {
+void FaultRegistry::clear()
+{
   std::lock_guard lock(m_mutex);
   m_faults.clear();
 }
 
 std::optional<Fault> FaultRegistry::find(const std::string& method, const std::string& path,
-                                         const std::string& target) const {
+                                         const std::string& target) const
+{
   std::lock_guard lock(m_mutex);
   for (const auto& fault : m_faults) {
-    if (fault.method != "*" && fault.method != method) continue;
-    if (path.find(fault.match) == std::string::npos && target.find(fault.match) == std::string::npos) continue;
+    if (fault.method != "*" && fault.method != method)
+      continue;
+    if (path.find(fault.match) == std::string::npos && target.find(fault.match) == std::string::npos)
+      continue;
     return fault;
   }
   return std::nullopt;
 }
 
-bool FaultRegistry::consume(std::uint64_t id) {
+bool FaultRegistry::consume(std::uint64_t id)
+{
   std::lock_guard lock(m_mutex);
   const auto it = std::find_if(m_faults.begin(), m_faults.end(), [&](const Fault& f) { return f.id == id; });
-  if (it == m_faults.end()) return false;
-  if (--it->remaining == 0) m_faults.erase(it);
+  if (it == m_faults.end())
+    return false;
+  if (--it->remaining == 0)
+    m_faults.erase(it);
   return true;
 }
 
-json FaultRegistry::describe() const {
+json FaultRegistry::describe() const
+{
   std::lock_guard lock(m_mutex);
   json list = json::array();
   for (const auto& fault : m_faults) {
@@ -97,26 +116,31 @@ json FaultRegistry::describe() const {
   return list;
 }
 
-void RequestStats::record(const std::string& route, const std::string& method) {
+void RequestStats::record(const std::string& route, const std::string& method)
+{
   std::lock_guard lock(m_mutex);
   ++m_total;
   ++m_by_route[route];
   ++m_by_method[method];
 }
 
-void RequestStats::reset() {
+void RequestStats::reset()
+{
   std::lock_guard lock(m_mutex);
   m_total = 0;
   m_by_route.clear();
   m_by_method.clear();
 }
 
-json RequestStats::snapshot() const {
+json RequestStats::snapshot() const
+{
   std::lock_guard lock(m_mutex);
   json by_route = json::object();
-  for (const auto& [route, count] : m_by_route) by_route[route] = count;
+  for (const auto& [route, count] : m_by_route)
+    by_route[route] = count;
   json by_method = json::object();
-  for (const auto& [method, count] : m_by_method) by_method[method] = count;
+  for (const auto& [method, count] : m_by_method)
+    by_method[method] = count;
   return {{"total", m_total}, {"by_route", by_route}, {"by_method", by_method}};
 }
 

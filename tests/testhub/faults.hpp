@@ -22,8 +22,8 @@ struct Fault {
   Action action = Action::status;
   int status = 500;
   std::optional<int> retry_after;
-  std::uint64_t bytes = 0;             // drop_after_bytes; truncate_body (default: half the body)
-  std::optional<std::uint64_t> size;   // wrong_size (default: real size + 1)
+  std::uint64_t bytes = 0;           // drop_after_bytes; truncate_body (default: half the body)
+  std::optional<std::uint64_t> size; // wrong_size (default: real size + 1)
 
   // Actions decided before the handler runs (the operation is then not performed).
   bool before_handler() const { return action == Action::status || action == Action::malformed_json; }

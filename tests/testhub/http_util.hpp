@@ -33,9 +33,7 @@ struct Reply {
   std::string body;
   std::optional<FileSlice> file; // streamed body instead of `body`
 
-  void header(std::string name, std::string value) {
-    headers.emplace_back(std::move(name), std::move(value));
-  }
+  void header(std::string name, std::string value) { headers.emplace_back(std::move(name), std::move(value)); }
   std::optional<std::string> find_header(std::string_view name) const;
   void replace_header(std::string_view name, std::string value);
   std::uint64_t body_size() const { return file ? file->length : body.size(); }
@@ -43,8 +41,7 @@ struct Reply {
 
 Reply json_reply(int status, const json& body);
 // The Hub's error shape: X-Error-Message + {"error": ...} (JSON under /api, text elsewhere).
-Reply error_reply(int status, const std::string& message, bool as_json = true,
-                  const std::string& error_code = {});
+Reply error_reply(int status, const std::string& message, bool as_json = true, const std::string& error_code = {});
 
 std::string percent_decode(std::string_view text, bool plus_is_space = false);
 std::string percent_encode(std::string_view text, bool keep_slash);

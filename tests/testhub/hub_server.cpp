@@ -12,8 +12,10 @@ namespace {
 
 constexpr std::size_t k_io_chunk = 64 * 1024;
 
-bool valid_host(const std::string& host) {
-  if (host.empty() || host.size() > 255) return false;
+bool valid_host(const std::string& host)
+{
+  if (host.empty() || host.size() > 255)
+    return false;
   for (char c : host) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ':' && c != '-' && c != '[' && c != ']')
       return false;
@@ -29,14 +31,19 @@ struct BodyMutation {
 
 // Writes `data` through the mutation; false once the connection must be dropped.
 bool write_mutated(httplib::DataSink& sink, const char* data, std::size_t size, std::uint64_t& sent,
-                   const BodyMutation& mutation) {
+                   const BodyMutation& mutation)
+{
   std::size_t allowed = size;
-  if (mutation.cut_after) allowed = static_cast<std::size_t>(std::min<std::uint64_t>(size, *mutation.cut_after - std::min(sent, *mutation.cut_after)));
+  if (mutation.cut_after)
+    allowed = static_cast<std::size_t>(
+      std::min<std::uint64_t>(size, *mutation.cut_after - std::min(sent, *mutation.cut_after)));
   if (allowed > 0) {
     if (mutation.corrupt) {
       std::string altered(data, allowed);
-      for (auto& c : altered) c = static_cast<char>(c ^ 0x5A);
-      if (!sink.write(altered.data(), altered.size())) return false;
+      for (auto& c : altered)
+        c = static_cast<char>(c ^ 0x5A);
+      if (!sink.write(altered.data(), altered.size()))
+        return false;
     } else if (!sink.write(data, allowed)) {
       return false;
     }
@@ -49,37 +56,48 @@ bool write_mutated(httplib::DataSink& sink, const char* data, std::size_t size, 
 
 // ---- RequestBody ---------------------------------------------------------------------------
 
-bool RequestBody::present() const {
+bool RequestBody::present() const
+{
   // HTTP/1.1: a request without Content-Length or chunked encoding has no body (httplib
   // would otherwise wait for the connection to close, e.g. on a bare DELETE from libcurl).
-  const bool framed = m_request.has_header("Content-Length") ||
-                      m_request.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+  const bool framed = m_request.has_header("Content-Length")
+                      || m_request.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
   return (m_reader != nullptr && framed) || !m_request.body.empty();
 }
 
-void Pacer::account(std::uint64_t bytes) {
-  if (m_rate <= 0) return;
+void Pacer::account(std::uint64_t bytes)
+{
+  if (m_rate <= 0)
+    return;
   const auto now = std::chrono::steady_clock::now();
-  if (!m_start) m_start = now;
+  if (!m_start)
+    m_start = now;
   m_total += bytes;
-  const auto due = *m_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(static_cast<double>(m_total) / m_rate));
-  if (due > now) std::this_thread::sleep_until(due);
+  const auto due = *m_start
+                   + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(m_total) / m_rate));
+  if (due > now)
+    std::this_thread::sleep_until(due);
 }
 
-bool RequestBody::read(const std::function<bool(const char*, std::size_t)>& sink) {
-  if (m_consumed) return true;
+bool RequestBody::read(const std::function<bool(const char*, std::size_t)>& sink)
+{
+  if (m_consumed)
+    return true;
   m_consumed = true;
   const auto paced = [&](const char* data, std::size_t size) {
     m_pacer.account(size);
     return sink(data, size);
   };
-  if (m_reader && present()) return (*m_reader)([&](const char* data, std::size_t size) { return paced(data, size); });
-  if (!m_request.body.empty()) return paced(m_request.body.data(), m_request.body.size());
+  if (m_reader && present())
+    return (*m_reader)([&](const char* data, std::size_t size) { return paced(data, size); });
+  if (!m_request.body.empty())
+    return paced(m_request.body.data(), m_request.body.size());
   return true;
 }
 
-std::string RequestBody::read_all(std::uint64_t limit) {
+std::string RequestBody::read_all(std::uint64_t limit)
+{
   std::string out;
   bool too_large = false;
   read([&](const char* data, std::size_t size) {
@@ -90,37 +108,45 @@ std::string RequestBody::read_all(std::uint64_t limit) {
     out.append(data, size);
     return true;
   });
-  if (too_large) throw HubError(413, "Request body too large");
+  if (too_large)
+    throw HubError(413, "Request body too large");
   return out;
 }
 
-void RequestBody::drain() {
+void RequestBody::drain()
+{
   read([](const char*, std::size_t) { return true; });
 }
 
 // ---- RequestContext ------------------------------------------------------------------------
 
-std::optional<std::string> RequestContext::param(const std::string& key) const {
+std::optional<std::string> RequestContext::param(const std::string& key) const
+{
   const auto it = query.find(key);
-  if (it == query.end()) return std::nullopt;
+  if (it == query.end())
+    return std::nullopt;
   return it->second;
 }
 
-std::vector<std::string> RequestContext::params(const std::string& key) const {
+std::vector<std::string> RequestContext::params(const std::string& key) const
+{
   std::vector<std::string> values;
   const auto [first, last] = query.equal_range(key);
-  for (auto it = first; it != last; ++it) values.push_back(it->second);
+  for (auto it = first; it != last; ++it)
+    values.push_back(it->second);
   return values;
 }
 
-bool RequestContext::flag(const std::string& key) const {
+bool RequestContext::flag(const std::string& key) const
+{
   const auto value = param(key);
   return value && is_truthy(*value);
 }
 
 // ---- HubServer -----------------------------------------------------------------------------
 
-HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_storage(m_options.data) {
+HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_storage(m_options.data)
+{
   const auto threads = m_options.threads;
   // httplib owns (and deletes) the task queue it gets from this factory.
   m_server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -148,7 +174,8 @@ HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_stor
   m_server.Options(any, plain);
   // Errors httplib answers by itself (malformed requests...) get the Hub's shape too.
   m_server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-    if (res.has_header("X-Request-Id")) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.has_header("X-Request-Id"))
+      return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("X-Request-Id", "Root=1-" + random_hex(8) + "-" + random_hex(24));
     const auto message = "HTTP error " + std::to_string(res.status);
     res.set_header("X-Error-Message", message);
@@ -168,7 +195,8 @@ HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_stor
   });
 }
 
-int HubServer::bind() {
+int HubServer::bind()
+{
   if (m_options.port == 0) {
     m_port = m_server.bind_to_any_port("127.0.0.1");
   } else {
@@ -177,51 +205,69 @@ int HubServer::bind() {
   return m_port;
 }
 
-bool HubServer::listen() { return m_server.listen_after_bind(); }
-void HubServer::stop() { m_server.stop(); }
-
-std::string HubServer::sign(const std::string& what) const {
-  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, m_storage.secret() + ":" + what).substr(0, 32);
+bool HubServer::listen()
+{
+  return m_server.listen_after_bind();
+}
+void HubServer::stop()
+{
+  m_server.stop();
 }
 
-bool HubServer::signature_ok(const RequestContext& ctx, const std::string& what) const {
+std::string HubServer::sign(const std::string& what) const
+{
+  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, m_storage.secret() + ":" + what)
+    .substr(0, 32);
+}
+
+bool HubServer::signature_ok(const RequestContext& ctx, const std::string& what) const
+{
   const auto sig = ctx.param("sig");
   return sig && *sig == sign(what);
 }
 
-bool HubServer::is_member(const User& user, const std::string& ns) const {
-  if (user.name == ns) return true;
+bool HubServer::is_member(const User& user, const std::string& ns) const
+{
+  if (user.name == ns)
+    return true;
   const auto it = m_options.orgs.find(ns);
-  return it != m_options.orgs.end() &&
-         std::find(it->second.begin(), it->second.end(), user.name) != it->second.end();
+  return it != m_options.orgs.end() && std::find(it->second.begin(), it->second.end(), user.name) != it->second.end();
 }
 
-const User& HubServer::require_user(RequestContext& ctx) {
-  if (ctx.bad_token) throw HubError(401, "Invalid credentials in Authorization header");
-  if (!ctx.user) throw HubError(401, "Invalid username or password.");
+const User& HubServer::require_user(RequestContext& ctx)
+{
+  if (ctx.bad_token)
+    throw HubError(401, "Invalid credentials in Authorization header");
+  if (!ctx.user)
+    throw HubError(401, "Invalid username or password.");
   return *ctx.user;
 }
 
-RepoMeta HubServer::require_repo(RequestContext& ctx, const std::string& repo_id, Access access) {
+RepoMeta HubServer::require_repo(RequestContext& ctx, const std::string& repo_id, Access access)
+{
   const auto repo = m_storage.find_repo(repo_id);
   const bool readable = repo && (!repo->is_private || (ctx.user && is_member(*ctx.user, repo->ns)));
-  if (ctx.bad_token && repo && !repo->is_private) throw HubError(401, "Invalid credentials in Authorization header");
+  if (ctx.bad_token && repo && !repo->is_private)
+    throw HubError(401, "Invalid credentials in Authorization header");
   if (!readable || ctx.bad_token) {
     // Like the Hub: anonymous callers cannot tell a private repo from a missing one.
-    if (!ctx.user) throw HubError(401, "Invalid username or password.", "RepoNotFound");
+    if (!ctx.user)
+      throw HubError(401, "Invalid username or password.", "RepoNotFound");
     throw HubError(404, "Repository not found", "RepoNotFound");
   }
   if (access == Access::write) {
-    if (!ctx.user) throw HubError(401, "Invalid username or password.");
+    if (!ctx.user)
+      throw HubError(401, "Invalid username or password.");
     if (ctx.user->role != "write" || !is_member(*ctx.user, repo->ns))
-      throw HubError(403, "You don't have the rights to write to " + repo_id +
-                              ". Use a token with the write role from an account with access to this repo.");
+      throw HubError(403, "You don't have the rights to write to " + repo_id
+                            + ". Use a token with the write role from an account with access to this repo.");
   }
   return *repo;
 }
 
 void HubServer::handle(const httplib::Request& request, httplib::Response& response,
-                       const httplib::ContentReader* reader) {
+                       const httplib::ContentReader* reader)
+{
   // Range is answered by the routes themselves (206/416 as the Hub does); httplib would
   // otherwise slice every response again, so hide it from httplib's writer.
   const_cast<httplib::Request&>(request).ranges.clear();
@@ -232,11 +278,13 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   const auto question = ctx.target.find('?');
   ctx.path = ctx.target.substr(0, question);
   for (const auto& segment : split(ctx.path, '/')) {
-    if (!segment.empty()) ctx.segments.push_back(percent_decode(segment));
+    if (!segment.empty())
+      ctx.segments.push_back(percent_decode(segment));
   }
   if (question != std::string::npos) {
     for (const auto& pair : split(std::string_view(ctx.target).substr(question + 1), '&')) {
-      if (pair.empty()) continue;
+      if (pair.empty())
+        continue;
       const auto eq = pair.find('=');
       ctx.query.emplace(percent_decode(pair.substr(0, eq), true),
                         eq == std::string::npos ? std::string{} : percent_decode(pair.substr(eq + 1), true));
@@ -249,7 +297,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
     constexpr std::string_view bearer = "Bearer ";
     const auto token = authorization.rfind(bearer, 0) == 0 ? authorization.substr(bearer.size()) : std::string{};
     for (const auto& user : m_options.users) {
-      if (!token.empty() && user.token == token) ctx.user = &user;
+      if (!token.empty() && user.token == token)
+        ctx.user = &user;
     }
     ctx.bad_token = ctx.user == nullptr;
   }
@@ -257,7 +306,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   const bool is_control = !ctx.segments.empty() && ctx.segments[0] == "_test";
   const auto decoded_path = percent_decode(ctx.path);
   std::optional<Fault> fault;
-  if (!is_control) fault = m_faults.find(ctx.method, decoded_path, ctx.target);
+  if (!is_control)
+    fault = m_faults.find(ctx.method, decoded_path, ctx.target);
   const auto handler = route(ctx);
 
   Reply reply;
@@ -267,7 +317,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
     ctx.body.drain();
     if (fault->action == Fault::Action::status) {
       reply = error_reply(fault->status, "Injected fault: HTTP " + std::to_string(fault->status));
-      if (fault->retry_after) reply.header("Retry-After", std::to_string(*fault->retry_after));
+      if (fault->retry_after)
+        reply.header("Retry-After", std::to_string(*fault->retry_after));
       if (fault->status == 429) {
         const auto t = std::to_string(fault->retry_after.value_or(1));
         reply.header("RateLimit", "\"api\";r=0;t=" + t);
@@ -277,8 +328,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
       reply.content_type = "application/json; charset=utf-8";
       reply.body = "{\"error\": this is not JSON, \"oid\": [1, 2";
     }
-  } else if (fault && fault->action == Fault::Action::drop_after_bytes && ctx.body.present() &&
-             m_faults.consume(fault->id)) {
+  } else if (fault && fault->action == Fault::Action::drop_after_bytes && ctx.body.present()
+             && m_faults.consume(fault->id)) {
     // A connection lost mid-upload: take `bytes` of the request body, then hang up.
     std::uint64_t taken = 0;
     ctx.body.read([&](const char*, std::size_t size) {
@@ -296,7 +347,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
     } catch (const HubError& e) {
       const bool text = ctx.route == "resolve" || ctx.route == "raw" || ctx.route == "lfs_cdn";
       reply = error_reply(e.status(), e.what(), !text, e.code());
-      if (e.status() == 401) reply.header("WWW-Authenticate", "Bearer realm=\"Authentication required\", charset=\"UTF-8\"");
+      if (e.status() == 401)
+        reply.header("WWW-Authenticate", "Bearer realm=\"Authentication required\", charset=\"UTF-8\"");
     } catch (const std::exception& e) {
       reply = error_reply(500, std::string("Internal error: ") + e.what());
     }
@@ -304,7 +356,8 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
     if (fault && !fault->before_handler()) {
       const bool is_redirect = reply.status >= 300 && reply.status < 400;
       if (fault->action == Fault::Action::wrong_size) {
-        if (m_faults.consume(fault->id)) size_fault = fault;
+        if (m_faults.consume(fault->id))
+          size_fault = fault;
       } else if (ctx.method != "HEAD" && !is_redirect && m_faults.consume(fault->id)) {
         body_fault = fault;
       }
@@ -313,13 +366,15 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   if (!is_control) {
     m_stats.record(ctx.route, ctx.method);
     // The wide-area round trip, once per request, whatever it is.
-    if (m_options.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(m_options.latency_ms));
+    if (m_options.latency_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(m_options.latency_ms));
   }
   send(ctx, std::move(reply), response, body_fault, size_fault);
 }
 
 void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& response,
-                     const std::optional<Fault>& body_fault, const std::optional<Fault>& size_fault) {
+                     const std::optional<Fault>& body_fault, const std::optional<Fault>& size_fault)
+{
   response.status = reply.status;
   response.set_header("X-Request-Id", "Root=1-" + random_hex(8) + "-" + random_hex(24));
   const auto real_size = reply.body_size();
@@ -331,8 +386,10 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
     else
       advertised = wrong;
   }
-  for (const auto& [name, value] : reply.headers) response.set_header(name, value);
-  if (reply.content_type.empty()) reply.content_type = "text/plain; charset=utf-8";
+  for (const auto& [name, value] : reply.headers)
+    response.set_header(name, value);
+  if (reply.content_type.empty())
+    reply.content_type = "text/plain; charset=utf-8";
 
   BodyMutation mutation;
   if (body_fault) {
@@ -345,7 +402,8 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
     default: break;
     }
   }
-  if (advertised > real_size) mutation.cut_after = std::min(mutation.cut_after.value_or(real_size), real_size);
+  if (advertised > real_size)
+    mutation.cut_after = std::min(mutation.cut_after.value_or(real_size), real_size);
 
   // With a bandwidth cap every body goes through the paced provider below.
   const bool paced = bytes_per_second() > 0 && ctx.method != "HEAD";
@@ -371,7 +429,8 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
   std::uint64_t file_offset = 0;
   if (reply.file) {
     file.reset(std::fopen(reply.file->path.c_str(), "rb"), [](std::FILE* f) {
-      if (f) std::fclose(f);
+      if (f)
+        std::fclose(f);
     });
     file_offset = reply.file->offset;
     if (!file) {
@@ -384,20 +443,24 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
   }
   auto sent = std::make_shared<std::uint64_t>(0);
   auto pacer = std::make_shared<Pacer>(bytes_per_second());
-  response.set_content_provider(
-      static_cast<std::size_t>(advertised), reply.content_type,
-      [text, file, file_offset, real_size, sent, mutation, pacer](std::size_t offset, std::size_t length,
-                                                                  httplib::DataSink& sink) {
-        if (offset >= real_size) return false; // advertised more than we have: hang up
-        const auto count = std::min<std::uint64_t>({length, real_size - offset, k_io_chunk});
-        pacer->account(count);
-        if (text) return write_mutated(sink, text->data() + offset, static_cast<std::size_t>(count), *sent, mutation);
-        std::string buffer(static_cast<std::size_t>(count), '\0');
-        if (std::fseek(file.get(), static_cast<long>(file_offset + offset), SEEK_SET) != 0) return false;
-        const auto got = std::fread(buffer.data(), 1, buffer.size(), file.get());
-        if (got == 0) return false;
-        return write_mutated(sink, buffer.data(), got, *sent, mutation);
-      });
+  response.set_content_provider(static_cast<std::size_t>(advertised), reply.content_type,
+                                [text, file, file_offset, real_size, sent, mutation,
+                                 pacer](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                  if (offset >= real_size)
+                                    return false; // advertised more than we have: hang up
+                                  const auto count = std::min<std::uint64_t>({length, real_size - offset, k_io_chunk});
+                                  pacer->account(count);
+                                  if (text)
+                                    return write_mutated(sink, text->data() + offset, static_cast<std::size_t>(count),
+                                                         *sent, mutation);
+                                  std::string buffer(static_cast<std::size_t>(count), '\0');
+                                  if (std::fseek(file.get(), static_cast<long>(file_offset + offset), SEEK_SET) != 0)
+                                    return false;
+                                  const auto got = std::fread(buffer.data(), 1, buffer.size(), file.get());
+                                  if (got == 0)
+                                    return false;
+                                  return write_mutated(sink, buffer.data(), got, *sent, mutation);
+                                });
 }
 
 } // namespace testhub
@@ -406,28 +469,34 @@ namespace testhub {
 
 namespace {
 
-std::string join(const std::vector<std::string>& parts, std::size_t from, std::size_t to = std::string::npos) {
+std::string join(const std::vector<std::string>& parts, std::size_t from, std::size_t to = std::string::npos)
+{
   std::string out;
   for (std::size_t i = from; i < parts.size() && i < to; ++i) {
-    if (!out.empty()) out += '/';
+    if (!out.empty())
+      out += '/';
     out += parts[i];
   }
   return out;
 }
 
 // A revision is one segment, except raw `refs/<kind>/<name>` which takes three.
-std::size_t revision_length(const std::vector<std::string>& parts, std::size_t at) {
-  if (at < parts.size() && parts[at] == "refs" && at + 2 < parts.size()) return 3;
+std::size_t revision_length(const std::vector<std::string>& parts, std::size_t at)
+{
+  if (at < parts.size() && parts[at] == "refs" && at + 2 < parts.size())
+    return 3;
   return 1;
 }
 
-Reply not_found_route() {
+Reply not_found_route()
+{
   return error_reply(404, "Sorry, we can't find the page you are looking for.");
 }
 
 } // namespace
 
-std::function<Reply()> HubServer::route(RequestContext& ctx) {
+std::function<Reply()> HubServer::route(RequestContext& ctx)
+{
   const auto& s = ctx.segments;
   const auto& m = ctx.method;
   const bool get = m == "GET" || m == "HEAD";
@@ -435,12 +504,15 @@ std::function<Reply()> HubServer::route(RequestContext& ctx) {
     ctx.route = std::move(name);
     return handler;
   };
-  if (s.empty()) return named("unknown", [] { return not_found_route(); });
+  if (s.empty())
+    return named("unknown", [] { return not_found_route(); });
 
-  if (s[0] == "_test") return named("control", [this, &ctx] { return control(ctx); });
+  if (s[0] == "_test")
+    return named("control", [this, &ctx] { return control(ctx); });
 
   if (s[0] == "api") {
-    if (s.size() == 2 && s[1] == "whoami-v2" && get) return named("whoami", [this, &ctx] { return whoami(ctx); });
+    if (s.size() == 2 && s[1] == "whoami-v2" && get)
+      return named("whoami", [this, &ctx] { return whoami(ctx); });
     if (s.size() == 3 && s[1] == "repos" && s[2] == "create" && m == "POST")
       return named("repo_create", [this, &ctx] { return create_repo(ctx); });
     if (s.size() == 3 && s[1] == "repos" && s[2] == "delete" && m == "DELETE")
@@ -459,7 +531,8 @@ std::function<Reply()> HubServer::route(RequestContext& ctx) {
       const std::vector<std::string> rest(s.begin() + 4, s.end());
       if (rest.empty() && get)
         return named("model_info", [this, &ctx, repo_id] { return model_info(ctx, repo_id, "HEAD"); });
-      if (rest.empty()) return named("unknown", [] { return not_found_route(); });
+      if (rest.empty())
+        return named("unknown", [] { return not_found_route(); });
       const auto& verb = rest[0];
       const auto rev_len = revision_length(rest, 1);
       const auto revision = join(rest, 1, 1 + rev_len);
@@ -495,21 +568,25 @@ std::function<Reply()> HubServer::route(RequestContext& ctx) {
 
   if (s[0] == "_lfs") {
     if (s.size() == 5 && s[1] == "upload" && m == "PUT")
-      return named("lfs_upload", [this, &ctx] { return lfs_upload(ctx, ctx.segments[2] + "/" + ctx.segments[3], ctx.segments[4]); });
+      return named("lfs_upload",
+                   [this, &ctx] { return lfs_upload(ctx, ctx.segments[2] + "/" + ctx.segments[3], ctx.segments[4]); });
     if (s.size() == 4 && s[1] == "multipart" && s[3] == "complete" && m == "POST")
       return named("lfs_complete", [this, &ctx] { return lfs_complete(ctx, ctx.segments[2]); });
     if (s.size() == 4 && s[1] == "multipart" && m == "PUT")
       return named("lfs_part", [this, &ctx] { return lfs_part(ctx, ctx.segments[2], ctx.segments[3]); });
     if (s.size() >= 5 && s[1] == "cdn" && get)
-      return named("lfs_cdn", [this, &ctx] { return lfs_cdn(ctx, ctx.segments[2] + "/" + ctx.segments[3], ctx.segments[4]); });
+      return named("lfs_cdn",
+                   [this, &ctx] { return lfs_cdn(ctx, ctx.segments[2] + "/" + ctx.segments[3], ctx.segments[4]); });
     return named("unknown", [] { return not_found_route(); });
   }
 
-  if (s.size() == 6 && s[1].size() > 4 && s[1].ends_with(".git") && s[2] == "info" && s[3] == "lfs" &&
-      s[4] == "objects" && m == "POST") {
+  if (s.size() == 6 && s[1].size() > 4 && s[1].ends_with(".git") && s[2] == "info" && s[3] == "lfs" && s[4] == "objects"
+      && m == "POST") {
     const auto repo_id = s[0] + "/" + s[1].substr(0, s[1].size() - 4);
-    if (s[5] == "batch") return named("lfs_batch", [this, &ctx, repo_id] { return lfs_batch(ctx, repo_id); });
-    if (s[5] == "verify") return named("lfs_verify", [this, &ctx, repo_id] { return lfs_verify(ctx, repo_id); });
+    if (s[5] == "batch")
+      return named("lfs_batch", [this, &ctx, repo_id] { return lfs_batch(ctx, repo_id); });
+    if (s[5] == "verify")
+      return named("lfs_verify", [this, &ctx, repo_id] { return lfs_verify(ctx, repo_id); });
   }
   if (s.size() >= 5 && (s[2] == "resolve" || s[2] == "raw") && get) {
     const auto repo_id = s[0] + "/" + s[1];

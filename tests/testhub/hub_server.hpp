@@ -58,7 +58,8 @@ private:
 class RequestBody {
 public:
   RequestBody(const httplib::Request& request, const httplib::ContentReader* reader, double bytes_per_second = 0)
-      : m_request(request), m_reader(reader), m_pacer(bytes_per_second) {}
+    : m_request(request), m_reader(reader), m_pacer(bytes_per_second)
+  {}
   bool present() const;
   // Passes the body in pieces to `sink`; stops (returning false) when sink returns false.
   bool read(const std::function<bool(const char*, std::size_t)>& sink);
@@ -74,16 +75,17 @@ private:
 
 struct RequestContext {
   RequestContext(const httplib::Request& req, const httplib::ContentReader* reader, double bytes_per_second = 0)
-      : request(req), body(req, reader, bytes_per_second) {}
+    : request(req), body(req, reader, bytes_per_second)
+  {}
 
   const httplib::Request& request;
   RequestBody body;
   std::string method;
-  std::string target;                  // raw path + query, as sent
-  std::string path;                    // raw path
-  std::vector<std::string> segments;   // path segments, each percent-decoded once
+  std::string target;                // raw path + query, as sent
+  std::string path;                  // raw path
+  std::vector<std::string> segments; // path segments, each percent-decoded once
   std::multimap<std::string, std::string> query;
-  std::string base_url;                // http://host:port as the client addressed us
+  std::string base_url; // http://host:port as the client addressed us
   const User* user = nullptr;
   bool bad_token = false;
   std::string route = "unknown";

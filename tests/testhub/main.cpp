@@ -69,32 +69,34 @@ namespace {
 // inherited from a non-interactive shell, which would make sigwait miss SIGINT.
 void ignore_signal(int) {}
 
-testhub::User parse_user(const std::string& spec) {
+testhub::User parse_user(const std::string& spec)
+{
   const auto parts = testhub::split(spec, ':');
-  if (parts.size() != 3 || parts[0].empty() || parts[1].rfind("hf_", 0) != 0 ||
-      (parts[2] != "read" && parts[2] != "write"))
-    throw std::invalid_argument("--user must be NAME:TOKEN:ROLE with a token starting with hf_ and ROLE read|write: " +
-                                spec);
+  if (parts.size() != 3 || parts[0].empty() || parts[1].rfind("hf_", 0) != 0
+      || (parts[2] != "read" && parts[2] != "write"))
+    throw std::invalid_argument("--user must be NAME:TOKEN:ROLE with a token starting with hf_ and ROLE read|write: "
+                                + spec);
   return {parts[0], parts[1], parts[2]};
 }
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
   cxxopts::Options cli("neuron-cache-test-hub", "A local Hugging Face Hub for tests");
   cli.add_options()("port", "port (0: any free port)", cxxopts::value<int>()->default_value("0"))(
-      "data", "state directory", cxxopts::value<std::string>())(
-      "user", "NAME:TOKEN:ROLE (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "org", "ORG:USER[,USER...] (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "page-size", "tree entries per page", cxxopts::value<std::size_t>()->default_value("1000"))(
-      "lfs-threshold", "files larger than this are LFS", cxxopts::value<std::uint64_t>()->default_value("10485760"))(
-      "multipart-chunk-size", "LFS objects larger than this upload in parts of this size",
-      cxxopts::value<std::uint64_t>()->default_value("5368709120"))(
-      "no-lfs-verify", "do not offer the LFS verify action")(
-      "threads", "worker threads", cxxopts::value<std::size_t>()->default_value("32"))(
-      "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
-      "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
-      cxxopts::value<double>()->default_value("0"))("h,help", "help");
+    "data", "state directory", cxxopts::value<std::string>())("user", "NAME:TOKEN:ROLE (repeatable)",
+                                                              cxxopts::value<std::vector<std::string>>())(
+    "org", "ORG:USER[,USER...] (repeatable)", cxxopts::value<std::vector<std::string>>())(
+    "page-size", "tree entries per page", cxxopts::value<std::size_t>()->default_value("1000"))(
+    "lfs-threshold", "files larger than this are LFS", cxxopts::value<std::uint64_t>()->default_value("10485760"))(
+    "multipart-chunk-size", "LFS objects larger than this upload in parts of this size",
+    cxxopts::value<std::uint64_t>()->default_value("5368709120"))(
+    "no-lfs-verify", "do not offer the LFS verify action")("threads", "worker threads",
+                                                           cxxopts::value<std::size_t>()->default_value("32"))(
+    "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
+    "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
+    cxxopts::value<double>()->default_value("0"))("h,help", "help");
   testhub::HubOptions options;
   try {
     const auto args = cli.parse(argc, argv);
@@ -102,15 +104,18 @@ int main(int argc, char** argv) {
       std::cout << cli.help() << "\n";
       return 0;
     }
-    if (!args.count("data")) throw std::invalid_argument("--data DIR is required");
+    if (!args.count("data"))
+      throw std::invalid_argument("--data DIR is required");
     options.port = args["port"].as<int>();
     options.data = args["data"].as<std::string>();
     if (args.count("user"))
-      for (const auto& spec : args["user"].as<std::vector<std::string>>()) options.users.push_back(parse_user(spec));
+      for (const auto& spec : args["user"].as<std::vector<std::string>>())
+        options.users.push_back(parse_user(spec));
     if (args.count("org")) {
       for (const auto& spec : args["org"].as<std::vector<std::string>>()) {
         const auto colon = spec.find(':');
-        if (colon == std::string::npos || colon == 0) throw std::invalid_argument("--org must be ORG:USER[,USER...]");
+        if (colon == std::string::npos || colon == 0)
+          throw std::invalid_argument("--org must be ORG:USER[,USER...]");
         options.orgs[spec.substr(0, colon)] = testhub::split(spec.substr(colon + 1), ',');
       }
     }

@@ -16,26 +16,32 @@ namespace testhub {
 
 namespace {
 
-std::string strip_trailing_slashes(std::string path) {
-  while (!path.empty() && path.back() == '/') path.pop_back();
+std::string strip_trailing_slashes(std::string path)
+{
+  while (!path.empty() && path.back() == '/')
+    path.pop_back();
   return path;
 }
 
-std::string parent_of(const std::string& path) {
+std::string parent_of(const std::string& path)
+{
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string{} : path.substr(0, slash);
 }
 
-std::string file_name_of(const std::string& path) {
+std::string file_name_of(const std::string& path)
+{
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Pre-order: a directory comes right before its content.
-bool tree_order(const std::string& a, const std::string& b) {
+bool tree_order(const std::string& a, const std::string& b)
+{
   const auto n = std::min(a.size(), b.size());
   for (std::size_t i = 0; i < n; ++i) {
-    if (a[i] == b[i]) continue;
+    if (a[i] == b[i])
+      continue;
     const auto x = a[i] == '/' ? 0 : static_cast<unsigned char>(a[i]);
     const auto y = b[i] == '/' ? 0 : static_cast<unsigned char>(b[i]);
     return x < y;
@@ -44,41 +50,55 @@ bool tree_order(const std::string& a, const std::string& b) {
 }
 
 // gitattributes/gitignore style: a pattern without '/' matches the file name at any depth.
-bool glob_matches(std::string pattern, const std::string& path) {
-  if (pattern.empty()) return false;
-  if (pattern.front() == '/') pattern.erase(0, 1);
+bool glob_matches(std::string pattern, const std::string& path)
+{
+  if (pattern.empty())
+    return false;
+  if (pattern.front() == '/')
+    pattern.erase(0, 1);
   const bool anchored = pattern.find('/') != std::string::npos;
-  if (!anchored) return fnmatch(pattern.c_str(), file_name_of(path).c_str(), 0) == 0;
+  if (!anchored)
+    return fnmatch(pattern.c_str(), file_name_of(path).c_str(), 0) == 0;
   // `**` crosses directories, which plain fnmatch without FNM_PATHNAME allows for `*` too.
   const int flags = pattern.find("**") != std::string::npos ? 0 : FNM_PATHNAME;
-  if (fnmatch(pattern.c_str(), path.c_str(), flags) == 0) return true;
+  if (fnmatch(pattern.c_str(), path.c_str(), flags) == 0)
+    return true;
   // A directory pattern ignores everything below it.
   return fnmatch((pattern + "/*").c_str(), path.c_str(), 0) == 0;
 }
 
-std::vector<std::string> lfs_patterns(const std::string& gitattributes) {
+std::vector<std::string> lfs_patterns(const std::string& gitattributes)
+{
   std::vector<std::string> patterns;
   for (const auto& line : split(gitattributes, '\n')) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty() || line[0] == '#')
+      continue;
     const auto space = line.find_first_of(" \t");
-    if (space == std::string::npos) continue;
-    if (line.find("filter=lfs", space) != std::string::npos) patterns.push_back(line.substr(0, space));
+    if (space == std::string::npos)
+      continue;
+    if (line.find("filter=lfs", space) != std::string::npos)
+      patterns.push_back(line.substr(0, space));
   }
   return patterns;
 }
 
-std::vector<std::string> ignore_patterns(const std::string& gitignore) {
+std::vector<std::string> ignore_patterns(const std::string& gitignore)
+{
   std::vector<std::string> patterns;
   for (auto line : split(gitignore, '\n')) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
-    if (line.back() == '/') line.pop_back();
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+      line.pop_back();
+    if (line.empty() || line[0] == '#' || line[0] == '!')
+      continue;
+    if (line.back() == '/')
+      line.pop_back();
     patterns.push_back(line);
   }
   return patterns;
 }
 
-json parse_json(const std::string& text) {
+json parse_json(const std::string& text)
+{
   try {
     return json::parse(text);
   } catch (const json::exception&) {
@@ -86,20 +106,24 @@ json parse_json(const std::string& text) {
   }
 }
 
-std::string content_disposition(const std::string& name) {
+std::string content_disposition(const std::string& name)
+{
   return "inline; filename*=UTF-8''" + percent_encode(name, false) + "; filename=\"" + name + "\";";
 }
 
 } // namespace
 
-std::shared_ptr<const Commit> HubServer::resolve_commit(const RepoMeta& repo, const std::string& revision, bool) {
+std::shared_ptr<const Commit> HubServer::resolve_commit(const RepoMeta& repo, const std::string& revision, bool)
+{
   const auto id = m_storage.resolve_revision(repo, revision);
-  if (!id) throw HubError(404, "Invalid rev id: " + revision, "RevisionNotFound");
+  if (!id)
+    throw HubError(404, "Invalid rev id: " + revision, "RevisionNotFound");
   return m_storage.commit(repo, *id);
 }
 
 json HubServer::entry_json(const RepoMeta& repo, const Commit& head, const std::string& path, bool is_directory,
-                           bool expand) {
+                           bool expand)
+{
   json entry;
   if (is_directory) {
     entry = {{"type", "directory"}, {"oid", head.directory_oids.at(path)}, {"size", 0}, {"path", path}};
@@ -123,17 +147,20 @@ json HubServer::entry_json(const RepoMeta& repo, const Commit& head, const std::
     std::shared_ptr<const Commit> last = m_storage.commit(repo, head.id);
     while (!last->parent.empty()) {
       auto parent = m_storage.commit(repo, last->parent);
-      if (oid_in(*parent) != oid) break;
+      if (oid_in(*parent) != oid)
+        break;
       last = parent;
     }
     entry["lastCommit"] = {{"id", last->id}, {"title", last->title}, {"date", iso8601(last->date)}};
-    if (!is_directory) entry["securityFileStatus"] = {{"status", "unscanned"}};
+    if (!is_directory)
+      entry["securityFileStatus"] = {{"status", "unscanned"}};
   }
   return entry;
 }
 
 Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, const std::string& revision,
-                           const std::string& raw_path) {
+                           const std::string& raw_path)
+{
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   auto head = resolve_commit(repo, revision, true);
@@ -159,13 +186,16 @@ Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, cons
   std::vector<std::pair<std::string, bool>> entries; // path, is_directory
   const auto prefix = path.empty() ? std::string{} : path + "/";
   const auto wanted = [&](const std::string& candidate) {
-    if (!path.empty() && candidate.rfind(prefix, 0) != 0) return false;
+    if (!path.empty() && candidate.rfind(prefix, 0) != 0)
+      return false;
     return recursive || parent_of(candidate) == path;
   };
   for (const auto& [dir, unused] : head->directory_oids)
-    if (!dir.empty() && dir != path && wanted(dir)) entries.emplace_back(dir, true);
+    if (!dir.empty() && dir != path && wanted(dir))
+      entries.emplace_back(dir, true);
   for (const auto& [file, unused] : head->files)
-    if (wanted(file)) entries.emplace_back(file, false);
+    if (wanted(file))
+      entries.emplace_back(file, false);
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return tree_order(a.first, b.first); });
 
   const auto page_size = std::max<std::size_t>(1, m_options.page_size);
@@ -179,7 +209,8 @@ Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, cons
     const auto question = ctx.target.find('?');
     if (question != std::string::npos) {
       for (const auto& pair : split(std::string_view(ctx.target).substr(question + 1), '&')) {
-        if (pair.empty() || pair.rfind("cursor=", 0) == 0) continue;
+        if (pair.empty() || pair.rfind("cursor=", 0) == 0)
+          continue;
         query += pair + "&";
       }
     }
@@ -188,7 +219,8 @@ Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, cons
   return reply;
 }
 
-Reply HubServer::paths_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision) {
+Reply HubServer::paths_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
+{
   const auto text = ctx.body.read_all(16 * 1024 * 1024);
   std::vector<std::string> paths;
   bool expand = false;
@@ -199,21 +231,27 @@ Reply HubServer::paths_info(RequestContext& ctx, const std::string& repo_id, con
     if (!body.is_object() || !body.contains("paths") || !body.at("paths").is_array())
       throw HubError(400, "\"paths\" must be an array of strings");
     for (const auto& p : body.at("paths")) {
-      if (!p.is_string()) throw HubError(400, "\"paths\" must be an array of strings");
+      if (!p.is_string())
+        throw HubError(400, "\"paths\" must be an array of strings");
       paths.push_back(p.get<std::string>());
     }
-    if (body.contains("expand")) expand = body.at("expand").is_boolean() ? body.at("expand").get<bool>() : false;
+    if (body.contains("expand"))
+      expand = body.at("expand").is_boolean() ? body.at("expand").get<bool>() : false;
   } else {
     for (const auto& pair : split(text, '&')) {
-      if (pair.empty()) continue;
+      if (pair.empty())
+        continue;
       const auto eq = pair.find('=');
       const auto key = percent_decode(pair.substr(0, eq), true);
       const auto value = eq == std::string::npos ? std::string{} : percent_decode(pair.substr(eq + 1), true);
-      if (key == "paths" || key == "paths[]") paths.push_back(value);
-      if (key == "expand") expand = is_truthy(value);
+      if (key == "paths" || key == "paths[]")
+        paths.push_back(value);
+      if (key == "expand")
+        expand = is_truthy(value);
     }
   }
-  if (paths.size() > 1000) throw HubError(413, "Too many paths (at most 1000 per call)");
+  if (paths.size() > 1000)
+    throw HubError(413, "Too many paths (at most 1000 per call)");
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   const auto head = resolve_commit(repo, revision, true);
@@ -228,7 +266,8 @@ Reply HubServer::paths_info(RequestContext& ctx, const std::string& repo_id, con
   return json_reply(200, result);
 }
 
-Reply HubServer::serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size) {
+Reply HubServer::serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size)
+{
   reply.replace_header("Accept-Ranges", "bytes");
   const auto range_header = ctx.request.get_header_value("Range");
   ByteRange range;
@@ -247,8 +286,8 @@ Reply HubServer::serve_file(RequestContext& ctx, Reply reply, const stdfs::path&
   }
   if (outcome == RangeOutcome::satisfiable) {
     reply.status = 206;
-    reply.header("Content-Range", "bytes " + std::to_string(range.first) + "-" + std::to_string(range.last) + "/" +
-                                      std::to_string(size));
+    reply.header("Content-Range", "bytes " + std::to_string(range.first) + "-" + std::to_string(range.last) + "/"
+                                    + std::to_string(size));
     reply.file = FileSlice{file, range.first, range.last - range.first + 1};
     return reply;
   }
@@ -258,7 +297,8 @@ Reply HubServer::serve_file(RequestContext& ctx, Reply reply, const stdfs::path&
 }
 
 Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const std::string& revision,
-                         const std::string& raw_path, bool raw) {
+                         const std::string& raw_path, bool raw)
+{
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   const auto head = resolve_commit(repo, revision, false);
@@ -274,8 +314,8 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
   reply.header("Accept-Ranges", "bytes");
   if (entry.is_lfs() && !raw) {
     const auto what = "cdn/" + repo.repo_id + "/" + entry.lfs_sha256;
-    const auto location = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + entry.lfs_sha256 + "/" +
-                          percent_encode(file_name_of(raw_path), false) + "?sig=" + sign(what);
+    const auto location = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + entry.lfs_sha256 + "/"
+                          + percent_encode(file_name_of(raw_path), false) + "?sig=" + sign(what);
     reply.status = 302;
     reply.header("Location", location);
     reply.header("X-Linked-Etag", "\"" + entry.lfs_sha256 + "\"");
@@ -292,25 +332,28 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
   return serve_file(ctx, std::move(reply), m_storage.blob_path(repo, entry.oid), size);
 }
 
-Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, const std::string& revision) {
+Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
+{
   const auto body = parse_json(ctx.body.read_all(64 * 1024 * 1024));
   if (!body.is_object() || !body.contains("files") || !body.at("files").is_array())
     throw HubError(400, "\"files\" must be an array");
-  if (body.at("files").size() > 1000) throw HubError(413, "Too many files (at most 1000 per call)");
+  if (body.at("files").size() > 1000)
+    throw HubError(413, "Too many files (at most 1000 per call)");
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::write);
   const auto head = resolve_commit(repo, revision, true);
   const auto repo_text = [&](const std::string& path) -> std::string {
     const auto it = head->files.find(path);
-    if (it == head->files.end() || it->second.is_lfs()) return {};
+    if (it == head->files.end() || it->second.is_lfs())
+      return {};
     return hubcache::util::read_file_if_exists(m_storage.blob_path(repo, it->second.oid)).value_or("");
   };
   const auto attributes = body.contains("gitAttributes") && body.at("gitAttributes").is_string()
-                              ? body.at("gitAttributes").get<std::string>()
-                              : repo_text(".gitattributes");
+                            ? body.at("gitAttributes").get<std::string>()
+                            : repo_text(".gitattributes");
   const auto ignore = body.contains("gitIgnore") && body.at("gitIgnore").is_string()
-                          ? body.at("gitIgnore").get<std::string>()
-                          : repo_text(".gitignore");
+                        ? body.at("gitIgnore").get<std::string>()
+                        : repo_text(".gitignore");
   const auto lfs = lfs_patterns(attributes);
   const auto ignored = ignore_patterns(ignore);
   json files = json::array();
@@ -318,14 +361,14 @@ Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, cons
     if (!file.is_object() || !file.contains("path") || !file.at("path").is_string())
       throw HubError(400, "Each file needs a \"path\"");
     const auto path = file.at("path").get<std::string>();
-    if (!is_valid_repo_path(path)) throw HubError(400, "Invalid path: '" + path + "'");
+    if (!is_valid_repo_path(path))
+      throw HubError(400, "Invalid path: '" + path + "'");
     const auto size = file.value("size", std::uint64_t{0});
-    const auto sample =
-        base64_decode(file.value("sample", std::string{})).value_or("").substr(0, k_binary_sample_size);
+    const auto sample = base64_decode(file.value("sample", std::string{})).value_or("").substr(0, k_binary_sample_size);
     const bool matches_lfs = std::any_of(lfs.begin(), lfs.end(), [&](const auto& p) { return glob_matches(p, path); });
     const bool is_lfs = size > m_options.lfs_threshold || matches_lfs || sample.find('\0') != std::string::npos;
     const bool should_ignore =
-        std::any_of(ignored.begin(), ignored.end(), [&](const auto& p) { return glob_matches(p, path); });
+      std::any_of(ignored.begin(), ignored.end(), [&](const auto& p) { return glob_matches(p, path); });
     json result = {{"path", path}, {"uploadMode", is_lfs ? "lfs" : "regular"}, {"shouldIgnore", should_ignore}};
     if (const auto existing = head->files.find(path); existing != head->files.end())
       result["oid"] = existing->second.is_lfs() ? existing->second.lfs_sha256 : existing->second.oid;
@@ -334,7 +377,8 @@ Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, cons
   return json_reply(200, json{{"commitOid", head->id}, {"files", files}});
 }
 
-Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const std::string& revision) {
+Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
+{
   if (ctx.flag("create_pr")) {
     ctx.body.drain();
     throw HubError(400, "Pull requests are not supported by the test Hub");
@@ -347,7 +391,8 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   const auto spool = m_storage.temp_path("commit");
   struct Remover {
     stdfs::path path;
-    ~Remover() {
+    ~Remover()
+    {
       std::error_code ec;
       stdfs::remove(path, ec);
     }
@@ -358,13 +403,15 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
       out.write(data, static_cast<std::streamsize>(size));
       return static_cast<bool>(out);
     });
-    if (!out) throw HubError(500, "Cannot spool the commit body");
+    if (!out)
+      throw HubError(500, "Cannot spool the commit body");
   }
   std::ifstream in(spool, std::ios::binary);
   auto plan = read_commit_payload(in, [&](const std::string& sha256) -> std::uint64_t {
     std::error_code ec;
     std::shared_lock lock(m_storage.mutex());
-    if (const auto repo = m_storage.find_repo(repo_id)) return stdfs::file_size(m_storage.lfs_path(*repo, sha256), ec);
+    if (const auto repo = m_storage.find_repo(repo_id))
+      return stdfs::file_size(m_storage.lfs_path(*repo, sha256), ec);
     return 0;
   });
 
@@ -372,7 +419,8 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   const auto repo = require_repo(ctx, repo_id, Access::write);
   plan.author = ctx.user->name;
   auto branch = revision == "HEAD" ? std::string("main") : revision;
-  if (branch.rfind("refs/heads/", 0) == 0) branch = branch.substr(11);
+  if (branch.rfind("refs/heads/", 0) == 0)
+    branch = branch.substr(11);
   const auto commit = m_storage.apply_commit(repo, branch, plan);
   return json_reply(200, json{{"success", true},
                               {"commitOid", commit->id},

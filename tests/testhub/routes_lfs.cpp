@@ -20,8 +20,10 @@ constexpr const char* k_lfs_type = "application/vnd.git-lfs+json";
 struct TempFile {
   stdfs::path path;
   bool keep = false;
-  ~TempFile() {
-    if (keep) return;
+  ~TempFile()
+  {
+    if (keep)
+      return;
     std::error_code ec;
     stdfs::remove(path, ec);
   }
@@ -34,7 +36,8 @@ struct StreamedDigest {
 };
 
 // Streams the request body into `path`, hashing on the way.
-StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path) {
+StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path)
+{
   hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
   hubcache::util::Hasher md5(hubcache::util::HashAlgorithm::md5);
   StreamedDigest digest;
@@ -47,24 +50,29 @@ StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path) {
     return static_cast<bool>(out);
   });
   out.close();
-  if (!complete || !out) throw HubError(400, "Upload interrupted or unreadable body");
+  if (!complete || !out)
+    throw HubError(400, "Upload interrupted or unreadable body");
   digest.sha256 = sha256.hex_digest();
   digest.md5 = md5.hex_digest();
   return digest;
 }
 
-std::string strip_quotes(std::string text) {
-  if (text.rfind("W/", 0) == 0) text = text.substr(2);
+std::string strip_quotes(std::string text)
+{
+  if (text.rfind("W/", 0) == 0)
+    text = text.substr(2);
   text.erase(std::remove(text.begin(), text.end(), '"'), text.end());
   return text;
 }
 
-std::string part_file_name(std::uint64_t number) {
+std::string part_file_name(std::uint64_t number)
+{
   auto digits = std::to_string(number);
   return "part-" + std::string(digits.size() < 5 ? 5 - digits.size() : 0, '0') + digits;
 }
 
-json lfs_parse(RequestBody& body) {
+json lfs_parse(RequestBody& body)
+{
   try {
     return json::parse(body.read_all(64 * 1024 * 1024));
   } catch (const json::exception&) {
@@ -72,7 +80,8 @@ json lfs_parse(RequestBody& body) {
   }
 }
 
-Reply lfs_reply(int status, const json& body) {
+Reply lfs_reply(int status, const json& body)
+{
   auto reply = json_reply(status, body);
   reply.content_type = k_lfs_type;
   return reply;
@@ -80,9 +89,11 @@ Reply lfs_reply(int status, const json& body) {
 
 } // namespace
 
-Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
+Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id)
+{
   const auto body = lfs_parse(ctx.body);
-  if (!body.is_object()) throw HubError(400, "Expected a JSON object");
+  if (!body.is_object())
+    throw HubError(400, "Expected a JSON object");
   const auto operation = body.value("operation", std::string{});
   if (operation != "upload" && operation != "download")
     throw HubError(400, "\"operation\" must be upload or download");
@@ -92,12 +103,17 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
   bool multipart = true;
   if (body.contains("transfers") && body.at("transfers").is_array()) {
     const auto& transfers = body.at("transfers");
-    const auto has = [&](const char* name) { return std::find(transfers.begin(), transfers.end(), name) != transfers.end(); };
+    const auto has = [&](const char* name) {
+      return std::find(transfers.begin(), transfers.end(), name) != transfers.end();
+    };
     multipart = has("multipart");
-    if (!has("basic") && !multipart) throw HubError(409, "None of the requested transfers is supported (basic, multipart)");
+    if (!has("basic") && !multipart)
+      throw HubError(409, "None of the requested transfers is supported (basic, multipart)");
   }
-  if (!body.contains("objects") || !body.at("objects").is_array()) throw HubError(400, "\"objects\" must be an array");
-  if (body.at("objects").size() > 1000) throw HubError(413, "Too many objects (at most 1000 per batch)");
+  if (!body.contains("objects") || !body.at("objects").is_array())
+    throw HubError(400, "\"objects\" must be an array");
+  if (body.at("objects").size() > 1000)
+    throw HubError(413, "Too many objects (at most 1000 per batch)");
 
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, operation == "upload" ? Access::write : Access::read);
@@ -106,7 +122,12 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
     const auto oid = object.is_object() ? object.value("oid", std::string{}) : std::string{};
     const bool size_ok = object.is_object() && object.contains("size") && object.at("size").is_number_unsigned();
     if (!is_hex(oid, 64) || !size_ok) {
-      objects.push_back({{"oid", oid}, {"size", 0}, {"error", {{"code", 422}, {"message", "Invalid object: oid must be a sha256 hex digest and size a non-negative integer"}}}});
+      objects.push_back(
+        {{"oid", oid},
+         {"size", 0},
+         {"error",
+          {{"code", 422},
+           {"message", "Invalid object: oid must be a sha256 hex digest and size a non-negative integer"}}}});
       continue;
     }
     const auto size = object.at("size").get<std::uint64_t>();
@@ -116,8 +137,8 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
       if (!stored) {
         result["error"] = {{"code", 404}, {"message", "Object does not exist"}};
       } else {
-        const auto href = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + oid + "/" + oid +
-                          "?sig=" + sign("cdn/" + repo.repo_id + "/" + oid);
+        const auto href = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + oid + "/" + oid
+                          + "?sig=" + sign("cdn/" + repo.repo_id + "/" + oid);
         result["actions"] = {{"download", {{"href", href}, {"expires_in", 3600}}}};
       }
     } else if (!stored) {
@@ -128,8 +149,10 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
         const auto dir = m_storage.uploads_dir() / upload_id;
         stdfs::create_directories(dir);
         hubcache::util::write_file_atomically(
-            dir / "meta.json",
-            json{{"repo", repo.repo_id}, {"uid", repo.uid}, {"oid", oid}, {"size", size}, {"chunk", chunk}, {"parts", parts}}.dump());
+          dir / "meta.json",
+          json{
+            {"repo", repo.repo_id}, {"uid", repo.uid}, {"oid", oid}, {"size", size}, {"chunk", chunk}, {"parts", parts}}
+            .dump());
         const auto sig = sign("multipart/" + upload_id);
         json header = {{"chunk_size", std::to_string(chunk)}};
         for (std::uint64_t n = 1; n <= parts; ++n) {
@@ -143,8 +166,8 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
       } else {
         const auto what = "upload/" + repo.repo_id + "/" + oid + "/" + std::to_string(size);
         result["actions"] = {{"upload",
-                              {{"href", ctx.base_url + "/_lfs/upload/" + repo.repo_id + "/" + oid + "?size=" +
-                                            std::to_string(size) + "&sig=" + sign(what)},
+                              {{"href", ctx.base_url + "/_lfs/upload/" + repo.repo_id + "/" + oid
+                                          + "?size=" + std::to_string(size) + "&sig=" + sign(what)},
                                {"expires_in", 86400}}}};
       }
       if (m_options.offer_verify)
@@ -156,7 +179,8 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id) {
   return lfs_reply(200, json{{"transfer", "basic"}, {"objects", objects}, {"hash_algo", "sha256"}});
 }
 
-Reply HubServer::lfs_verify(RequestContext& ctx, const std::string& repo_id) {
+Reply HubServer::lfs_verify(RequestContext& ctx, const std::string& repo_id)
+{
   const auto body = lfs_parse(ctx.body);
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
@@ -167,7 +191,8 @@ Reply HubServer::lfs_verify(RequestContext& ctx, const std::string& repo_id) {
   return lfs_reply(200, json{{"oid", oid}, {"size", size}});
 }
 
-Reply HubServer::lfs_upload(RequestContext& ctx, const std::string& repo_id, const std::string& oid) {
+Reply HubServer::lfs_upload(RequestContext& ctx, const std::string& repo_id, const std::string& oid)
+{
   const auto size_text = ctx.param("size").value_or("");
   if (!signature_ok(ctx, "upload/" + repo_id + "/" + oid + "/" + size_text))
     throw HubError(403, "Signature does not match: request a new upload URL from the batch API");
@@ -175,12 +200,13 @@ Reply HubServer::lfs_upload(RequestContext& ctx, const std::string& repo_id, con
   TempFile temp{m_storage.temp_path("upload")};
   const auto digest = receive_to_file(ctx.body, temp.path);
   if (digest.size != expected_size || digest.sha256 != oid)
-    throw HubError(400, "Uploaded content does not match the announced object: expected sha256 " + oid + " and " +
-                            std::to_string(expected_size) + " bytes, got sha256 " + digest.sha256 + " and " +
-                            std::to_string(digest.size) + " bytes");
+    throw HubError(400, "Uploaded content does not match the announced object: expected sha256 " + oid + " and "
+                          + std::to_string(expected_size) + " bytes, got sha256 " + digest.sha256 + " and "
+                          + std::to_string(digest.size) + " bytes");
   std::shared_lock lock(m_storage.mutex());
   const auto repo = m_storage.find_repo(repo_id);
-  if (!repo) throw HubError(404, "Repository not found", "RepoNotFound");
+  if (!repo)
+    throw HubError(404, "Repository not found", "RepoNotFound");
   if (!m_storage.has_lfs_object(*repo, oid, expected_size)) {
     m_storage.install_lfs_object(*repo, temp.path, oid);
     temp.keep = true;
@@ -190,12 +216,14 @@ Reply HubServer::lfs_upload(RequestContext& ctx, const std::string& repo_id, con
   return reply;
 }
 
-Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, const std::string& part) {
+Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, const std::string& part)
+{
   if (!is_hex(upload_id, 32) || !signature_ok(ctx, "multipart/" + upload_id))
     throw HubError(403, "Signature does not match: request a new upload URL from the batch API");
   const auto dir = m_storage.uploads_dir() / upload_id;
   const auto meta_text = hubcache::util::read_file_if_exists(dir / "meta.json");
-  if (!meta_text) throw HubError(404, "NoSuchUpload: the upload does not exist or was completed", "EntryNotFound");
+  if (!meta_text)
+    throw HubError(404, "NoSuchUpload: the upload does not exist or was completed", "EntryNotFound");
   const auto meta = json::parse(*meta_text);
   const auto parts = meta.at("parts").get<std::uint64_t>();
   const auto chunk = meta.at("chunk").get<std::uint64_t>();
@@ -205,13 +233,14 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
     number = std::stoull(part);
   } catch (const std::exception&) {
   }
-  if (number < 1 || number > parts) throw HubError(400, "Invalid part number " + part);
+  if (number < 1 || number > parts)
+    throw HubError(400, "Invalid part number " + part);
   const auto expected = number < parts ? chunk : size - chunk * (parts - 1);
   TempFile temp{m_storage.temp_path("part")};
   const auto digest = receive_to_file(ctx.body, temp.path);
   if (digest.size != expected)
-    throw HubError(400, "Part " + std::to_string(number) + " must hold " + std::to_string(expected) + " bytes, got " +
-                            std::to_string(digest.size));
+    throw HubError(400, "Part " + std::to_string(number) + " must hold " + std::to_string(expected) + " bytes, got "
+                          + std::to_string(digest.size));
   stdfs::rename(temp.path, dir / part_file_name(number));
   temp.keep = true;
   Reply reply;
@@ -219,18 +248,21 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
   return reply;
 }
 
-Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id) {
+Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
+{
   if (!is_hex(upload_id, 32) || !signature_ok(ctx, "multipart/" + upload_id))
     throw HubError(403, "Signature does not match: request a new upload URL from the batch API");
   const auto body = lfs_parse(ctx.body);
   const auto dir = m_storage.uploads_dir() / upload_id;
   const auto meta_text = hubcache::util::read_file_if_exists(dir / "meta.json");
-  if (!meta_text) throw HubError(404, "NoSuchUpload: the upload does not exist or was completed", "EntryNotFound");
+  if (!meta_text)
+    throw HubError(404, "NoSuchUpload: the upload does not exist or was completed", "EntryNotFound");
   const auto meta = json::parse(*meta_text);
   const auto oid = meta.at("oid").get<std::string>();
   const auto size = meta.at("size").get<std::uint64_t>();
   const auto parts = meta.at("parts").get<std::uint64_t>();
-  if (body.value("oid", std::string{}) != oid) throw HubError(400, "Completion oid does not match the upload");
+  if (body.value("oid", std::string{}) != oid)
+    throw HubError(400, "Completion oid does not match the upload");
   if (!body.contains("parts") || !body.at("parts").is_array() || body.at("parts").size() != parts)
     throw HubError(400, "Completion must list all " + std::to_string(parts) + " parts");
   TempFile temp{m_storage.temp_path("complete")};
@@ -241,16 +273,19 @@ Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
     std::uint64_t expected_number = 1;
     for (const auto& item : body.at("parts")) {
       const auto number = item.value("partNumber", std::uint64_t{0});
-      if (number != expected_number++) throw HubError(400, "Parts must be listed in order, starting at 1");
+      if (number != expected_number++)
+        throw HubError(400, "Parts must be listed in order, starting at 1");
       const auto part_path = dir / part_file_name(number);
       std::ifstream in(part_path, std::ios::binary);
-      if (!in) throw HubError(400, "Part " + std::to_string(number) + " was never uploaded");
+      if (!in)
+        throw HubError(400, "Part " + std::to_string(number) + " was never uploaded");
       hubcache::util::Hasher md5(hubcache::util::HashAlgorithm::md5);
       std::vector<char> buffer(64 * 1024);
       while (in) {
         in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
         const auto got = static_cast<std::size_t>(in.gcount());
-        if (got == 0) break;
+        if (got == 0)
+          break;
         md5.update(buffer.data(), got);
         sha256.update(buffer.data(), got);
         out.write(buffer.data(), static_cast<std::streamsize>(got));
@@ -259,11 +294,12 @@ Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
       if (strip_quotes(item.value("etag", std::string{})) != md5.hex_digest())
         throw HubError(400, "ETag of part " + std::to_string(number) + " does not match the uploaded part");
     }
-    if (!out) throw HubError(500, "Cannot assemble the uploaded parts");
+    if (!out)
+      throw HubError(500, "Cannot assemble the uploaded parts");
   }
   if (total != size || sha256.hex_digest() != oid)
-    throw HubError(400, "Assembled object does not match: expected sha256 " + oid + " and " + std::to_string(size) +
-                            " bytes");
+    throw HubError(400, "Assembled object does not match: expected sha256 " + oid + " and " + std::to_string(size)
+                          + " bytes");
   {
     std::shared_lock lock(m_storage.mutex());
     const auto repo = m_storage.find_repo(meta.at("repo").get<std::string>());
@@ -279,21 +315,25 @@ Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
   return lfs_reply(200, json{{"oid", oid}, {"size", size}});
 }
 
-Reply HubServer::lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid) {
+Reply HubServer::lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid)
+{
   if (!signature_ok(ctx, "cdn/" + repo_id + "/" + oid))
     throw HubError(403, "AccessDenied: the signature of this URL does not match");
   std::shared_lock lock(m_storage.mutex());
   const auto repo = m_storage.find_repo(repo_id);
-  if (!repo) throw HubError(404, "Repository not found", "RepoNotFound");
+  if (!repo)
+    throw HubError(404, "Repository not found", "RepoNotFound");
   std::error_code ec;
   const auto path = m_storage.lfs_path(*repo, oid);
   const auto size = stdfs::file_size(path, ec);
-  if (ec) throw HubError(404, "Entry not found", "EntryNotFound");
+  if (ec)
+    throw HubError(404, "Entry not found", "EntryNotFound");
   Reply reply;
   reply.header("ETag", "\"" + oid + "\"");
   reply.content_type = "application/octet-stream";
   const auto name = ctx.segments.size() > 5 ? ctx.segments.back() : oid;
-  reply.header("Content-Disposition", "inline; filename*=UTF-8''" + percent_encode(name, false) + "; filename=\"" + name + "\";");
+  reply.header("Content-Disposition",
+               "inline; filename*=UTF-8''" + percent_encode(name, false) + "; filename=\"" + name + "\";");
   return serve_file(ctx, std::move(reply), path, size);
 }
 

@@ -13,13 +13,16 @@ namespace testhub {
 
 namespace {
 
-std::string stable_id(const std::string& name) {
+std::string stable_id(const std::string& name)
+{
   return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha1, "id:" + name).substr(0, 24);
 }
 
-json parse_json_body(RequestContext& ctx, bool allow_empty = false) {
+json parse_json_body(RequestContext& ctx, bool allow_empty = false)
+{
   const auto text = ctx.body.read_all(16 * 1024 * 1024);
-  if (text.empty() && allow_empty) return json::object();
+  if (text.empty() && allow_empty)
+    return json::object();
   try {
     return json::parse(text);
   } catch (const json::exception&) {
@@ -27,18 +30,23 @@ json parse_json_body(RequestContext& ctx, bool allow_empty = false) {
   }
 }
 
-std::string optional_string(const json& body, const char* key) {
-  if (!body.contains(key) || body.at(key).is_null()) return {};
-  if (!body.at(key).is_string()) throw HubError(400, std::string("\"") + key + "\" must be a string");
+std::string optional_string(const json& body, const char* key)
+{
+  if (!body.contains(key) || body.at(key).is_null())
+    return {};
+  if (!body.at(key).is_string())
+    throw HubError(400, std::string("\"") + key + "\" must be a string");
   return body.at(key).get<std::string>();
 }
 
 // `private` (bool) and/or `visibility` (public|private); nullopt when neither is given.
-std::optional<bool> requested_privacy(const json& body) {
+std::optional<bool> requested_privacy(const json& body)
+{
   std::optional<bool> from_private;
   std::optional<bool> from_visibility;
   if (body.contains("private") && !body.at("private").is_null()) {
-    if (!body.at("private").is_boolean()) throw HubError(400, "\"private\" must be a boolean");
+    if (!body.at("private").is_boolean())
+      throw HubError(400, "\"private\" must be a boolean");
     from_private = body.at("private").get<bool>();
   }
   if (body.contains("visibility") && !body.at("visibility").is_null()) {
@@ -52,22 +60,51 @@ std::optional<bool> requested_privacy(const json& body) {
   return from_private ? from_private : from_visibility;
 }
 
-const std::set<std::string>& known_expand_fields() {
-  static const std::set<std::string> fields = {
-      "author", "baseModels", "cardData", "childrenModelCount", "config", "createdAt", "disabled", "downloads",
-      "downloadsAllTime", "gated", "gguf", "inference", "inferenceProviderMapping", "lastModified", "library_name",
-      "likes", "mask_token", "model-index", "pipeline_tag", "private", "resourceGroup", "safetensors", "sha",
-      "siblings", "spaces", "tags", "transformersInfo", "trendingScore", "widgetData", "usedStorage", "xetEnabled"};
+const std::set<std::string>& known_expand_fields()
+{
+  static const std::set<std::string> fields = {"author",
+                                               "baseModels",
+                                               "cardData",
+                                               "childrenModelCount",
+                                               "config",
+                                               "createdAt",
+                                               "disabled",
+                                               "downloads",
+                                               "downloadsAllTime",
+                                               "gated",
+                                               "gguf",
+                                               "inference",
+                                               "inferenceProviderMapping",
+                                               "lastModified",
+                                               "library_name",
+                                               "likes",
+                                               "mask_token",
+                                               "model-index",
+                                               "pipeline_tag",
+                                               "private",
+                                               "resourceGroup",
+                                               "safetensors",
+                                               "sha",
+                                               "siblings",
+                                               "spaces",
+                                               "tags",
+                                               "transformersInfo",
+                                               "trendingScore",
+                                               "widgetData",
+                                               "usedStorage",
+                                               "xetEnabled"};
   return fields;
 }
 
 } // namespace
 
-Reply HubServer::whoami(RequestContext& ctx) {
+Reply HubServer::whoami(RequestContext& ctx)
+{
   const auto& user = require_user(ctx);
   json orgs = json::array();
   for (const auto& [org, members] : m_options.orgs) {
-    if (std::find(members.begin(), members.end(), user.name) == members.end()) continue;
+    if (std::find(members.begin(), members.end(), user.name) == members.end())
+      continue;
     orgs.push_back({{"type", "org"},
                     {"id", stable_id(org)},
                     {"name", org},
@@ -94,9 +131,11 @@ Reply HubServer::whoami(RequestContext& ctx) {
                                   {"createdAt", "2026-01-01T00:00:00.000Z"}}}}}});
 }
 
-Reply HubServer::create_repo(RequestContext& ctx) {
+Reply HubServer::create_repo(RequestContext& ctx)
+{
   const auto body = parse_json_body(ctx);
-  if (!body.is_object()) throw HubError(400, "Expected a JSON object");
+  if (!body.is_object())
+    throw HubError(400, "Expected a JSON object");
   const auto& user = require_user(ctx);
   auto name = optional_string(body, "name");
   auto ns = optional_string(body, "organization");
@@ -104,14 +143,15 @@ Reply HubServer::create_repo(RequestContext& ctx) {
     ns = name.substr(0, name.find('/'));
     name = name.substr(name.find('/') + 1);
   }
-  if (ns.empty()) ns = user.name;
+  if (ns.empty())
+    ns = user.name;
   const auto type = optional_string(body, "type");
   if (!type.empty() && type != "model")
     throw HubError(400, "The test Hub only hosts model repos (got type \"" + type + "\")");
   const bool is_private = requested_privacy(body).value_or(false);
   if (!is_valid_repo_name_part(name) || !is_valid_repo_name_part(ns))
-    throw HubError(400, "Invalid repo name: \"" + ns + "/" + name +
-                            "\". Use letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', "
+    throw HubError(400, "Invalid repo name: \"" + ns + "/" + name
+                          + "\". Use letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', "
                             "without '--' or '..', at most 96 characters.");
   if (!is_member(user, ns) || user.role != "write")
     throw HubError(403, "You don't have the rights to create a model under the namespace \"" + ns + "\"");
@@ -128,18 +168,22 @@ Reply HubServer::create_repo(RequestContext& ctx) {
   return json_reply(200, json{{"url", url}, {"name", repo_id}, {"id", meta.uid}});
 }
 
-Reply HubServer::delete_repo(RequestContext& ctx) {
+Reply HubServer::delete_repo(RequestContext& ctx)
+{
   const auto body = parse_json_body(ctx);
-  if (!body.is_object()) throw HubError(400, "Expected a JSON object");
+  if (!body.is_object())
+    throw HubError(400, "Expected a JSON object");
   const auto type = optional_string(body, "type");
-  if (!type.empty() && type != "model") throw HubError(404, "Repository not found", "RepoNotFound");
+  if (!type.empty() && type != "model")
+    throw HubError(404, "Repository not found", "RepoNotFound");
   auto name = optional_string(body, "name");
   auto ns = optional_string(body, "organization");
   if (ns.empty() && name.find('/') != std::string::npos) {
     ns = name.substr(0, name.find('/'));
     name = name.substr(name.find('/') + 1);
   }
-  if (ns.empty() && ctx.user) ns = ctx.user->name;
+  if (ns.empty() && ctx.user)
+    ns = ctx.user->name;
   const auto repo_id = ns + "/" + name;
   std::unique_lock lock(m_storage.mutex());
   require_user(ctx);
@@ -150,15 +194,18 @@ Reply HubServer::delete_repo(RequestContext& ctx) {
   return reply;
 }
 
-Reply HubServer::repo_settings(RequestContext& ctx, const std::string& repo_id) {
+Reply HubServer::repo_settings(RequestContext& ctx, const std::string& repo_id)
+{
   const auto body = parse_json_body(ctx);
   std::unique_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::write);
-  if (const auto privacy = requested_privacy(body)) m_storage.set_private(repo, *privacy);
+  if (const auto privacy = requested_privacy(body))
+    m_storage.set_private(repo, *privacy);
   return json_reply(200, json::object());
 }
 
-Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision) {
+Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
+{
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   const auto head = resolve_commit(repo, revision, true);
@@ -199,8 +246,10 @@ Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, con
                {"usedStorage", used},
                {"xetEnabled", false}};
   auto expand = ctx.params("expand");
-  for (const auto& value : ctx.params("expand[]")) expand.push_back(value);
-  if (expand.empty()) return json_reply(200, full);
+  for (const auto& value : ctx.params("expand[]"))
+    expand.push_back(value);
+  if (expand.empty())
+    return json_reply(200, full);
   json partial = {{"_id", repo.uid}, {"id", repo.repo_id}};
   for (const auto& field : expand) {
     if (!known_expand_fields().count(field))
@@ -210,48 +259,56 @@ Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, con
   return json_reply(200, partial);
 }
 
-Reply HubServer::create_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch) {
+Reply HubServer::create_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch)
+{
   const auto body = parse_json_body(ctx, true);
   std::unique_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::write);
-  if (branch.empty() || branch.find("..") != std::string::npos || branch.find(' ') != std::string::npos ||
-      branch == "HEAD" || branch.rfind("refs/", 0) == 0 || is_hex(branch, 40))
+  if (branch.empty() || branch.find("..") != std::string::npos || branch.find(' ') != std::string::npos
+      || branch == "HEAD" || branch.rfind("refs/", 0) == 0 || is_hex(branch, 40))
     throw HubError(400, "Invalid branch name: " + branch);
-  if (body.value("emptyBranch", false)) throw HubError(400, "emptyBranch is not supported by the test Hub");
+  if (body.value("emptyBranch", false))
+    throw HubError(400, "emptyBranch is not supported by the test Hub");
   const auto refs = m_storage.branches(repo);
   if (refs.count(branch) && !body.value("overwrite", false))
     throw HubError(409, "Reference already exists: refs/heads/" + branch);
   const auto start = body.contains("startingPoint") && body.at("startingPoint").is_string()
-                         ? body.at("startingPoint").get<std::string>()
-                         : std::string("main");
+                       ? body.at("startingPoint").get<std::string>()
+                       : std::string("main");
   const auto target = resolve_commit(repo, start, true);
   m_storage.create_branch(repo, branch, target->id);
   return json_reply(200, json::object());
 }
 
-Reply HubServer::delete_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch) {
+Reply HubServer::delete_branch(RequestContext& ctx, const std::string& repo_id, const std::string& branch)
+{
   ctx.body.drain();
   std::unique_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::write);
   const auto refs = m_storage.branches(repo);
-  if (!refs.count(branch)) throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
-  if (branch == "main") throw HubError(403, "You cannot delete the default branch (main)");
+  if (!refs.count(branch))
+    throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
+  if (branch == "main")
+    throw HubError(403, "You cannot delete the default branch (main)");
   m_storage.delete_branch(repo, branch);
   return json_reply(200, json::object());
 }
 
-Reply HubServer::list_refs(RequestContext& ctx, const std::string& repo_id) {
+Reply HubServer::list_refs(RequestContext& ctx, const std::string& repo_id)
+{
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   json branches = json::array();
   for (const auto& [name, target] : m_storage.branches(repo))
     branches.push_back({{"name", name}, {"ref", "refs/heads/" + name}, {"targetCommit", target}});
   json body = {{"branches", branches}, {"converts", json::array()}, {"tags", json::array()}};
-  if (ctx.flag("include_prs")) body["pullRequests"] = json::array();
+  if (ctx.flag("include_prs"))
+    body["pullRequests"] = json::array();
   return json_reply(200, body);
 }
 
-Reply HubServer::list_commits(RequestContext& ctx, const std::string& repo_id, const std::string& revision) {
+Reply HubServer::list_commits(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
+{
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   const auto head = resolve_commit(repo, revision, true);
@@ -268,7 +325,8 @@ Reply HubServer::list_commits(RequestContext& ctx, const std::string& repo_id, c
 
 // ---- /_test control routes -----------------------------------------------------------------
 
-Reply HubServer::control(RequestContext& ctx) {
+Reply HubServer::control(RequestContext& ctx)
+{
   const auto& s = ctx.segments;
   const auto& m = ctx.method;
   if (s.size() == 2 && s[1] == "faults") {
@@ -282,28 +340,35 @@ Reply HubServer::control(RequestContext& ctx) {
       m_faults.clear();
       return json_reply(200, json{{"faults", json::array()}});
     }
-    if (m == "GET") return json_reply(200, json{{"faults", m_faults.describe()}});
+    if (m == "GET")
+      return json_reply(200, json{{"faults", m_faults.describe()}});
   }
-  if (s.size() == 2 && s[1] == "stats" && (m == "GET" || m == "HEAD")) return json_reply(200, m_stats.snapshot());
+  if (s.size() == 2 && s[1] == "stats" && (m == "GET" || m == "HEAD"))
+    return json_reply(200, m_stats.snapshot());
   if (s.size() == 3 && s[1] == "stats" && s[2] == "reset" && m == "POST") {
     ctx.body.drain();
     m_stats.reset();
     return json_reply(200, m_stats.snapshot());
   }
-  if (s.size() == 2 && s[1] == "inject-tree-entry" && m == "POST") return inject_tree_entry(ctx);
-  if (s.size() == 2 && s[1] == "health") return json_reply(200, json{{"ok", true}});
+  if (s.size() == 2 && s[1] == "inject-tree-entry" && m == "POST")
+    return inject_tree_entry(ctx);
+  if (s.size() == 2 && s[1] == "health")
+    return json_reply(200, json{{"ok", true}});
   throw HubError(404, "Unknown control route");
 }
 
-Reply HubServer::inject_tree_entry(RequestContext& ctx) {
+Reply HubServer::inject_tree_entry(RequestContext& ctx)
+{
   const auto body = parse_json_body(ctx);
   const auto repo_id = body.value("repo", std::string{});
   const auto path = body.value("path", std::string{});
   const auto branch = body.value("branch", std::string{"main"});
-  if (path.empty()) throw HubError(400, "inject-tree-entry needs \"path\"");
+  if (path.empty())
+    throw HubError(400, "inject-tree-entry needs \"path\"");
   std::unique_lock lock(m_storage.mutex());
   const auto repo = m_storage.find_repo(repo_id);
-  if (!repo) throw HubError(404, "Repository not found", "RepoNotFound");
+  if (!repo)
+    throw HubError(404, "Repository not found", "RepoNotFound");
   CommitPlan plan;
   plan.summary = "Inject raw tree entry";
   plan.author = repo->author;

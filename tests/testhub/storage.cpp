@@ -16,63 +16,70 @@ namespace {
 using hubcache::util::HashAlgorithm;
 
 // What the real Hub commits as "initial commit" in a new model repo.
-constexpr std::string_view k_default_gitattributes =
-    "*.7z filter=lfs diff=lfs merge=lfs -text\n"
-    "*.arrow filter=lfs diff=lfs merge=lfs -text\n"
-    "*.bin filter=lfs diff=lfs merge=lfs -text\n"
-    "*.bz2 filter=lfs diff=lfs merge=lfs -text\n"
-    "*.ckpt filter=lfs diff=lfs merge=lfs -text\n"
-    "*.ftz filter=lfs diff=lfs merge=lfs -text\n"
-    "*.gz filter=lfs diff=lfs merge=lfs -text\n"
-    "*.h5 filter=lfs diff=lfs merge=lfs -text\n"
-    "*.joblib filter=lfs diff=lfs merge=lfs -text\n"
-    "*.lfs.* filter=lfs diff=lfs merge=lfs -text\n"
-    "*.mlmodel filter=lfs diff=lfs merge=lfs -text\n"
-    "*.model filter=lfs diff=lfs merge=lfs -text\n"
-    "*.msgpack filter=lfs diff=lfs merge=lfs -text\n"
-    "*.npy filter=lfs diff=lfs merge=lfs -text\n"
-    "*.npz filter=lfs diff=lfs merge=lfs -text\n"
-    "*.onnx filter=lfs diff=lfs merge=lfs -text\n"
-    "*.ot filter=lfs diff=lfs merge=lfs -text\n"
-    "*.parquet filter=lfs diff=lfs merge=lfs -text\n"
-    "*.pb filter=lfs diff=lfs merge=lfs -text\n"
-    "*.pickle filter=lfs diff=lfs merge=lfs -text\n"
-    "*.pkl filter=lfs diff=lfs merge=lfs -text\n"
-    "*.pt filter=lfs diff=lfs merge=lfs -text\n"
-    "*.pth filter=lfs diff=lfs merge=lfs -text\n"
-    "*.rar filter=lfs diff=lfs merge=lfs -text\n"
-    "*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
-    "saved_model/**/* filter=lfs diff=lfs merge=lfs -text\n"
-    "*.tar.* filter=lfs diff=lfs merge=lfs -text\n"
-    "*.tar filter=lfs diff=lfs merge=lfs -text\n"
-    "*.tflite filter=lfs diff=lfs merge=lfs -text\n"
-    "*.tgz filter=lfs diff=lfs merge=lfs -text\n"
-    "*.wasm filter=lfs diff=lfs merge=lfs -text\n"
-    "*.xz filter=lfs diff=lfs merge=lfs -text\n"
-    "*.zip filter=lfs diff=lfs merge=lfs -text\n"
-    "*.zst filter=lfs diff=lfs merge=lfs -text\n"
-    "*tfevents* filter=lfs diff=lfs merge=lfs -text\n";
+constexpr std::string_view k_default_gitattributes = "*.7z filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.arrow filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.bz2 filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.ckpt filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.ftz filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.gz filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.h5 filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.joblib filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.lfs.* filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.mlmodel filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.model filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.msgpack filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.npy filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.npz filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.onnx filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.ot filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.parquet filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.pb filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.pickle filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.pkl filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.pt filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.pth filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.rar filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "saved_model/**/* filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.tar.* filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.tar filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.tflite filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.tgz filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.wasm filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.xz filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.zip filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*.zst filter=lfs diff=lfs merge=lfs -text\n"
+                                                     "*tfevents* filter=lfs diff=lfs merge=lfs -text\n";
 
-std::string sha1_hex(std::string_view data) { return hubcache::util::hex_digest(HashAlgorithm::sha1, data); }
+std::string sha1_hex(std::string_view data)
+{
+  return hubcache::util::hex_digest(HashAlgorithm::sha1, data);
+}
 
-std::string hex_to_raw(const std::string& hex) {
+std::string hex_to_raw(const std::string& hex)
+{
   std::string raw;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
   return raw;
 }
 
-std::string parent_dir(const std::string& path) {
+std::string parent_dir(const std::string& path)
+{
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string{} : path.substr(0, slash);
 }
 
-std::string base_name(const std::string& path) {
+std::string base_name(const std::string& path)
+{
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Git tree ids of every directory, bottom-up, from the flat file list.
-void compute_directory_oids(Commit& commit) {
+void compute_directory_oids(Commit& commit)
+{
   struct Child {
     bool is_dir;
     std::string oid;
@@ -89,7 +96,8 @@ void compute_directory_oids(Commit& commit) {
     }
   }
   std::vector<std::string> dirs;
-  for (const auto& [dir, unused] : children) dirs.push_back(dir);
+  for (const auto& [dir, unused] : children)
+    dirs.push_back(dir);
   const auto depth = [](const std::string& d) {
     return d.empty() ? 0 : 1 + static_cast<long>(std::count(d.begin(), d.end(), '/'));
   };
@@ -97,7 +105,8 @@ void compute_directory_oids(Commit& commit) {
   for (const auto& dir : dirs) {
     auto& entries = children[dir];
     std::vector<std::pair<std::string, const Child*>> sorted;
-    for (const auto& [name, child] : entries) sorted.emplace_back(child.is_dir ? name + "/" : name, &child);
+    for (const auto& [name, child] : entries)
+      sorted.emplace_back(child.is_dir ? name + "/" : name, &child);
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::string content;
     for (const auto& [key, child] : sorted) {
@@ -109,21 +118,26 @@ void compute_directory_oids(Commit& commit) {
     }
     const auto oid = sha1_hex("tree " + std::to_string(content.size()) + std::string(1, '\0') + content);
     commit.directory_oids[dir] = oid;
-    if (!dir.empty()) children[parent_dir(dir)][base_name(dir)].oid = oid;
+    if (!dir.empty())
+      children[parent_dir(dir)][base_name(dir)].oid = oid;
   }
 }
 
-std::string commit_object_id(const Commit& commit) {
+std::string commit_object_id(const Commit& commit)
+{
   std::string text = "tree " + commit.directory_oids.at("") + "\n";
-  if (!commit.parent.empty()) text += "parent " + commit.parent + "\n";
-  const auto who = commit.author + " <" + commit.author + "@users.noreply.huggingface.co> " +
-                   std::to_string(commit.date) + " +0000\n";
+  if (!commit.parent.empty())
+    text += "parent " + commit.parent + "\n";
+  const auto who =
+    commit.author + " <" + commit.author + "@users.noreply.huggingface.co> " + std::to_string(commit.date) + " +0000\n";
   text += "author " + who + "committer " + who + "\n" + commit.title + "\n";
-  if (!commit.message.empty()) text += "\n" + commit.message + "\n";
+  if (!commit.message.empty())
+    text += "\n" + commit.message + "\n";
   return sha1_hex("commit " + std::to_string(text.size()) + std::string(1, '\0') + text);
 }
 
-nlohmann::json commit_to_json(const Commit& commit) {
+nlohmann::json commit_to_json(const Commit& commit)
+{
   nlohmann::json files = nlohmann::json::object();
   for (const auto& [path, entry] : commit.files) {
     nlohmann::json e = {{"oid", entry.oid}, {"size", entry.size}};
@@ -133,11 +147,12 @@ nlohmann::json commit_to_json(const Commit& commit) {
     }
     files[path] = e;
   }
-  return {{"id", commit.id},     {"parent", commit.parent}, {"title", commit.title}, {"message", commit.message},
-          {"author", commit.author}, {"date", commit.date},   {"files", files}};
+  return {{"id", commit.id},         {"parent", commit.parent}, {"title", commit.title}, {"message", commit.message},
+          {"author", commit.author}, {"date", commit.date},     {"files", files}};
 }
 
-std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j) {
+std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j)
+{
   auto commit = std::make_shared<Commit>();
   commit->id = j.at("id");
   commit->parent = j.at("parent");
@@ -161,41 +176,52 @@ std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j) {
 
 // The same bytes preupload judges (the clients' 512-byte sample): a file preupload calls
 // "regular" is never refused as binary at commit, as on the real Hub.
-bool looks_binary(std::string_view content) {
+bool looks_binary(std::string_view content)
+{
   return content.substr(0, k_binary_sample_size).find('\0') != std::string_view::npos;
 }
 
 } // namespace
 
-std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size) {
+std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size)
+{
   return "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256 + "\nsize " + std::to_string(size) + "\n";
 }
 
-bool is_valid_repo_path(const std::string& path) {
-  if (path.empty() || path.front() == '/' || path.size() > 4096) return false;
+bool is_valid_repo_path(const std::string& path)
+{
+  if (path.empty() || path.front() == '/' || path.size() > 4096)
+    return false;
   for (const auto& part : split(path, '/')) {
-    if (part.empty() || part == "." || part == ".." || part == ".git") return false;
+    if (part.empty() || part == "." || part == ".." || part == ".git")
+      return false;
   }
   return path.find('\0') == std::string::npos;
 }
 
-bool is_valid_repo_name_part(const std::string& part) {
-  if (part.empty() || part.size() > 96) return false;
+bool is_valid_repo_name_part(const std::string& part)
+{
+  if (part.empty() || part.size() > 96)
+    return false;
   if (!std::all_of(part.begin(), part.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-               c == '.';
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
+               || c == '.';
       }))
     return false;
-  if (part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.') return false;
+  if (part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.')
+    return false;
   return part.find("--") == std::string::npos && part.find("..") == std::string::npos;
 }
 
-bool is_hex(const std::string& text, std::size_t length) {
-  return text.size() == length &&
-         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+bool is_hex(const std::string& text, std::size_t length)
+{
+  return text.size() == length && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
-Storage::Storage(stdfs::path root) : m_root(std::move(root)) {
+Storage::Storage(stdfs::path root) : m_root(std::move(root))
+{
   stdfs::create_directories(m_root / "repos");
   stdfs::create_directories(m_root / "tmp");
   stdfs::create_directories(m_root / "uploads");
@@ -208,18 +234,24 @@ Storage::Storage(stdfs::path root) : m_root(std::move(root)) {
   }
 }
 
-stdfs::path Storage::temp_path(const std::string& hint) const {
+stdfs::path Storage::temp_path(const std::string& hint) const
+{
   return m_root / "tmp" / (hint + "." + random_hex(16));
 }
 
-stdfs::path Storage::repo_dir(const std::string& repo_id) const { return m_root / "repos" / repo_id; }
+stdfs::path Storage::repo_dir(const std::string& repo_id) const
+{
+  return m_root / "repos" / repo_id;
+}
 
-std::optional<RepoMeta> Storage::find_repo(const std::string& repo_id) const {
+std::optional<RepoMeta> Storage::find_repo(const std::string& repo_id) const
+{
   const auto parts = split(repo_id, '/');
   if (parts.size() != 2 || !is_valid_repo_name_part(parts[0]) || !is_valid_repo_name_part(parts[1]))
     return std::nullopt;
   const auto text = hubcache::util::read_file_if_exists(repo_dir(repo_id) / "repo.json");
-  if (!text) return std::nullopt;
+  if (!text)
+    return std::nullopt;
   const auto j = nlohmann::json::parse(*text);
   RepoMeta meta;
   meta.repo_id = repo_id;
@@ -233,7 +265,8 @@ std::optional<RepoMeta> Storage::find_repo(const std::string& repo_id) const {
 }
 
 RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bool is_private,
-                              const std::string& author) {
+                              const std::string& author)
+{
   const auto repo_id = ns + "/" + name;
   const auto dir = repo_dir(repo_id);
   stdfs::create_directories(dir.parent_path());
@@ -243,12 +276,9 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   stdfs::create_directories(staging / "blobs");
   stdfs::create_directories(staging / "lfs");
   RepoMeta meta{repo_id, ns, name, random_hex(24), is_private, unix_now(), author};
-  hubcache::util::write_file_atomically(staging / "repo.json",
-                                      nlohmann::json{{"id", meta.uid},
-                                                     {"private", is_private},
-                                                     {"createdAt", meta.created},
-                                                     {"author", author}}
-                                          .dump());
+  hubcache::util::write_file_atomically(
+    staging / "repo.json",
+    nlohmann::json{{"id", meta.uid}, {"private", is_private}, {"createdAt", meta.created}, {"author", author}}.dump());
   Commit initial;
   initial.title = "initial commit";
   initial.author = author;
@@ -270,47 +300,55 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   return meta;
 }
 
-bool Storage::delete_repo(const std::string& repo_id) {
-  if (!find_repo(repo_id)) return false;
+bool Storage::delete_repo(const std::string& repo_id)
+{
+  if (!find_repo(repo_id))
+    return false;
   const auto trash = temp_path("deleted");
   stdfs::rename(repo_dir(repo_id), trash);
   stdfs::remove_all(trash);
   return true;
 }
 
-void Storage::set_private(const RepoMeta& repo, bool is_private) {
-  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "repo.json",
-                                      nlohmann::json{{"id", repo.uid},
-                                                     {"private", is_private},
-                                                     {"createdAt", repo.created},
-                                                     {"author", repo.author}}
-                                          .dump());
+void Storage::set_private(const RepoMeta& repo, bool is_private)
+{
+  hubcache::util::write_file_atomically(
+    repo_dir(repo.repo_id) / "repo.json",
+    nlohmann::json{{"id", repo.uid}, {"private", is_private}, {"createdAt", repo.created}, {"author", repo.author}}
+      .dump());
 }
 
-std::map<std::string, std::string> Storage::branches(const RepoMeta& repo) const {
+std::map<std::string, std::string> Storage::branches(const RepoMeta& repo) const
+{
   const auto text = hubcache::util::read_file(repo_dir(repo.repo_id) / "refs.json");
   return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
 }
 
-void Storage::write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs) {
+void Storage::write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs)
+{
   hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
 }
 
-std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const std::string& revision) const {
+std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const std::string& revision) const
+{
   const auto refs = branches(repo);
   std::string name = revision == "HEAD" ? "main" : revision;
-  if (name.rfind("refs/heads/", 0) == 0) name = name.substr(11);
-  if (auto it = refs.find(name); it != refs.end()) return it->second;
+  if (name.rfind("refs/heads/", 0) == 0)
+    name = name.substr(11);
+  if (auto it = refs.find(name); it != refs.end())
+    return it->second;
   if (is_hex(revision, 40) && stdfs::exists(repo_dir(repo.repo_id) / "commits" / (revision + ".json")))
     return revision;
   return std::nullopt;
 }
 
-std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::string& id) const {
+std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::string& id) const
+{
   const auto key = repo.uid + ":" + id;
   {
     std::lock_guard lock(m_cache_mutex);
-    if (auto it = m_commit_cache.find(key); it != m_commit_cache.end()) return it->second;
+    if (auto it = m_commit_cache.find(key); it != m_commit_cache.end())
+      return it->second;
   }
   const auto text = hubcache::util::read_file(repo_dir(repo.repo_id) / "commits" / (id + ".json"));
   std::shared_ptr<const Commit> parsed = commit_from_json(nlohmann::json::parse(text));
@@ -320,7 +358,8 @@ std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::s
 }
 
 std::vector<std::shared_ptr<const Commit>> Storage::history(const RepoMeta& repo, const std::string& head,
-                                                            std::size_t limit) const {
+                                                            std::size_t limit) const
+{
   std::vector<std::shared_ptr<const Commit>> commits;
   std::string id = head;
   while (!id.empty() && commits.size() < limit) {
@@ -330,44 +369,53 @@ std::vector<std::shared_ptr<const Commit>> Storage::history(const RepoMeta& repo
   return commits;
 }
 
-stdfs::path Storage::blob_path(const RepoMeta& repo, const std::string& sha1) const {
+stdfs::path Storage::blob_path(const RepoMeta& repo, const std::string& sha1) const
+{
   return repo_dir(repo.repo_id) / "blobs" / sha1;
 }
 
-stdfs::path Storage::lfs_path(const RepoMeta& repo, const std::string& sha256) const {
+stdfs::path Storage::lfs_path(const RepoMeta& repo, const std::string& sha256) const
+{
   return repo_dir(repo.repo_id) / "lfs" / sha256;
 }
 
-bool Storage::has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const {
+bool Storage::has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const
+{
   std::error_code ec;
   const auto actual = stdfs::file_size(lfs_path(repo, sha256), ec);
   return !ec && actual == size;
 }
 
-void Storage::install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256) {
+void Storage::install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256)
+{
   stdfs::rename(temp, lfs_path(repo, sha256));
 }
 
-std::string Storage::store_blob(const RepoMeta& repo, const std::string& content) {
+std::string Storage::store_blob(const RepoMeta& repo, const std::string& content)
+{
   const auto oid = hubcache::util::git_blob_sha1(content);
   const auto path = blob_path(repo, oid);
-  if (!stdfs::exists(path)) hubcache::util::write_file_atomically(path, content);
+  if (!stdfs::exists(path))
+    hubcache::util::write_file_atomically(path, content);
   return oid;
 }
 
-std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commit) {
+std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commit)
+{
   compute_directory_oids(commit);
   commit.id = commit_object_id(commit);
   hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"),
-                                      commit_to_json(commit).dump());
+                                        commit_to_json(commit).dump());
   return std::make_shared<Commit>(std::move(commit));
 }
 
 std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const std::string& branch,
-                                                    const CommitPlan& plan) {
+                                                    const CommitPlan& plan)
+{
   auto refs = branches(repo);
   const auto head_it = refs.find(branch);
-  if (head_it == refs.end()) throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
+  if (head_it == refs.end())
+    throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
   const auto head = commit(repo, head_it->second);
   if (plan.parent_commit && *plan.parent_commit != head->id)
     throw HubError(412, "A commit has happened since. Please refresh and try again.");
@@ -384,12 +432,12 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
     case CommitOperation::Kind::add_regular: {
       if (looks_binary(op.content))
         throw HubError(400, "Your push was rejected because it contains binary files. Please use "
-                            "https://huggingface.co/docs/hub/xet to store binary files. Offending file: - " +
-                                op.path);
+                            "https://huggingface.co/docs/hub/xet to store binary files. Offending file: - "
+                              + op.path);
       if (op.content.size() > 10 * 1024 * 1024)
         throw HubError(400, "Your push was rejected because it contains files larger than 10 MiB. Please use "
-                            "https://git-lfs.github.com/ to store large files. Offending file: - " +
-                                op.path);
+                            "https://git-lfs.github.com/ to store large files. Offending file: - "
+                              + op.path);
       next.files[op.path] = FileEntry{store_blob(repo, op.content), op.content.size(), {}, 0};
       break;
     }
@@ -397,8 +445,8 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
       if (!has_lfs_object(repo, op.sha256, op.size))
         throw HubError(400, "Your push was rejected because an LFS pointer pointed to a file that does not exist. "
                             "For instance, this can happen if you used git push --no-verify to push your changes. "
-                            "Offending file: - " +
-                                op.path);
+                            "Offending file: - "
+                              + op.path);
       const auto pointer = lfs_pointer_text(op.sha256, op.size);
       next.files[op.path] = FileEntry{store_blob(repo, pointer), op.size, op.sha256, pointer.size()};
       break;
@@ -409,10 +457,10 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
       break;
     case CommitOperation::Kind::delete_folder: {
       const auto prefix = op.path + "/";
-      const auto erased = std::erase_if(next.files, [&](const auto& item) {
-        return item.first == op.path || item.first.rfind(prefix, 0) == 0;
-      });
-      if (erased == 0) throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
+      const auto erased = std::erase_if(
+        next.files, [&](const auto& item) { return item.first == op.path || item.first.rfind(prefix, 0) == 0; });
+      if (erased == 0)
+        throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
       break;
     }
     }
@@ -432,13 +480,15 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
   return written;
 }
 
-void Storage::create_branch(const RepoMeta& repo, const std::string& branch, const std::string& commit_id) {
+void Storage::create_branch(const RepoMeta& repo, const std::string& branch, const std::string& commit_id)
+{
   auto refs = branches(repo);
   refs[branch] = commit_id;
   write_refs(repo, refs);
 }
 
-void Storage::delete_branch(const RepoMeta& repo, const std::string& branch) {
+void Storage::delete_branch(const RepoMeta& repo, const std::string& branch)
+{
   auto refs = branches(repo);
   refs.erase(branch);
   write_refs(repo, refs);

@@ -34,7 +34,8 @@ inline constexpr std::size_t k_binary_sample_size = 512;
 class HubError : public std::runtime_error {
 public:
   HubError(int status, const std::string& message, std::string code = {})
-      : std::runtime_error(message), m_status(status), m_code(std::move(code)) {}
+    : std::runtime_error(message), m_status(status), m_code(std::move(code))
+  {}
   int status() const { return m_status; }
   const std::string& code() const { return m_code; }
 

@@ -110,8 +110,8 @@ int main(int argc, char** argv)
 {
   std::map<std::string, std::string> options = {
     {"model", "model"}, {"task", "text-generation"}, {"batch-size", "1"}, {"sequence-length", "128"},
-    {"num-cores", "1"}, {"precision", "bf16"}, {"graphs", "2"}, {"compiler-version", "2.21.33363.0+82129205"},
-    {"mode", "ok"}, {"compile-ms", "0"}};
+    {"num-cores", "1"}, {"precision", "bf16"},       {"graphs", "2"},     {"compiler-version", "2.21.33363.0+82129205"},
+    {"mode", "ok"},     {"compile-ms", "0"}};
   if (argc == 2 && std::string(argv[1]) == "--version") {
     // As the real compiler prints it; cleanup --old-versions reads the first line.
     std::cout << "NeuronX Compiler version " << env_or("FAKE_NEURONX_CC_VERSION", options["compiler-version"])
@@ -175,9 +175,9 @@ int main(int argc, char** argv)
   std::string flags_suffix = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::md5, flags_file).substr(0, 8);
   stdfs::path version_dir = stdfs::path(root) / ("neuronxcc-" + options["compiler-version"]);
 
-  std::cout << "fake_neuronx_cc: compiling " << options["model"] << " (" << options["task"]
-            << ", batch " << options["batch-size"] << ", sequence " << options["sequence-length"] << ", "
-            << options["num-cores"] << " cores, " << options["precision"] << ") into " << root << std::endl;
+  std::cout << "fake_neuronx_cc: compiling " << options["model"] << " (" << options["task"] << ", batch "
+            << options["batch-size"] << ", sequence " << options["sequence-length"] << ", " << options["num-cores"]
+            << " cores, " << options["precision"] << ") into " << root << std::endl;
   if (mode == "nothing") {
     std::cout << "fake_neuronx_cc: told to produce nothing" << std::endl;
     return 0;
@@ -190,8 +190,8 @@ int main(int argc, char** argv)
   int compile_ms = std::stoi(options["compile-ms"]);
   for (int graph = 0; graph < graphs; ++graph) {
     std::string identity = options["model"] + "|" + options["task"] + "|" + options["batch-size"] + "|"
-                           + options["sequence-length"] + "|" + options["num-cores"] + "|" + options["precision"]
-                           + "|" + std::to_string(graph);
+                           + options["sequence-length"] + "|" + options["num-cores"] + "|" + options["precision"] + "|"
+                           + std::to_string(graph);
     auto digest = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, identity);
     // torch-xla style graph key: a decimal uint64.
     auto key = std::to_string(std::stoull(digest.substr(0, 16), nullptr, 16));

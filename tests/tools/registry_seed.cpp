@@ -7,10 +7,10 @@
 //                 [--module-size BYTES]
 //   registry_seed REPO raw PATH_IN_REPO CONTENT|@FILE
 //   registry_seed REPO synthetic ENTRIES [--layout alias|both]
-#include <hubcache/util/environment.hpp>
-#include <hubcache/storage/repo_spec.hpp>
-#include <hubcache/storage/factory.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/factory.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/environment.hpp>
 #include <hubcache/util/fs.hpp>
 #include <registry/entry.hpp>
 #include <registry/json_text.hpp>
@@ -52,8 +52,8 @@ nlohmann::json json_argument(const std::string& text)
   return registry::parse_json(hubcache::util::read_file(text), text);
 }
 
-void add_entry(hubcache::storage::CommitRequest& request, const registry::CacheEntry& entry, const std::string& compiler,
-               const std::string& registry_version, const std::string& layout)
+void add_entry(hubcache::storage::CommitRequest& request, const registry::CacheEntry& entry,
+               const std::string& compiler, const std::string& registry_version, const std::string& layout)
 {
   auto content = entry.serialize();
   if (layout == "alias" || layout == "both") {
@@ -114,15 +114,16 @@ int run(const std::vector<std::string>& args)
   if (mode == "entry") {
     auto options = parse_options(args, 2);
     auto task = options.count("task") != 0U ? std::optional(options["task"]) : std::nullopt;
-    auto entry = registry::make_registry_entry(required(options, "model-id"), task,
-                                               json_argument(required(options, "config")),
-                                               json_argument(required(options, "neuron")));
+    auto entry =
+      registry::make_registry_entry(required(options, "model-id"), task, json_argument(required(options, "config")),
+                                    json_argument(required(options, "neuron")));
     auto compiler = required(options, "compiler-version");
     auto layout = options.count("layout") != 0U ? options["layout"] : "alias";
     add_entry(request, entry, compiler, required(options, "registry-version"), layout);
     if (options.count("module-size") != 0U) {
-      request.additions.push_back({"neuronxcc-" + compiler + "/MODULE_" + entry.hash() + "/model.neuron",
-                                   hubcache::storage::FileSource::from_bytes(std::string(std::stoul(options["module-size"]), 'x'))});
+      request.additions.push_back(
+        {"neuronxcc-" + compiler + "/MODULE_" + entry.hash() + "/model.neuron",
+         hubcache::storage::FileSource::from_bytes(std::string(std::stoul(options["module-size"]), 'x'))});
     }
     std::cout << entry.hash() << "\n";
   } else if (mode == "raw" && args.size() == 4) {

@@ -3,8 +3,8 @@
 // entry, a lock file...). Goes through DirectoryRepository::commit like any writer.
 //
 // Usage: sync_repo_edit REPO_DIR [delete PATH]... [add PATH_IN_REPO LOCAL_FILE]...
-#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 
 #include <iostream>
 #include <string>

@@ -1,9 +1,9 @@
 #include "test_support.hpp"
 
-#include <hubcache/storage/directory_repository.hpp>
-#include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
 #include <addjobs/add_job.hpp>
+#include <hubcache/error.hpp>
+#include <hubcache/storage/directory_repository.hpp>
+#include <hubcache/util/fs.hpp>
 #include <registry/entry.hpp>
 
 #include <doctest/doctest.h>
@@ -30,7 +30,8 @@ Model sample_model()
   Model model;
   model.spec = "org/tiny";
   model.model_id = "org/tiny";
-  model.config = {{"model_type", "gpt2"}, {"n_layer", 2}, {"_name_or_path", "org/tiny"}, {"transformers_version", "4.0"}};
+  model.config = {
+    {"model_type", "gpt2"}, {"n_layer", 2}, {"_name_or_path", "org/tiny"}, {"transformers_version", "4.0"}};
   return model;
 }
 
@@ -51,9 +52,10 @@ TEST_CASE("add: configuration validation uses optimum's messages")
   auto configuration = sample_configuration();
   CHECK_NOTHROW(configuration.validate());
   configuration.sequence_length.reset();
-  CHECK_THROWS_WITH_AS(configuration.validate(),
-                       "You need to specify either sequence_length or encoder_sequence_length and decoder_sequence_length",
-                       hubcache::InvalidArgument);
+  CHECK_THROWS_WITH_AS(
+    configuration.validate(),
+    "You need to specify either sequence_length or encoder_sequence_length and decoder_sequence_length",
+    hubcache::InvalidArgument);
   configuration.encoder_sequence_length = 64;
   CHECK_THROWS_WITH_AS(configuration.validate(),
                        "Both the encoder_sequence_length and the decoder_sequence_length must be provided.",
@@ -68,13 +70,14 @@ TEST_CASE("add: configuration validation uses optimum's messages")
 TEST_CASE("add: command templates")
 {
   auto values = template_values(sample_model(), sample_configuration(), "/cache");
-  CHECK(expand_command({"run", "--model={model}", "{batch_size}x{sequence_length}", "{cache_dir}", "{precision}"}, values)
-        == std::vector<std::string>{"run", "--model=org/tiny", "4x128", "/cache", "bf16"});
+  CHECK(
+    expand_command({"run", "--model={model}", "{batch_size}x{sequence_length}", "{cache_dir}", "{precision}"}, values)
+    == std::vector<std::string>{"run", "--model=org/tiny", "4x128", "/cache", "bf16"});
   // Literal braces: doubled, or around something that is not a name (JSON).
   CHECK(expand_command({"{{model}}", "{\"a\": 1}", "{}", "{1}"}, values)
         == std::vector<std::string>{"{model}", "{\"a\": 1}", "{}", "{1}"});
-  CHECK_THROWS_WITH_AS(expand_command({"{batchsize}"}, values), "unknown placeholder {batchsize} in the command template",
-                       hubcache::InvalidArgument);
+  CHECK_THROWS_WITH_AS(expand_command({"{batchsize}"}, values),
+                       "unknown placeholder {batchsize} in the command template", hubcache::InvalidArgument);
   CHECK_THROWS_WITH_AS(expand_command({"{encoder_sequence_length}"}, values),
                        "placeholder {encoder_sequence_length} has no value for this configuration",
                        hubcache::InvalidArgument);
@@ -92,7 +95,8 @@ TEST_CASE("add: compiler flags and NEURON_CC_FLAGS without the cache dir")
   CHECK(compiler_flags("--cache_dir /x --enable-mixed-precision-accumulation")
         == std::vector<std::string>{"--enable-mixed-precision-accumulation"});
   CHECK(compiler_flags("").empty());
-  CHECK(without_cache_dir("--cache_dir /x -O1 --cache_dir=/y --model-type transformer") == "-O1 --model-type transformer");
+  CHECK(without_cache_dir("--cache_dir /x -O1 --cache_dir=/y --model-type transformer")
+        == "-O1 --model-type transformer");
   CHECK(without_cache_dir("--cache_dir=/x").empty());
   // The same splitter as synchronize's cache-root lookup: both refuse what the compiler refuses.
   CHECK_THROWS_WITH_AS(compiler_flags("--cache_dir='/x -O1"), doctest::Contains("NEURON_CC_FLAGS cannot be read"),
@@ -141,11 +145,13 @@ TEST_CASE("add: local model directories")
   auto env = hubcache::util::Environment::from_map({});
   std::filesystem::create_directories(dir / "tiny");
   CHECK_THROWS_AS(load_model((dir / "tiny").string(), env, std::nullopt), hubcache::InvalidArgument);
-  hubcache::util::write_file_atomically(dir / "tiny/config.json", R"({"model_type": "bert", "_name_or_path": "org/bert"})");
+  hubcache::util::write_file_atomically(dir / "tiny/config.json",
+                                        R"({"model_type": "bert", "_name_or_path": "org/bert"})");
   auto model = load_model((dir / "tiny").string(), env, std::nullopt);
   CHECK(model.model_id == "org/bert");
   CHECK(model.directory == dir / "tiny");
-  hubcache::util::write_file_atomically(dir / "tiny/config.json", R"({"model_type": "bert", "_name_or_path": "/tmp/x"})");
+  hubcache::util::write_file_atomically(dir / "tiny/config.json",
+                                        R"({"model_type": "bert", "_name_or_path": "/tmp/x"})");
   CHECK(load_model((dir / "tiny").string(), env, std::nullopt).model_id == "tiny");
   hubcache::util::write_file_atomically(dir / "tiny/config.json", R"({"hidden_size": 2})");
   CHECK_THROWS_AS(load_model((dir / "tiny").string(), env, std::nullopt), hubcache::InvalidArgument);
@@ -165,10 +171,13 @@ TEST_CASE("add: a run pushes its new entries and the registry entry in one commi
   settings.cc_flags = "--cache_dir=/elsewhere -O1";
   std::filesystem::create_directories(settings.cache_root / "neuronxcc-2.15.1.0+abc/MODULE_old+d41d8cd9");
   for (const auto* name : {"model.neff", "model.done", "model.hlo_module.pb"}) {
-    hubcache::util::write_file_atomically(settings.cache_root / "neuronxcc-2.15.1.0+abc/MODULE_old+d41d8cd9" / name, "x");
+    hubcache::util::write_file_atomically(settings.cache_root / "neuronxcc-2.15.1.0+abc/MODULE_old+d41d8cd9" / name,
+                                          "x");
   }
   std::vector<std::string> lines;
-  settings.on_line = [&lines](const Job&, hubcache::util::ProcessStream, std::string_view line) { lines.emplace_back(line); };
+  settings.on_line = [&lines](const Job&, hubcache::util::ProcessStream, std::string_view line) {
+    lines.emplace_back(line);
+  };
   Runner runner(repo, settings);
   Job job{sample_model(), sample_configuration(), entry_writing_command("1234"), {}, std::nullopt};
 
@@ -221,7 +230,10 @@ TEST_CASE("add: failures push nothing")
   CHECK(nothing.message.starts_with("the command succeeded but created no new compile-cache entry in "));
 
   // A timeout of 2^63-1 seconds (a manifest may say so) is no limit, not an instant one.
-  Job endless{sample_model(), sample_configuration(), {"/bin/sh", "-c", "exit 7"}, {},
+  Job endless{sample_model(),
+              sample_configuration(),
+              {"/bin/sh", "-c", "exit 7"},
+              {},
               std::chrono::seconds(std::numeric_limits<std::chrono::seconds::rep>::max())};
   CHECK(runner.run(endless).message == "the command exited with status 7; nothing was pushed");
 

@@ -1,8 +1,8 @@
 #include "test_support.hpp"
 
+#include <addjobs/add_manifest.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
-#include <addjobs/add_manifest.hpp>
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,10 @@ using namespace addjobs;
 
 namespace {
 
-Manifest parse(const std::string& text) { return parse_manifest_text(text, "ci.yaml"); }
+Manifest parse(const std::string& text)
+{
+  return parse_manifest_text(text, "ci.yaml");
+}
 
 // The message of the InvalidArgument parsing `text` throws.
 std::string error_of(const std::string& text)
@@ -92,9 +95,10 @@ TEST_CASE("manifest: a relative model directory is resolved next to the manifest
 {
   test_support::TempDir dir;
   std::filesystem::create_directories(dir / "models/tiny");
-  hubcache::util::write_file_atomically(dir / "ci.yaml", "models:\n  - model: models/tiny\n    configurations:\n"
-                                                       "      - {task: t, precision: fp, num_cores: 1, batch_size: 1, "
-                                                       "sequence_length: 8}\n");
+  hubcache::util::write_file_atomically(dir / "ci.yaml",
+                                        "models:\n  - model: models/tiny\n    configurations:\n"
+                                        "      - {task: t, precision: fp, num_cores: 1, batch_size: 1, "
+                                        "sequence_length: 8}\n");
   auto manifest = parse_manifest(dir / "ci.yaml");
   CHECK(manifest.models[0].model == (dir / "models/tiny").string());
 }
@@ -105,16 +109,19 @@ TEST_CASE("manifest: not YAML gives line and column")
   CHECK(message.starts_with("ci.yaml:"));
   CHECK(message.find("not valid YAML") != std::string::npos);
   CHECK(error_of("key: \"unterminated\n").find("ci.yaml:1:") == 0);
-  CHECK(error_of("just some text") == "ci.yaml:1:1: a manifest must be a YAML mapping with a 'models' list, got 'just some text'");
+  CHECK(error_of("just some text")
+        == "ci.yaml:1:1: a manifest must be a YAML mapping with a 'models' list, got 'just some text'");
 }
 
 TEST_CASE("manifest: missing required keys")
 {
-  CHECK(error_of("repo: /x\n") == "ci.yaml:1:1: missing required key 'models' (a list of models with their configurations)");
+  CHECK(error_of("repo: /x\n")
+        == "ci.yaml:1:1: missing required key 'models' (a list of models with their configurations)");
   CHECK(error_of("models: []\n") == "ci.yaml:1:9: 'models' must be a non-empty list, got a list");
   CHECK(error_of("models:\n  - task: t\n    configurations: []\n")
         == "ci.yaml:2:5: missing required key 'model' (a Hub model id or a directory)");
-  CHECK(error_of("models:\n  - model: org/m\n") == "ci.yaml:2:5: missing required key 'configurations' for model 'org/m'");
+  CHECK(error_of("models:\n  - model: org/m\n")
+        == "ci.yaml:2:5: missing required key 'configurations' for model 'org/m'");
   CHECK(error_of("models:\n  - model: org/m\n    configurations:\n      - {task: t, precision: fp, batch_size: 1, "
                  "sequence_length: 8}\n")
         == "ci.yaml:4:9: missing required key 'num_cores' in a configuration of 'org/m'");
@@ -159,7 +166,8 @@ TEST_CASE("manifest: wrong types")
         == "ci.yaml:2:12: 'model' must be a non-empty string, got a list");
   CHECK(error_of("command: {a: 1}\nmodels: []\n")
         == "ci.yaml:1:10: 'command' must be a string or a non-empty list of strings, got a mapping");
-  CHECK(error_of("env: [A]\nmodels: []\n") == "ci.yaml:1:6: 'env' must be a mapping of variable names to strings, got a list");
+  CHECK(error_of("env: [A]\nmodels: []\n")
+        == "ci.yaml:1:6: 'env' must be a mapping of variable names to strings, got a list");
   CHECK(error_of("models:\n  - configurations\n") == "ci.yaml:2:5: a model must be a mapping, got 'configurations'");
   CHECK(error_of("models:\n  - model: m\n    configurations:\n      - 4\n")
         == "ci.yaml:4:9: a configuration must be a mapping, got '4'");
@@ -171,7 +179,8 @@ TEST_CASE("manifest: an env key that is not a name is refused with line and colu
 {
   CHECK(error_of("env: {[a, b]: c}\nmodels: [{model: x, configurations: [{task: t}]}]\n")
         == "ci.yaml:1:7: keys of 'env' must be variable names, got a list");
-  CHECK(error_of("env:\n  ? {A: 1}\n  : v\nmodels: []\n").starts_with("ci.yaml:2:5: keys of 'env' must be variable names"));
+  CHECK(
+    error_of("env:\n  ? {A: 1}\n  : v\nmodels: []\n").starts_with("ci.yaml:2:5: keys of 'env' must be variable names"));
 }
 
 TEST_CASE("manifest: files that are missing or not files")

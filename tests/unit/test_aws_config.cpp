@@ -41,7 +41,8 @@ TEST_CASE("region: AWS_REGION, AWS_DEFAULT_REGION, the profile, us-east-1")
 {
   test_support::TempDir dir;
   util::write_file_atomically(dir / "config", "[profile team]\nregion = ap-south-1\n[default]\nregion = eu-north-1\n");
-  std::map<std::string, std::string> vars{{"HOME", dir.path().string()}, {"AWS_CONFIG_FILE", (dir / "config").string()}};
+  std::map<std::string, std::string> vars{{"HOME", dir.path().string()},
+                                          {"AWS_CONFIG_FILE", (dir / "config").string()}};
   CHECK(aws::resolve_region(Environment::from_map(vars)).name == "eu-north-1");
   vars["AWS_PROFILE"] = "team";
   CHECK(aws::resolve_region(Environment::from_map(vars)).name == "ap-south-1");
@@ -57,7 +58,8 @@ TEST_CASE("region: AWS_REGION, AWS_DEFAULT_REGION, the profile, us-east-1")
 TEST_CASE("endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the region's")
 {
   CHECK(aws::resolve_s3_endpoint(Environment::from_map({}), "eu-west-1").url == "https://s3.eu-west-1.amazonaws.com");
-  CHECK(aws::resolve_s3_endpoint(Environment::from_map({}), "cn-north-1").url == "https://s3.cn-north-1.amazonaws.com.cn");
+  CHECK(aws::resolve_s3_endpoint(Environment::from_map({}), "cn-north-1").url
+        == "https://s3.cn-north-1.amazonaws.com.cn");
   auto custom = aws::resolve_s3_endpoint(
     Environment::from_map({{"AWS_ENDPOINT_URL", "http://a:1/"}, {"AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9000/"}}),
     "us-east-1");
@@ -70,7 +72,8 @@ TEST_CASE("endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the region's")
 TEST_CASE("credentials: environment first, then the profile; missing ones name every source tried")
 {
   test_support::TempDir dir;
-  util::write_file_atomically(dir / "credentials", "[default]\naws_access_key_id = AKIAFILE\naws_secret_access_key = s\n");
+  util::write_file_atomically(dir / "credentials",
+                              "[default]\naws_access_key_id = AKIAFILE\naws_secret_access_key = s\n");
   std::map<std::string, std::string> vars{{"HOME", dir.path().string()},
                                           {"AWS_SHARED_CREDENTIALS_FILE", (dir / "credentials").string()},
                                           {"AWS_CONFIG_FILE", (dir / "config").string()},

@@ -53,7 +53,8 @@ TEST_CASE("cli: bad command lines are usage errors that say what is wrong, in pl
   CHECK(usage_error("config", {"--format", "yaml"}) == "--format must be one of human, json, quiet (got 'yaml')");
   for (const auto& command : all_commands()) {
     for (const auto& option : command.options) {
-      CHECK(usage_error(command.name, {"--" + option.long_name + "-typo-that-is-long-enough"}).starts_with("unknown option"));
+      CHECK(usage_error(command.name, {"--" + option.long_name + "-typo-that-is-long-enough"})
+              .starts_with("unknown option"));
     }
   }
 }

@@ -22,7 +22,8 @@ RunContext context_with_repo(const std::string& spec, storage::RepoSource source
 
 TEST_CASE("errors: the default repo missing never suggests creating it, and says nothing was set")
 {
-  auto context = context_with_repo("aws-neuron/optimum-neuron-cache", storage::RepoSource::default_value, "built-in default");
+  auto context =
+    context_with_repo("aws-neuron/optimum-neuron-cache", storage::RepoSource::default_value, "built-in default");
   hubcache::RepoNotFound error("the cache repo aws-neuron/optimum-neuron-cache does not exist or is not readable",
                                hubcache::ErrorFacts{"aws-neuron/optimum-neuron-cache", false, false});
   auto report = describe_error(error, context);
@@ -73,21 +74,24 @@ TEST_CASE("errors: write access, existing repos, config files and the rest")
 {
   RunContext context;
   auto hub = describe_error(
-    hubcache::WriteAccessDenied("You do not have write access to a/b", hubcache::ErrorFacts{"a/b", true, true}), context);
+    hubcache::WriteAccessDenied("You do not have write access to a/b", hubcache::ErrorFacts{"a/b", true, true}),
+    context);
   CHECK(hub.hint.find("use a token with write access") != std::string::npos);
-  auto directory = describe_error(hubcache::WriteAccessDenied("no write access", hubcache::ErrorFacts{"file:///r", false, true},
-                                                              "fix its permissions"),
-                                  context);
+  auto directory =
+    describe_error(hubcache::WriteAccessDenied("no write access", hubcache::ErrorFacts{"file:///r", false, true},
+                                               "fix its permissions"),
+                   context);
   CHECK(directory.hint == "fix its permissions; or use a cache repo you can write to: neuron-cache create DIR");
   auto exists = describe_error(hubcache::RepoAlreadyExists("exists", hubcache::ErrorFacts{"file:///r"}), context);
   CHECK(exists.hint == "use it with: neuron-cache set file:///r, or pass --exist-ok to create");
-  auto config = describe_error(hubcache::RepoConfigFileError("the file is empty", "delete the file to use the default repo"),
-                               context);
+  auto config = describe_error(
+    hubcache::RepoConfigFileError("the file is empty", "delete the file to use the default repo"), context);
   CHECK(config.hint.find("neuron-cache set NAME") != std::string::npos);
   auto plain = describe_error(hubcache::RemoteError("the Hub failed", "retry later"), context);
   CHECK(plain.message == "the Hub failed");
   CHECK(plain.hint == "retry later");
-  auto usage = describe_error(UsageError("missing argument NAME"), context_with_repo("/r", storage::RepoSource::option, ""));
+  auto usage =
+    describe_error(UsageError("missing argument NAME"), context_with_repo("/r", storage::RepoSource::option, ""));
   CHECK(usage.exit_code == k_exit_usage);
   CHECK(usage.hint == "see 'neuron-cache synchronize --help'");
   CHECK(describe_error(std::runtime_error("odd"), context).exit_code == k_exit_error);

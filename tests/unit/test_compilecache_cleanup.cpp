@@ -140,8 +140,8 @@ TEST_CASE("the SDK's size and time-to-live come from NEURON_CC_FLAGS")
   CHECK(policy.max_size == 100ull << 30);
   CHECK(policy.ttl == 30 * k_day);
   CHECK(policy.size_source == "default");
-  policy = cc::sdk_eviction_policy(
-    util::Environment::from_map({{"NEURON_CC_FLAGS", "--model-type=transformer --cache_size=16777216 --cache_ttl 60"}}));
+  policy = cc::sdk_eviction_policy(util::Environment::from_map(
+    {{"NEURON_CC_FLAGS", "--model-type=transformer --cache_size=16777216 --cache_ttl 60"}}));
   CHECK(policy.max_size == 16777216);
   CHECK(policy.ttl == 60 * k_day);
   CHECK(policy.size_source == "NEURON_CC_FLAGS");
@@ -172,9 +172,9 @@ TEST_CASE("default cleanup: failed entries and stale locks, nothing else")
   cache.incomplete(k_new, "4", 400);
   auto scan = cc::scan(cache.root.path());
   auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), cache.options());
-  CHECK(reasons(plan) == std::map<std::string, std::string>{
-                           {module_path(k_new, "2"), "failed"},
-                           {module_path(k_new, "3") + "/model.hlo_module.pb.lock", "stale-lock"}});
+  CHECK(reasons(plan)
+        == std::map<std::string, std::string>{{module_path(k_new, "2"), "failed"},
+                                              {module_path(k_new, "3") + "/model.hlo_module.pb.lock", "stale-lock"}});
   auto report = cc::apply_cleanup(scan, plan);
   CHECK(report.errors.empty());
   CHECK(report.removed.size() == 2);
@@ -204,12 +204,13 @@ TEST_CASE("a running compiler or a young lock holds its entry and its lock")
   REQUIRE(plan.kept.size() == 2);
   CHECK(plan.kept[0].reason == "lock-held");
   CHECK(plan.kept[1].reason == "compiler-running");
-  CHECK_THROWS_AS(cc::plan_cleanup(scan, cc::UsageRecords(), [&] {
-                    auto wipe = cache.options();
-                    wipe.wipe = true;
-                    wipe.compiler_running = true;
-                    return wipe;
-                  }()),
+  CHECK_THROWS_AS(cc::plan_cleanup(scan, cc::UsageRecords(),
+                                   [&] {
+                                     auto wipe = cache.options();
+                                     wipe.wipe = true;
+                                     wipe.compiler_running = true;
+                                     return wipe;
+                                   }()),
                   IoError);
 
   options = cache.options();
@@ -225,9 +226,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
   cache.success(k_new, "10", 1000, 100); // oldest use
   cache.success(k_new, "11", 1000, 50);
   cache.success(k_new, "12", 1000, 40);
-  cache.success(k_new, "13", 1000, 1);   // within the TTL
+  cache.success(k_new, "13", 1000, 1); // within the TTL
   cache.incomplete(k_new, "14", 2);
-  cache.locked(k_new, "15", 400);        // stale lock, entry never removed whole
+  cache.locked(k_new, "15", 400); // stale lock, entry never removed whole
   write(cache.root / k_new / "0_REGISTRY" / "0.4.6" / "x.json", "{}");
   set_age(cache.root / k_new / "0_REGISTRY", cache.now - 900 * k_day);
   cache.success(k_mid, "20", 500, 10);
@@ -252,7 +253,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
     CHECK(plan.removals[1].entries == 1);
     options.keep_versions = {"2.15.128.0"};
     plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
-    CHECK(reasons(plan) == std::map<std::string, std::string>{{k_new, "old-version"}, {k_mid, "old-version"}, {lock15, "stale-lock"}});
+    CHECK(
+      reasons(plan)
+      == std::map<std::string, std::string>{{k_new, "old-version"}, {k_mid, "old-version"}, {lock15, "stale-lock"}});
     // Without removing stale locks, a version with a lock is kept whole.
     options.stale_locks = false;
     plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
@@ -264,8 +267,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
     auto options = cache.options();
     options.older_than = 45 * k_day;
     CHECK(reasons(cc::plan_cleanup(scan, cc::UsageRecords(), options))
-          == std::map<std::string, std::string>{
-            {module_path(k_new, "10"), "older-than"}, {module_path(k_new, "11"), "older-than"}, {lock15, "stale-lock"}});
+          == std::map<std::string, std::string>{{module_path(k_new, "10"), "older-than"},
+                                                {module_path(k_new, "11"), "older-than"},
+                                                {lock15, "stale-lock"}});
     // A recorded use is newer than the files' times.
     cc::UsageRecords records;
     records.record(module_path(k_new, "10"), cache.now - k_day);
@@ -279,8 +283,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
     options.max_size = total - 1500; // two entries of ~1006 bytes must go
     options.ttl = 30 * k_day;
     auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
-    CHECK(reasons(plan) == std::map<std::string, std::string>{
-                             {module_path(k_new, "10"), "max-size"}, {module_path(k_new, "11"), "max-size"}, {lock15, "stale-lock"}});
+    CHECK(reasons(plan)
+          == std::map<std::string, std::string>{
+            {module_path(k_new, "10"), "max-size"}, {module_path(k_new, "11"), "max-size"}, {lock15, "stale-lock"}});
     CHECK_FALSE(plan.above_max_size);
     options.max_size = 0;
     plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
@@ -294,7 +299,8 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
         order.push_back(removal.path);
       }
     }
-    CHECK(order == std::vector<std::string>{module_path(k_new, "10"), module_path(k_new, "11"), module_path(k_new, "12")});
+    CHECK(order
+          == std::vector<std::string>{module_path(k_new, "10"), module_path(k_new, "11"), module_path(k_new, "12")});
     options.ttl = 5 * k_day;
     plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
     order.clear();
@@ -303,8 +309,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
         order.push_back(removal.path);
       }
     }
-    CHECK(order == std::vector<std::string>{module_path(k_new, "10"), module_path(k_new, "11"), module_path(k_new, "12"),
-                                            module_path(k_old, "30"), module_path(k_mid, "20")}); // same age: by path
+    CHECK(order
+          == std::vector<std::string>{module_path(k_new, "10"), module_path(k_new, "11"), module_path(k_new, "12"),
+                                      module_path(k_old, "30"), module_path(k_mid, "20")}); // same age: by path
   }
   SUBCASE("--wipe: everything but the root lock")
   {
@@ -313,8 +320,9 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
     auto options = cache.options();
     options.wipe = true;
     auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
-    CHECK(reasons(plan) == std::map<std::string, std::string>{
-                             {k_new, "wipe"}, {k_mid, "wipe"}, {k_old, "wipe"}, {"stray.txt", "wipe"}, {lock15, "stale-lock"}});
+    CHECK(reasons(plan)
+          == std::map<std::string, std::string>{
+            {k_new, "wipe"}, {k_mid, "wipe"}, {k_old, "wipe"}, {"stray.txt", "wipe"}, {lock15, "stale-lock"}});
     auto report = cc::apply_cleanup(scan, plan);
     CHECK(report.errors.empty());
     std::vector<std::string> left;
@@ -358,8 +366,9 @@ TEST_CASE("leftovers of dead processes are swept, live ones kept")
   write(elsewhere / "f", "x");
   auto scan = cc::scan(cache.root.path());
   auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), cache.options());
-  CHECK(reasons(plan) == std::map<std::string, std::string>{
-                           {k_new + "/.MODULE_9+d41d8cd9.tmp.nc." + host + ".999999999.abc", "leftover"}});
+  CHECK(reasons(plan)
+        == std::map<std::string, std::string>{
+          {k_new + "/.MODULE_9+d41d8cd9.tmp.nc." + host + ".999999999.abc", "leftover"}});
 }
 
 TEST_SUITE_END();

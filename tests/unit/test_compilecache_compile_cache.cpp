@@ -81,7 +81,8 @@ TEST_CASE("cache root: option > NEURON_CC_FLAGS > NEURON_COMPILE_CACHE_URL > def
   CHECK(root.path == "/flags/cache");
   CHECK(root.source == cc::RootSource::cc_flags);
 
-  env = Environment::from_map({{"NEURON_CC_FLAGS", "--model-type=transformer"}, {"NEURON_COMPILE_CACHE_URL", "file:///env/cache"}});
+  env = Environment::from_map(
+    {{"NEURON_CC_FLAGS", "--model-type=transformer"}, {"NEURON_COMPILE_CACHE_URL", "file:///env/cache"}});
   root = cc::resolve_cache_root(std::nullopt, env);
   CHECK(root.path == "/env/cache");
   CHECK(root.source == cc::RootSource::environment);
@@ -90,11 +91,13 @@ TEST_CASE("cache root: option > NEURON_CC_FLAGS > NEURON_COMPILE_CACHE_URL > def
   CHECK(root.path == "/var/tmp/neuron-compile-cache");
   CHECK(root.source == cc::RootSource::default_path);
 
-  CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_COMPILE_CACHE_URL", "s3://bucket/p"}})),
-                  NotSupported);
+  CHECK_THROWS_AS(
+    cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_COMPILE_CACHE_URL", "s3://bucket/p"}})),
+    NotSupported);
   CHECK_THROWS_AS(cc::resolve_cache_root(std::string("s3://bucket"), Environment::from_map({})), NotSupported);
-  CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_CC_FLAGS", "--cache_dir=s3://b/x"}})),
-                  NotSupported);
+  CHECK_THROWS_AS(
+    cc::resolve_cache_root(std::nullopt, Environment::from_map({{"NEURON_CC_FLAGS", "--cache_dir=s3://b/x"}})),
+    NotSupported);
 }
 
 TEST_CASE("NEURON_CC_FLAGS: both forms, quoting, last one wins")
@@ -148,20 +151,25 @@ TEST_CASE("classification of every state and generation")
   CHECK(c.state == cc::EntryState::success);
   CHECK(c.generation == cc::Generation::c);
 
-  auto failed = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.log", 9}});
+  auto failed =
+    cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.log", 9}});
   CHECK(failed.state == cc::EntryState::failed);
   auto locked = cc::classify_module_files(
     Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.hlo_module.pb.lock", 0}});
   CHECK(locked.state == cc::EntryState::locked);
   // A lock wins even over a complete entry: the compiler may still be writing it.
-  locked = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.hlo_module.pb", 3},
-                                           {"model.neff", 9}, {"model.hlo_module.pb.lock", 0}});
+  locked = cc::classify_module_files(Files{{"compile_flags.json", 48},
+                                           {"model.done", 0},
+                                           {"model.hlo_module.pb", 3},
+                                           {"model.neff", 9},
+                                           {"model.hlo_module.pb.lock", 0}});
   CHECK(locked.state == cc::EntryState::locked);
 
   auto todo = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}});
   CHECK(todo.state == cc::EntryState::incomplete);
   CHECK(todo.reason == "no model.neff");
-  auto no_done = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
+  auto no_done =
+    cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
   CHECK(no_done.state == cc::EntryState::incomplete);
   CHECK(no_done.reason.find("model.done") != std::string::npos);
   auto empty_neff = cc::classify_module_files(
@@ -227,7 +235,8 @@ TEST_CASE("scan classifies a tree and reports what it skips")
   CHECK(ok->state == cc::EntryState::success);
   CHECK(ok->generation == cc::Generation::c);
   CHECK(ok->compiler_version == "2.15.128.0+56dc5a86");
-  CHECK(file_names(*ok) == std::vector<std::string>{"compile_flags.json", "model.done", "model.hlo_module.pb", "model.neff"});
+  CHECK(file_names(*ok)
+        == std::vector<std::string>{"compile_flags.json", "model.done", "model.hlo_module.pb", "model.neff"});
   CHECK(find_entry(scan, "MODULE_222+d41d8cd9")->state == cc::EntryState::failed);
   CHECK(find_entry(scan, "MODULE_333+39f12043")->state == cc::EntryState::locked);
   CHECK(find_entry(scan, "MODULE_444+39f12043")->state == cc::EntryState::incomplete);
@@ -312,7 +321,9 @@ TEST_CASE("scan errors on a missing or non-directory root, and survives odd name
   CHECK(find_entry(scan, "MODULE_1+39f12043")->state == cc::EntryState::success);
   CHECK(find_skip(scan, "MODULE_??")->reason == "invalid-name");
   CHECK(find_skip(scan, "neuronxcc-?")->reason == "invalid-name");
-  CHECK(cc::printable("a\xff" "b\n") == "a?b?");
+  CHECK(cc::printable("a\xff"
+                      "b\n")
+        == "a?b?");
   CHECK(cc::printable("ünïcode") == "ünïcode");
 }
 

@@ -1,9 +1,9 @@
 #include <hubcache/compilecache/compile_cache.hpp>
-#include <hubcache/storage/directory_repository.hpp>
+#include <hubcache/compilecache/sync.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
-#include <hubcache/compilecache/sync.hpp>
 
 #include "test_support.hpp"
 
@@ -55,7 +55,10 @@ struct Fixture {
 };
 
 // The repo's content-derived revision: unchanged iff nothing was written.
-std::string repo_state(Fixture& fixture) { return fixture.repo.revision().value_or(""); }
+std::string repo_state(Fixture& fixture)
+{
+  return fixture.repo.revision().value_or("");
+}
 
 // Forwards to a repo and counts listings, to show what push does not do.
 class CountingRepository final : public Repository {
@@ -133,8 +136,8 @@ TEST_CASE("push plan: only publishable entries, only what the repo lacks or hold
   cc::DigestCache digests;
   std::vector<RepoFile> remote;
   for (const auto& name : {"compile_flags.json", "model.hlo_module.pb", "model.neff", "model.done"}) {
-    remote.push_back(remote_of(dir / a / name, a + "/" + name, true));      // sha256 (directory, LFS)
-    remote.push_back(remote_of(dir / b / name, b + "/" + name, false));     // git blob sha1 (Hub regular file)
+    remote.push_back(remote_of(dir / a / name, a + "/" + name, true));  // sha256 (directory, LFS)
+    remote.push_back(remote_of(dir / b / name, b + "/" + name, false)); // git blob sha1 (Hub regular file)
   }
   // Same size, other content: must be uploaded again.
   remote.back() = RepoFile{b + "/model.done", 0, "", git_blob_sha1("")};
@@ -174,7 +177,8 @@ TEST_CASE("push: one commit, then nothing; the digest cache makes the re-run has
     digests.save();
   }
   auto state = repo_state(fixture);
-  CHECK(fixture.repo.read_file(k_version + "/MODULE_1+" + cc::flags_suffix(R"(["--model-type=transformer"])") + "/model.neff")
+  CHECK(fixture.repo.read_file(k_version + "/MODULE_1+" + cc::flags_suffix(R"(["--model-type=transformer"])")
+                               + "/model.neff")
         == "neff");
   {
     cc::DigestCache digests(cache_file);
@@ -279,7 +283,8 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   fixture.repo.commit(edit);
 
   cc::DigestCache digests;
-  auto report = cc::pull(fixture.repo, fixture.root, digests, {.compiler_version = std::string("2.21"), .dry_run = false});
+  auto report =
+    cc::pull(fixture.repo, fixture.root, digests, {.compiler_version = std::string("2.21"), .dry_run = false});
   CHECK(report.entries_pulled == std::vector<std::string>{good, k_version + "/MODULE_abcdef"});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == no_done);
@@ -354,7 +359,8 @@ TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report 
   auto source = fixture.dir / "source";
   std::vector<std::string> entries;
   for (int i = 0; i < 12; ++i) {
-    entries.push_back(make_entry(source, std::to_string(100 + i), std::string(static_cast<std::size_t>(1000 * i + 10), 'n')));
+    entries.push_back(
+      make_entry(source, std::to_string(100 + i), std::string(static_cast<std::size_t>(1000 * i + 10), 'n')));
   }
   {
     cc::DigestCache digests;

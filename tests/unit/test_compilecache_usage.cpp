@@ -125,11 +125,12 @@ TEST_CASE("records file is untrusted input")
 
 TEST_CASE("records live under XDG_STATE_HOME, else ~/.local/state, one file per root")
 {
-  auto xdg = cc::UsageRecords::default_path("/var/tmp/neuron-compile-cache",
-                                            util::Environment::from_map({{"XDG_STATE_HOME", "/state"}, {"HOME", "/home/me"}}));
+  auto xdg = cc::UsageRecords::default_path(
+    "/var/tmp/neuron-compile-cache", util::Environment::from_map({{"XDG_STATE_HOME", "/state"}, {"HOME", "/home/me"}}));
   CHECK(xdg.parent_path() == "/state/neuron-cache");
   CHECK(xdg.filename().string().starts_with("usage-"));
-  auto home = cc::UsageRecords::default_path("/var/tmp/neuron-compile-cache", util::Environment::from_map({{"HOME", "/home/me"}}));
+  auto home = cc::UsageRecords::default_path("/var/tmp/neuron-compile-cache",
+                                             util::Environment::from_map({{"HOME", "/home/me"}}));
   CHECK(home.parent_path() == "/home/me/.local/state/neuron-cache");
   CHECK(home.filename() == xdg.filename());
   auto other = cc::UsageRecords::default_path("/other/cache", util::Environment::from_map({{"HOME", "/home/me"}}));

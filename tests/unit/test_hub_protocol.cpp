@@ -3,17 +3,17 @@
 #include "test_support.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
-#include <hubcache/util/hash.hpp>
 #include <hubcache/http/client.hpp>
 #include <hubcache/hub/api.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include "hub/detail.hpp"
 
 #include <doctest/doctest.h>
 
-#include <sys/stat.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 using namespace hubcache;
 using namespace hubcache::util;
@@ -61,7 +61,8 @@ TEST_CASE("Link headers: rel=next found among several values, absent on the last
 {
   CHECK(http::parse_link_next(R"(<http://127.0.0.1:5/api/models/a/b/tree/main?cursor=abc&recursive=true>; rel="next")")
         == "http://127.0.0.1:5/api/models/a/b/tree/main?cursor=abc&recursive=true");
-  CHECK(http::parse_link_next(R"(<https://x/prev>; rel="prev", <https://x/next?c=1>; rel="next")") == "https://x/next?c=1");
+  CHECK(http::parse_link_next(R"(<https://x/prev>; rel="prev", <https://x/next?c=1>; rel="next")")
+        == "https://x/next?c=1");
   CHECK(http::parse_link_next(R"(<https://x/n>;rel=next)") == "https://x/n");
   CHECK(http::parse_link_next(R"(<https://x/n>; title="a, b"; rel="last next")") == "https://x/n");
   CHECK_FALSE(http::parse_link_next(R"(<https://x/prev>; rel="prev")"));
@@ -142,10 +143,10 @@ TEST_CASE("URL helpers: encoding, origins and redirect targets")
 TEST_CASE("errors: X-Error-Code first, request id in the message, a next step in the hint")
 {
   HubErrorContext context{"read the repo alice/cache", "alice/cache", {}, false, true};
-  auto [message, hint, facts] = caught<RepoNotFound>(
-    response_with(404, {{"X-Error-Code", "RepoNotFound"}, {"X-Request-Id", "req-123"}},
-                  R"({"error":"Repository not found"})"),
-    context);
+  auto [message, hint, facts] =
+    caught<RepoNotFound>(response_with(404, {{"X-Error-Code", "RepoNotFound"}, {"X-Request-Id", "req-123"}},
+                                       R"({"error":"Repository not found"})"),
+                         context);
   CHECK(message.find("req-123") != std::string::npos);
   CHECK(message.find("Repository not found") != std::string::npos);
   // Facts, not advice naming a program: the CLI words the next step.
@@ -165,7 +166,8 @@ TEST_CASE("errors: X-Error-Code first, request id in the message, a next step in
   HubErrorContext anonymous{"read the repo alice/cache", "alice/cache", {}, false, false};
   auto login = caught<TokenMissing>(response_with(401, {}, R"({"error":"Invalid username or password."})"), anonymous);
   CHECK_FALSE(login.facts.token_sent);
-  auto rejected = caught<TokenRejected>(response_with(401, {}), HubErrorContext{"check the token", "", {}, false, true});
+  auto rejected =
+    caught<TokenRejected>(response_with(401, {}), HubErrorContext{"check the token", "", {}, false, true});
   CHECK(rejected.first.find("rejected your token") != std::string::npos);
   auto private_repo = caught<RepoNotFound>(response_with(401, {}), context);
   CHECK(private_repo.first.find("not accessible") != std::string::npos);
@@ -236,8 +238,8 @@ TEST_CASE("token resolution: --token, HF_TOKEN, HUGGING_FACE_HUB_TOKEN, HF_TOKEN
   CHECK_THROWS_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt), ConfigError);
   util::write_file_atomically(dir.path() / "huge", std::string(100 * 1024, 'x'));
   empty["HF_TOKEN_PATH"] = (dir.path() / "huge").string();
-  CHECK_THROWS_WITH_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt),
-                       doctest::Contains("larger than"), ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_hub_token(Environment::from_map(empty), std::nullopt), doctest::Contains("larger than"),
+                       ConfigError);
 }
 
 TEST_CASE("environment: HF_ENDPOINT trailing slash, HF_HUB_OFFLINE truthy values")
@@ -309,9 +311,12 @@ TEST_CASE("NDJSON commit lines: header with parentCommit, files, LFS files, dele
 
   auto lfs = json::parse(commit_lfs_file_line("m/model.neff", std::string(64, 'e'), 350));
   CHECK(lfs["key"] == "lfsFile");
-  CHECK(lfs["value"] == json{{"path", "m/model.neff"}, {"algo", "sha256"}, {"oid", std::string(64, 'e')}, {"size", 350}});
-  CHECK(json::parse(commit_deletion_line("old.txt", false)) == json{{"key", "deletedFile"}, {"value", {{"path", "old.txt"}}}});
-  CHECK(json::parse(commit_deletion_line("dir", true)) == json{{"key", "deletedFolder"}, {"value", {{"path", "dir/"}}}});
+  CHECK(lfs["value"]
+        == json{{"path", "m/model.neff"}, {"algo", "sha256"}, {"oid", std::string(64, 'e')}, {"size", 350}});
+  CHECK(json::parse(commit_deletion_line("old.txt", false))
+        == json{{"key", "deletedFile"}, {"value", {{"path", "old.txt"}}}});
+  CHECK(json::parse(commit_deletion_line("dir", true))
+        == json{{"key", "deletedFolder"}, {"value", {{"path", "dir/"}}}});
   CHECK(commit_deletion_line("x", false).back() == '\n');
 }
 
@@ -349,14 +354,15 @@ TEST_CASE("preupload and LFS batch payloads")
   CHECK(parsed[0].upload->href == "http://x/put");
   CHECK(parsed[0].verify->href == "http://x/v");
   CHECK_FALSE(parsed[1].upload);
-  CHECK_THROWS_AS(parse_lfs_batch_response(R"({"objects":[{"oid":"aa","size":1,"error":{"code":422,"message":"no"}}]})"),
-                  RemoteError);
+  CHECK_THROWS_AS(
+    parse_lfs_batch_response(R"({"objects":[{"oid":"aa","size":1,"error":{"code":422,"message":"no"}}]})"),
+    RemoteError);
 }
 
 TEST_CASE("multipart plan: parts ordered by number, count checked against the size")
 {
-  LfsAction upload{"http://x/complete", {{"chunk_size", "4"}, {"00002", "http://x/p2"}, {"00001", "http://x/p1"},
-                                         {"00003", "http://x/p3"}}};
+  LfsAction upload{"http://x/complete",
+                   {{"chunk_size", "4"}, {"00002", "http://x/p2"}, {"00001", "http://x/p1"}, {"00003", "http://x/p3"}}};
   auto plan = multipart_plan(upload, 10);
   REQUIRE(plan);
   CHECK(plan->chunk_size == 4);
@@ -389,15 +395,15 @@ TEST_CASE("preupload and commit lines refuse a name that is not UTF-8, naming it
 {
   std::string name = "dir/caf\xe9\x1b.neff";
   CHECK_THROWS_WITH_AS(preupload_request_body({{name, 1, "x"}}, 0, 1),
-                       doctest::Contains(R"(the path "dir/caf\ufffd\u001b.neff" is not valid UTF-8)"),
-                       InvalidArgument);
+                       doctest::Contains(R"(the path "dir/caf\ufffd\u001b.neff" is not valid UTF-8)"), InvalidArgument);
   CHECK_THROWS_AS(commit_file_line_prefix(name), InvalidArgument);
   CHECK_THROWS_AS(commit_lfs_file_line(name, std::string(64, 'e'), 1), InvalidArgument);
   CHECK_THROWS_AS(commit_deletion_line(name, false), InvalidArgument);
   CHECK_THROWS_AS(commit_deletion_line(name, true), InvalidArgument);
   CHECK_THROWS_WITH_AS(commit_header_line("Add caf\xe9", "", std::nullopt),
                        doctest::Contains("the commit message is not valid UTF-8"), InvalidArgument);
-  CHECK(json::parse(commit_lfs_file_line("dir/café.neff", std::string(64, 'e'), 1))["value"]["path"] == "dir/café.neff");
+  CHECK(json::parse(commit_lfs_file_line("dir/café.neff", std::string(64, 'e'), 1))["value"]["path"]
+        == "dir/café.neff");
 }
 
 // Found by fuzz_hub_tree (UBSan: 1e300 is outside the range of uint64_t): a size that is

@@ -59,18 +59,18 @@ TEST_CASE("registry: unexpected depths and names are reported, not thrown")
   CHECK_FALSE(parse_registry_path("registry.json"));
   CHECK_FALSE(parse_registry_path(""));
   for (const std::string bad : {
-         "neuronxcc-2.21/0_REGISTRY",                                  // the dir itself as a file
-         "neuronxcc-2.21/0_REGISTRY/0.4.5",                            // no entry
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/x.json",                     // directly in the version dir
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/x.json",               // model type only
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/a/b/c/d/x.json",             // too deep
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/inference/llama/x.json",     // mode + model type only
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/README.md",  // not json
-         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/.json",      // empty name
-         "other/0_REGISTRY/0.4.5/llama/org/model/x.json",              // not a compiler dir
-         "neuronxcc-/0_REGISTRY/0.4.5/llama/org/model/x.json",         // empty compiler version
-         "a/neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/x.json",   // nested too deep
-         "0_REGISTRY/0.4.5/llama/org/model/x.json",                    // at the repo root
+         "neuronxcc-2.21/0_REGISTRY",                                 // the dir itself as a file
+         "neuronxcc-2.21/0_REGISTRY/0.4.5",                           // no entry
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/x.json",                    // directly in the version dir
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/x.json",              // model type only
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/a/b/c/d/x.json",            // too deep
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/inference/llama/x.json",    // mode + model type only
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/README.md", // not json
+         "neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/.json",     // empty name
+         "other/0_REGISTRY/0.4.5/llama/org/model/x.json",             // not a compiler dir
+         "neuronxcc-/0_REGISTRY/0.4.5/llama/org/model/x.json",        // empty compiler version
+         "a/neuronxcc-2.21/0_REGISTRY/0.4.5/llama/org/model/x.json",  // nested too deep
+         "0_REGISTRY/0.4.5/llama/org/model/x.json",                   // at the repo root
        }) {
     CAPTURE(bad);
     auto parsed = parse_registry_path(bad);
@@ -86,8 +86,8 @@ TEST_CASE("registry: writing paths round-trip through the parser")
                                              nlohmann::json{{"model_type", "llama"}, {"hidden_size", 64}},
                                              nlohmann::json{{"batch_size", 1}});
   auto path = registry::registry_path("2.21.33363.0+82129205", "0.4.5", entry);
-  CHECK(path == "neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.5/llama/meta-llama/Llama-3.1-8B/" + entry.hash()
-                  + ".json");
+  CHECK(path
+        == "neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.5/llama/meta-llama/Llama-3.1-8B/" + entry.hash() + ".json");
   auto parsed = parse_registry_path(path);
   REQUIRE(parsed);
   CHECK(parsed->kind == RegistryPathKind::alias);
@@ -111,8 +111,9 @@ TEST_CASE("registry: writing paths round-trip through the parser")
 // reads as another layout (or not as the entry at all).
 TEST_CASE("registry: versions that are not one path component cannot file an entry")
 {
-  auto entry = registry::make_registry_entry("org/model", std::string("text-generation"),
-                                             nlohmann::json{{"model_type", "llama"}}, nlohmann::json{{"batch_size", 1}});
+  auto entry =
+    registry::make_registry_entry("org/model", std::string("text-generation"), nlohmann::json{{"model_type", "llama"}},
+                                  nlohmann::json{{"batch_size", 1}});
   CHECK_THROWS_AS(registry::registry_path("2.21", "0.4.5/llama", entry), hubcache::InvalidArgument);
   CHECK_THROWS_AS(registry::registry_path("2.21/0_REGISTRY/x", "0.4.5", entry), hubcache::InvalidArgument);
   CHECK_THROWS_WITH_AS(registry::digest_registry_path("2.21", "0/model/extra", entry),

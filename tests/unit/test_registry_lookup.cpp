@@ -3,8 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <registry/catalog.hpp>
 #include <registry/layout.hpp>
 #include <registry/lookup.hpp>
@@ -17,14 +17,14 @@ const std::string k_compiler = "2.21.33363.0+82129205";
 
 nlohmann::json llama_config(int hidden_size = 4096)
 {
-  return {{"model_type", "llama"}, {"hidden_size", hidden_size}, {"num_hidden_layers", 32},
+  return {{"model_type", "llama"},     {"hidden_size", hidden_size},   {"num_hidden_layers", 32},
           {"torch_dtype", "bfloat16"}, {"_name_or_path", "somewhere"}, {"rms_norm_eps", 1e-05}};
 }
 
 nlohmann::json nxd_neuron(int batch, int sequence, int tp, const std::string& target = "trn1")
 {
-  return {{"batch_size", batch}, {"sequence_length", sequence}, {"tp_degree", tp}, {"torch_dtype", "bfloat16"},
-          {"target", target}, {"_serialized_key", "NxDNeuronConfig"}};
+  return {{"batch_size", batch}, {"sequence_length", sequence},         {"tp_degree", tp}, {"torch_dtype", "bfloat16"},
+          {"target", target},    {"_serialized_key", "NxDNeuronConfig"}};
 }
 
 struct Seeded {
@@ -58,8 +58,8 @@ TEST_CASE("registry: lookup selects digest, alias and sibling candidates only")
   Seeded seeded;
   auto mine = registry::make_registry_entry("meta-llama/Llama-3.1-8B", std::string("text-generation"), llama_config(),
                                             nxd_neuron(1, 4096, 8));
-  auto mine_2 = registry::make_registry_entry("meta-llama/Llama-3.1-8B", std::string("text-generation"),
-                                              llama_config(), nxd_neuron(4, 4096, 8));
+  auto mine_2 = registry::make_registry_entry("meta-llama/Llama-3.1-8B", std::string("text-generation"), llama_config(),
+                                              nxd_neuron(4, 4096, 8));
   auto other = registry::make_registry_entry("org/other", std::string("text-generation"), llama_config(2048),
                                              nxd_neuron(1, 4096, 8));
   // A fine-tune with the same architecture, present only in the digest dir.
@@ -118,7 +118,8 @@ TEST_CASE("registry: lookup selects digest, alias and sibling candidates only")
 
 TEST_CASE("registry: a digest computed for one task only matches that task")
 {
-  auto entry = registry::make_registry_entry("m", std::string("feature-extraction"), llama_config(), nxd_neuron(1, 1, 1));
+  auto entry =
+    registry::make_registry_entry("m", std::string("feature-extraction"), llama_config(), nxd_neuron(1, 1, 1));
   registry::LoadedEntry loaded{*registry::parse_registry_path(registry::digest_registry_path("2.1", "0.4.5", entry)),
                                entry, entry.hash(), 0};
   auto any_task = registry::make_lookup_target("x", std::nullopt, llama_config());
@@ -136,15 +137,17 @@ TEST_CASE("registry: legacy roots are searched by model type and compared by con
 {
   Seeded seeded;
   auto legacy_config = llama_config();
-  legacy_config["neuron"] = {{"task", "text-generation"}, {"batch_size", 1}, {"num_cores", 24},
-                             {"auto_cast_type", "fp16"}, {"sequence_length", 2048}};
+  legacy_config["neuron"] = {{"task", "text-generation"},
+                             {"batch_size", 1},
+                             {"num_cores", 24},
+                             {"auto_cast_type", "fp16"},
+                             {"sequence_length", 2048}};
   auto target_config = llama_config();
   target_config.erase("torch_dtype");
   // 0.0.19 layout with a mode level; content from before the "_" keys existed.
   nlohmann::json bare = registry::clean_config(legacy_config);
   seeded.add({
-    {"neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/meta-llama/Llama-2-7b/aaaa.json",
-     bare.dump()},
+    {"neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/meta-llama/Llama-2-7b/aaaa.json", bare.dump()},
     {"neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/gpt2/gpt2/bbbb.json",
      R"({"model_type": "gpt2", "neuron": {}})"},
     {"neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/org/broken/cccc.json", "{broken"},
@@ -177,8 +180,8 @@ TEST_CASE("registry: instance types are normalized on both sides")
   CHECK(registry::normalize_instance_type("inf2") == "trn1");
   CHECK(registry::normalize_instance_type("trn1n") == "trn1");
   CHECK(registry::normalize_instance_type("trn2") == "trn2");
-  auto entry = registry::make_registry_entry("m", std::string("text-generation"), llama_config(),
-                                             nxd_neuron(1, 128, 2, "inf2"));
+  auto entry =
+    registry::make_registry_entry("m", std::string("text-generation"), llama_config(), nxd_neuron(1, 128, 2, "inf2"));
   registry::LoadedEntry loaded{*registry::parse_registry_path(registry::registry_path("2.1", "0.4.5", entry)), entry,
                                entry.hash(), 0};
   registry::Filters filters;
@@ -263,10 +266,10 @@ TEST_CASE("registry: MODULE_<hash> folders give traced entries a size")
 TEST_CASE("registry: the catalog reads only entries whose model id the paths do not tell")
 {
   Seeded seeded;
-  auto aliased = registry::make_registry_entry("org/a", std::string("text-generation"), llama_config(),
-                                               nxd_neuron(1, 128, 2));
-  auto digest_only = registry::make_registry_entry("org/b", std::string("text-generation"), llama_config(),
-                                                   nxd_neuron(2, 128, 2));
+  auto aliased =
+    registry::make_registry_entry("org/a", std::string("text-generation"), llama_config(), nxd_neuron(1, 128, 2));
+  auto digest_only =
+    registry::make_registry_entry("org/b", std::string("text-generation"), llama_config(), nxd_neuron(2, 128, 2));
   seeded.add({
     {registry::registry_path(k_compiler, "0.4.5", aliased), aliased.serialize()},
     {registry::digest_registry_path(k_compiler, "0.4.5", aliased), aliased.serialize()},

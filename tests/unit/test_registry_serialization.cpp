@@ -45,8 +45,8 @@ TEST_CASE("registry: single-model entries serialize, hash and digest like optimu
     CAPTURE(vector["model_id"].get<std::string>());
     auto config = registry::parse_json(vector["config"].get<std::string>(), "config");
     auto neuron = registry::parse_json(vector["neuron"].get<std::string>(), "neuron");
-    auto entry = registry::make_registry_entry(vector["model_id"].get<std::string>(),
-                                               vector["task"].get<std::string>(), config, neuron);
+    auto entry = registry::make_registry_entry(vector["model_id"].get<std::string>(), vector["task"].get<std::string>(),
+                                               config, neuron);
     CHECK(entry.serialize() == vector["serialized"].get<std::string>());
     CHECK(entry.hash() == vector["hash"].get<std::string>());
     CHECK(entry.arch_digest() == vector["arch_digest"].get<std::string>());

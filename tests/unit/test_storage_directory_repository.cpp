@@ -1,5 +1,5 @@
-#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
 
@@ -9,8 +9,8 @@
 
 #include <map>
 #include <set>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,7 +74,8 @@ std::size_t staging_folders(const std::filesystem::path& repo)
 {
   std::error_code ec;
   std::size_t count = 0;
-  for ([[maybe_unused]] const auto& item : std::filesystem::directory_iterator(repo / ".neuron-cache" / "staging", ec)) {
+  for ([[maybe_unused]] const auto& item :
+       std::filesystem::directory_iterator(repo / ".neuron-cache" / "staging", ec)) {
     ++count;
   }
   return count;

@@ -5,12 +5,12 @@
 #include "test_support.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
-#include <hubcache/util/hash.hpp>
 #include <hubcache/http/client.hpp>
 #include <hubcache/hub/api.hpp>
-#include <hubcache/storage/hub_repository.hpp>
 #include <hubcache/storage/factory.hpp>
+#include <hubcache/storage/hub_repository.hpp>
+#include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -154,7 +154,8 @@ public:
   }
   std::unique_ptr<HubRepository> repo(const std::string& id, std::optional<std::string> token = std::string(k_alice))
   {
-    return std::make_unique<HubRepository>(id, HubConfig::from_environment(environment(std::move(token)), std::nullopt));
+    return std::make_unique<HubRepository>(id,
+                                           HubConfig::from_environment(environment(std::move(token)), std::nullopt));
   }
   int commit_count(const std::string& repo_id)
   {
@@ -296,7 +297,8 @@ TEST_CASE("hub repository on the test Hub: check_writable asks for a token, the 
   CHECK(hub.repo("alice/shared")->revision() == revision);
 }
 
-TEST_CASE("hub repository on the test Hub: known digests are used as given and every addition comes back with its digests")
+TEST_CASE(
+  "hub repository on the test Hub: known digests are used as given and every addition comes back with its digests")
 {
   TestHub hub;
   auto repo = hub.repo("digests");
@@ -306,10 +308,12 @@ TEST_CASE("hub repository on the test Hub: known digests are used as given and e
   util::write_file_atomically(dir / "big.bin", big);
   util::write_file_atomically(dir / "small.txt", "small");
   auto known = digest_file(dir / "big.bin", 512);
-  CommitRequest request{"digests", "",
+  CommitRequest request{"digests",
+                        "",
                         {{"a/big.bin", FileSource::from_file(dir / "big.bin"), known},
                          {"a/small.txt", FileSource::from_file(dir / "small.txt")}},
-                        {}, std::nullopt};
+                        {},
+                        std::nullopt};
   auto result = repo->commit(request);
   REQUIRE(result.files.size() == 2);
   CHECK(result.files[0].sha256 == known.sha256);
@@ -330,10 +334,10 @@ TEST_CASE("hub repository on the test Hub: regular, LFS and multipart files in o
   auto repo = hub.repo("cache");
   repo->create({});
 
-  auto small = text_of_size(40, 's');                 // regular (below the 64-byte LFS threshold)
-  auto basic = pattern(90, 1);                          // LFS, basic PUT
-  auto multi = pattern(250, 2);                         // LFS, 3 parts of 100 bytes
-  auto empty = std::string();                           // always regular
+  auto small = text_of_size(40, 's');                     // regular (below the 64-byte LFS threshold)
+  auto basic = pattern(90, 1);                            // LFS, basic PUT
+  auto multi = pattern(250, 2);                           // LFS, 3 parts of 100 bytes
+  auto empty = std::string();                             // always regular
   util::write_file_atomically(dir / "multi.neff", multi); // streamed from a file
   util::write_file_atomically(dir / "basic.neff", basic);
   hub.reset_stats();
@@ -441,13 +445,18 @@ TEST_CASE("hub repository on the test Hub: dropped, truncated, corrupt and mis-s
   repo->create({});
   auto big = pattern(5000, 4);
   auto regular = text_of_size(60, 'r');
-  CommitRequest add{"add", "", {{"m/model.neff", FileSource::from_bytes(big)}, {"m/flags.txt", FileSource::from_bytes(regular)}}, {}, std::nullopt};
+  CommitRequest add{"add",
+                    "",
+                    {{"m/model.neff", FileSource::from_bytes(big)}, {"m/flags.txt", FileSource::from_bytes(regular)}},
+                    {},
+                    std::nullopt};
   repo->commit(add);
 
   SUBCASE("a connection dropped mid-download resumes with Range")
   {
     hub.reset_stats();
-    hub.fault({{"match", "/_lfs/cdn/"}, {"method", "GET"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 1500}});
+    hub.fault(
+      {{"match", "/_lfs/cdn/"}, {"method", "GET"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 1500}});
     repo->download_file("m/model.neff", dir / "model.neff");
     CHECK(util::read_file(dir / "model.neff") == big);
     CHECK(hub.route_count("lfs_cdn") == 3);
@@ -483,7 +492,8 @@ TEST_CASE("hub repository on the test Hub: dropped, truncated, corrupt and mis-s
   }
 }
 
-TEST_CASE("hub repository on the test Hub: error bursts are retried, persistent ones reported; malformed JSON is an error")
+TEST_CASE(
+  "hub repository on the test Hub: error bursts are retried, persistent ones reported; malformed JSON is an error")
 {
   TestHub hub;
   auto repo = hub.repo("cache");
@@ -491,14 +501,17 @@ TEST_CASE("hub repository on the test Hub: error bursts are retried, persistent 
   repo->commit({"add", "", {{"a.json", FileSource::from_bytes("{}")}}, {}, std::nullopt});
 
   hub.reset_stats();
-  hub.fault({{"match", "/api/models/alice/cache"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 500}});
-  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 503}, {"retry_after", 1}});
+  hub.fault(
+    {{"match", "/api/models/alice/cache"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 500}});
+  hub.fault(
+    {{"match", "/tree/"}, {"method", "GET"}, {"count", 2}, {"action", "status"}, {"status", 503}, {"retry_after", 1}});
   CHECK(repo->revision().has_value());
   CHECK(repo->list_files().size() == 2); // a.json and the .gitattributes every new repo has
   CHECK(hub.route_count("model_info") == 3);
   CHECK(hub.route_count("tree") == 3);
 
-  hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 3}, {"action", "status"}, {"status", 429}, {"retry_after", 2}});
+  hub.fault(
+    {{"match", "/tree/"}, {"method", "GET"}, {"count", 3}, {"action", "status"}, {"status", 429}, {"retry_after", 2}});
   CHECK(repo->list_files().size() == 2);
 
   hub.fault({{"match", "/tree/"}, {"method", "GET"}, {"count", 50}, {"action", "status"}, {"status", 503}});
@@ -525,7 +538,8 @@ TEST_CASE("hub repository on the test Hub: unsafe and odd listed paths are skipp
   auto repo = hub.repo("cache");
   repo->create({});
   repo->commit({"add", "", {{"ok/a.json", FileSource::from_bytes("{}")}}, {}, std::nullopt});
-  for (const char* evil : {"../evil", "/etc/passwd-copy", ".git/config", "ok/../../x", "ok/back\\slash", "ok/tab\there"}) {
+  for (const char* evil :
+       {"../evil", "/etc/passwd-copy", ".git/config", "ok/../../x", "ok/back\\slash", "ok/tab\there"}) {
     CAPTURE(evil);
     auto other = hub.repo("cache-" + std::to_string(std::hash<std::string>{}(evil) % 100000));
     other->create({});
@@ -542,7 +556,8 @@ TEST_CASE("hub repository on the test Hub: unsafe and odd listed paths are skipp
   CHECK(repo->list_files("ok").size() == 1);
 }
 
-TEST_CASE("hub repository on the test Hub: a commit conflict re-plans on the new head; with a parent revision it is reported")
+TEST_CASE(
+  "hub repository on the test Hub: a commit conflict re-plans on the new head; with a parent revision it is reported")
 {
   TestHub hub;
   auto repo = hub.repo("cache");
@@ -568,9 +583,12 @@ TEST_CASE("hub repository on the test Hub: a commit conflict re-plans on the new
     writers.emplace_back([&, i] {
       try {
         auto own = hub.repo("alice/cache");
-        own->commit({"w" + std::to_string(i), "",
-                     {{"w/" + std::to_string(i) + ".neff", FileSource::from_bytes(pattern(120, static_cast<unsigned>(i)))}},
-                     {}, std::nullopt});
+        own->commit(
+          {"w" + std::to_string(i),
+           "",
+           {{"w/" + std::to_string(i) + ".neff", FileSource::from_bytes(pattern(120, static_cast<unsigned>(i)))}},
+           {},
+           std::nullopt});
       } catch (const std::exception& error) {
         errors[static_cast<std::size_t>(i)] = error.what();
       }
@@ -586,12 +604,14 @@ TEST_CASE("hub repository on the test Hub: a commit conflict re-plans on the new
 
   // Conflicts that never end give up after 6 attempts.
   hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 6}, {"action", "status"}, {"status", 409}});
-  auto message = message_of<ConflictError>(
-    [&] { repo->commit({"x", "", {{"x.json", FileSource::from_bytes("x")}}, {}, std::nullopt}); });
+  auto message = message_of<ConflictError>([&] {
+    repo->commit({"x", "", {{"x.json", FileSource::from_bytes("x")}}, {}, std::nullopt});
+  });
   CHECK(message.find("6 attempts") != std::string::npos);
 }
 
-TEST_CASE("hub repository on the test Hub: connections dropped mid-upload and mid-commit are recovered without duplicate commits")
+TEST_CASE("hub repository on the test Hub: connections dropped mid-upload and mid-commit are recovered without "
+          "duplicate commits")
 {
   TestHub hub;
   test_support::TempDir dir;
@@ -600,15 +620,19 @@ TEST_CASE("hub repository on the test Hub: connections dropped mid-upload and mi
   auto multi = pattern(300, 9);
   auto basic = pattern(80, 8);
   util::write_file_atomically(dir / "multi.neff", multi);
-  hub.fault({{"match", "/_lfs/multipart/"}, {"method", "PUT"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 30}});
-  hub.fault({{"match", "/_lfs/upload/"}, {"method", "PUT"}, {"count", 1}, {"action", "drop_after_bytes"}, {"bytes", 10}});
+  hub.fault(
+    {{"match", "/_lfs/multipart/"}, {"method", "PUT"}, {"count", 2}, {"action", "drop_after_bytes"}, {"bytes", 30}});
+  hub.fault(
+    {{"match", "/_lfs/upload/"}, {"method", "PUT"}, {"count", 1}, {"action", "drop_after_bytes"}, {"bytes", 10}});
   hub.fault({{"match", "/commit/"}, {"method", "POST"}, {"count", 1}, {"action", "drop_after_bytes"}, {"bytes", 50}});
   auto before = hub.commit_count("alice/cache");
-  auto result = repo->commit({"upload", "",
+  auto result = repo->commit({"upload",
+                              "",
                               {{"m/multi.neff", FileSource::from_file(dir / "multi.neff")},
                                {"m/basic.neff", FileSource::from_bytes(basic)},
                                {"m/flags.json", FileSource::from_bytes("{\"x\":1}")}},
-                              {}, std::nullopt});
+                              {},
+                              std::nullopt});
   CHECK(result.created);
   CHECK(hub.commit_count("alice/cache") == before + 1);
   CHECK(repo->read_file("m/multi.neff") == multi);
@@ -626,8 +650,8 @@ TEST_CASE("hub repository on the test Hub: connections dropped mid-upload and mi
 TEST_CASE("hub repository on the test Hub: offline mode never touches the network")
 {
   TestHub hub;
-  auto config = HubConfig::from_environment(hub.environment(std::string(k_alice), {{"HF_HUB_OFFLINE", "1"}}),
-                                            std::nullopt);
+  auto config =
+    HubConfig::from_environment(hub.environment(std::string(k_alice), {{"HF_HUB_OFFLINE", "1"}}), std::nullopt);
   HubRepository repo("alice/cache", config);
   hub.reset_stats();
   CHECK_THROWS_AS(repo.exists(), HubOfflineError);
@@ -649,9 +673,9 @@ TEST_CASE("hub repository on the test Hub: download_hub_file_text reads one file
   CHECK_THROWS_AS(download_hub_file_text(anonymous, std::nullopt, "alice/models", "config.json", "nobranch"),
                   RevisionNotFound);
   CHECK_THROWS_AS(download_hub_file_text(anonymous, std::nullopt, "alice/nothing", "config.json"), Error);
-  CHECK_THROWS_AS(download_hub_file_text(hub.environment(std::string(k_bob)), std::nullopt, "alice/nothing",
-                                         "config.json"),
-                  RepoNotFound);
+  CHECK_THROWS_AS(
+    download_hub_file_text(hub.environment(std::string(k_bob)), std::nullopt, "alice/nothing", "config.json"),
+    RepoNotFound);
   // open_repository picks this backend for Hub specs.
   auto opened = open_repository(parse_repo_spec("alice/models"), hub.environment(std::string(k_alice)), {});
   CHECK(opened->read_file("config.json") == "{\"model_type\":\"llama\"}");

@@ -1,7 +1,7 @@
-#include <hubcache/hub/config.hpp>
 #include <hubcache/error.hpp>
-#include <hubcache/util/fs.hpp>
+#include <hubcache/hub/config.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/util/fs.hpp>
 
 #include "test_support.hpp"
 
@@ -80,7 +80,8 @@ TEST_CASE("resolution precedence: option > env > file > default")
   test_support::TempDir home;
   auto config = home / "optimum_neuron_custom_cache";
   util::write_file_atomically(config, "from/file");
-  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()}, {"CUSTOM_CACHE_REPO", "from/env"},
+  std::map<std::string, std::string> vars = {{"HF_HOME", home.path().string()},
+                                             {"CUSTOM_CACHE_REPO", "from/env"},
                                              {"XDG_CONFIG_HOME", (home / "config").string()}};
 
   auto resolved = resolve_repo(std::string("from/option"), Environment::from_map(vars));

@@ -72,7 +72,6 @@ TEST_CASE("read_file_if_exists")
   CHECK_THROWS_AS(util::read_file(dir / "missing"), IoError);
 }
 
-
 TEST_CASE("reads take regular files only, bounded, and never hang on a FIFO or stream a device")
 {
   test_support::TempDir dir;
@@ -85,7 +84,8 @@ TEST_CASE("reads take regular files only, bounded, and never hang on a FIFO or s
   CHECK_THROWS_WITH_AS(util::read_file("/dev/zero"), doctest::Contains("not a regular file"), IoError);
   CHECK_THROWS_AS(util::read_file(dir.path()), IoError);
   std::string seen;
-  auto total = util::read_file_chunks(dir / "small", [&](const char* data, std::size_t size) { seen.append(data, size); });
+  auto total =
+    util::read_file_chunks(dir / "small", [&](const char* data, std::size_t size) { seen.append(data, size); });
   CHECK(total == 5);
   CHECK(seen == "12345");
   char head[3];

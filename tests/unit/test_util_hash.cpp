@@ -1,6 +1,6 @@
 #include <hubcache/error.hpp>
-#include <hubcache/util/hash.hpp>
 #include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include "test_support.hpp"
 

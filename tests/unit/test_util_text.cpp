@@ -32,7 +32,9 @@ TEST_CASE("escape_control: terminal controls and invalid bytes become visible es
   CHECK(escape_control("a\rb\tc\nd") == "a\\x0db\\x09c\\x0ad");
   CHECK(escape_control("back\\slash") == "back\\\\slash");
   CHECK(escape_control("caf\xc3\xa9 \xe2\x9c\x93") == "caf\xc3\xa9 \xe2\x9c\x93");
-  CHECK(escape_control("\xff\xc3") == "\\xff\\xc3");          // invalid and truncated UTF-8
-  CHECK(escape_control("\xc2\x9b" "2J") == "\\xc2\\x9b2J");   // C1 CSI
+  CHECK(escape_control("\xff\xc3") == "\\xff\\xc3"); // invalid and truncated UTF-8
+  CHECK(escape_control("\xc2\x9b"
+                       "2J")
+        == "\\xc2\\x9b2J"); // C1 CSI
   CHECK(escape_control("\x7f") == "\\x7f");
 }

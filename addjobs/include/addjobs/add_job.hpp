@@ -2,10 +2,10 @@
 
 #include "registry/lookup.hpp"
 
-#include <hubcache/util/environment.hpp>
-#include <hubcache/util/process.hpp>
 #include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/storage/repository.hpp>
+#include <hubcache/util/environment.hpp>
+#include <hubcache/util/process.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -55,8 +55,8 @@ struct Configuration {
 
 // The model a configuration belongs to: its id and its config.json.
 struct Model {
-  std::string spec;                             // as given: Hub id or directory
-  std::string model_id;                         // the id the registry files it under
+  std::string spec;                               // as given: Hub id or directory
+  std::string model_id;                           // the id the registry files it under
   std::optional<std::filesystem::path> directory; // local models
   nlohmann::json config;
 };
@@ -64,7 +64,8 @@ struct Model {
 // Reads config.json of a local directory, or of a Hub model through
 // /resolve/main/config.json. A local directory's id is the `_name_or_path` of its config
 // when that is a Hub-style id, else the directory name.
-Model load_model(const std::string& spec, const hubcache::util::Environment& env, const std::optional<std::string>& token);
+Model load_model(const std::string& spec, const hubcache::util::Environment& env,
+                 const std::optional<std::string>& token);
 
 // Compiler flags from a NEURON_CC_FLAGS value minus the wrapper's own options
 // (--cache_dir, --retry_failed_compilation, --log_level...): what the registry records.
@@ -101,7 +102,7 @@ std::vector<std::string> expand_command(const std::vector<std::string>& words,
 struct Job {
   Model model;
   Configuration configuration;
-  std::vector<std::string> command_template; // words, placeholders unexpanded
+  std::vector<std::string> command_template;      // words, placeholders unexpanded
   std::map<std::string, std::string> environment; // extra variables for the command
   std::optional<std::chrono::seconds> timeout;
   std::string label() const; // "org/model text-generation bs=4 seq=128 cores=2 bf16"
@@ -114,12 +115,12 @@ struct JobResult {
   JobStatus status = JobStatus::not_run;
   std::string label;
   std::string model_id;
-  std::string message;                  // why it failed / what was done
-  std::string hint;                     // a next step that names no program
-  std::exception_ptr error;             // the library error that failed it, if one did
-  bool created_nothing = false;         // the command succeeded but left no new entry
-  std::vector<std::string> command;     // expanded
-  std::vector<std::string> entries;     // MODULE dirs pushed
+  std::string message;              // why it failed / what was done
+  std::string hint;                 // a next step that names no program
+  std::exception_ptr error;         // the library error that failed it, if one did
+  bool created_nothing = false;     // the command succeeded but left no new entry
+  std::vector<std::string> command; // expanded
+  std::vector<std::string> entries; // MODULE dirs pushed
   std::vector<std::string> registry_files;
   std::string compiler_version;
   std::optional<std::string> revision;
@@ -136,7 +137,7 @@ struct Settings {
   std::optional<std::filesystem::path> staging_directory;
   std::string cc_flags; // the user's NEURON_CC_FLAGS
   bool dry_run = false;
-  bool force = false; // run even when the configuration is registered
+  bool force = false;                          // run even when the configuration is registered
   std::optional<std::string> compiler_version; // pins matching of registered configurations
   std::chrono::milliseconds termination_grace{5000};
   // Piped output, e.g. prefixed with the job label; unset: the command writes to our stderr.

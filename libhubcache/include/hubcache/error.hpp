@@ -19,9 +19,11 @@ struct ErrorFacts {
 class Error : public std::runtime_error {
 public:
   explicit Error(const std::string& message, std::string hint = {})
-    : std::runtime_error(message), m_hint(std::move(hint)) {}
+    : std::runtime_error(message), m_hint(std::move(hint))
+  {}
   Error(const std::string& message, ErrorFacts facts, std::string hint = {})
-    : std::runtime_error(message), m_hint(std::move(hint)), m_facts(std::move(facts)) {}
+    : std::runtime_error(message), m_hint(std::move(hint)), m_facts(std::move(facts))
+  {}
   const std::string& hint() const noexcept { return m_hint; }
   const ErrorFacts& facts() const noexcept { return m_facts; }
 
@@ -31,35 +33,69 @@ private:
 };
 
 // A repo spec, option value or input file that cannot be understood.
-class InvalidArgument : public Error { using Error::Error; };
+class InvalidArgument : public Error {
+  using Error::Error;
+};
 // A configuration file that exists but cannot be used.
-class ConfigError : public Error { using Error::Error; };
+class ConfigError : public Error {
+  using Error::Error;
+};
 // The file naming this host's cache repo exists but is unreadable, empty or invalid.
-class RepoConfigFileError : public ConfigError { using ConfigError::ConfigError; };
+class RepoConfigFileError : public ConfigError {
+  using ConfigError::ConfigError;
+};
 // Local filesystem failures (permissions, disk full, ...).
-class IoError : public Error { using Error::Error; };
+class IoError : public Error {
+  using Error::Error;
+};
 // A feature named by the user that this build does not provide yet.
-class NotSupported : public Error { using Error::Error; };
+class NotSupported : public Error {
+  using Error::Error;
+};
 // The repo in facts().repo does not exist or cannot be read with the credentials sent.
-class RepoNotFound : public Error { using Error::Error; };
+class RepoNotFound : public Error {
+  using Error::Error;
+};
 // A directory that exists and holds other things than a cache repo.
-class NotACacheRepo : public RepoNotFound { using RepoNotFound::RepoNotFound; };
-class RepoAlreadyExists : public Error { using Error::Error; };
-class EntryNotFound : public Error { using Error::Error; };
-class RevisionNotFound : public Error { using Error::Error; };
+class NotACacheRepo : public RepoNotFound {
+  using RepoNotFound::RepoNotFound;
+};
+class RepoAlreadyExists : public Error {
+  using Error::Error;
+};
+class EntryNotFound : public Error {
+  using Error::Error;
+};
+class RevisionNotFound : public Error {
+  using Error::Error;
+};
 // Missing or rejected credentials.
-class AuthError : public Error { using Error::Error; };
+class AuthError : public Error {
+  using Error::Error;
+};
 // The action needs a token and none is configured.
-class TokenMissing : public AuthError { using AuthError::AuthError; };
+class TokenMissing : public AuthError {
+  using AuthError::AuthError;
+};
 // The Hub refused the token that was sent.
-class TokenRejected : public AuthError { using AuthError::AuthError; };
+class TokenRejected : public AuthError {
+  using AuthError::AuthError;
+};
 // The repo exists but these credentials (or file permissions) cannot write to it.
-class WriteAccessDenied : public AuthError { using AuthError::AuthError; };
+class WriteAccessDenied : public AuthError {
+  using AuthError::AuthError;
+};
 // Someone else committed first and the operation could not be re-planned.
-class ConflictError : public Error { using Error::Error; };
+class ConflictError : public Error {
+  using Error::Error;
+};
 // Data that does not match what it claims to be (size, hash, format).
-class IntegrityError : public Error { using Error::Error; };
+class IntegrityError : public Error {
+  using Error::Error;
+};
 // A remote service answered with an unexpected status or could not be reached.
-class RemoteError : public Error { using Error::Error; };
+class RemoteError : public Error {
+  using Error::Error;
+};
 
 } // namespace hubcache

@@ -154,9 +154,8 @@ bool is_valid_region(std::string_view region) noexcept
   if (region.empty() || region.size() > 64) {
     return false;
   }
-  return std::all_of(region.begin(), region.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
+  return std::all_of(region.begin(), region.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
 Region resolve_region(const util::Environment& env)

@@ -123,8 +123,7 @@ CredentialChain::CredentialChain(util::Environment env) : CredentialChain(std::m
 
 CredentialChain::CredentialChain(util::Environment env, Options options)
   : m_env(std::move(env)), m_options(std::move(options))
-{
-}
+{}
 
 bool CredentialChain::fresh(const Credentials& credentials) const
 {
@@ -167,8 +166,8 @@ std::optional<Credentials> CredentialChain::from_environment()
 std::optional<Credentials> CredentialChain::from_profile()
 {
   auto name = profile_name(m_env);
-  auto read_keys = [&](const std::optional<Section>& section, const std::filesystem::path& file)
-    -> std::optional<Credentials> {
+  auto read_keys = [&](const std::optional<Section>& section,
+                       const std::filesystem::path& file) -> std::optional<Credentials> {
     if (!section) {
       return std::nullopt;
     }
@@ -177,8 +176,8 @@ std::optional<Credentials> CredentialChain::from_profile()
     if (key == section->end() || secret == section->end() || key->second.empty() || secret->second.empty()) {
       return std::nullopt;
     }
-    Credentials credentials{key->second, secret->second, {}, std::nullopt,
-                            "profile '" + name + "' in " + file.string()};
+    Credentials credentials{
+      key->second, secret->second, {}, std::nullopt, "profile '" + name + "' in " + file.string()};
     if (auto token = section->find("aws_session_token"); token != section->end()) {
       credentials.session_token = token->second;
     }
@@ -193,7 +192,8 @@ std::optional<Credentials> CredentialChain::from_profile()
     return found;
   }
   if (config) {
-    for (const char* key : {"role_arn", "sso_session", "sso_start_url", "credential_process", "web_identity_token_file"}) {
+    for (const char* key :
+         {"role_arn", "sso_session", "sso_start_url", "credential_process", "web_identity_token_file"}) {
       if (config->contains(key)) {
         throw AuthError("AWS profile '" + name + "' in " + config_file(m_env).string() + " uses " + key
                           + ", which neuron-cache cannot use to get credentials",

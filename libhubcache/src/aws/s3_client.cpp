@@ -218,8 +218,9 @@ S3Url parse_s3_url(std::string_view text)
         end = prefix.size();
       }
       auto part = std::string_view(prefix).substr(start, end - start);
-      if (part.empty() || part == "." || part == ".."
-          || std::any_of(part.begin(), part.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      if (part.empty() || part == "." || part == ".." || std::any_of(part.begin(), part.end(), [](char c) {
+            return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+          })) {
         throw InvalidArgument("the key prefix in " + printable(text) + " is not a clean path",
                               "write it as s3://bucket/some/prefix");
       }
@@ -257,8 +258,7 @@ S3Config S3Config::from_environment(const util::Environment& env)
 
 S3Client::S3Client(S3Config config, std::shared_ptr<CredentialChain> credentials)
   : m_config(std::move(config)), m_credentials(std::move(credentials))
-{
-}
+{}
 
 std::string S3Client::credential_source()
 {
@@ -308,7 +308,7 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
     request.headers = call.headers;
     std::string payload = call.payload_sha256;
     if (payload.empty()) {
-      payload = call.body ? util::hex_digest(util::HashAlgorithm::sha256, *call.body)
+      payload = call.body        ? util::hex_digest(util::HashAlgorithm::sha256, *call.body)
                 : call.body_file ? std::string("UNSIGNED-PAYLOAD")
                                  : std::string(k_empty_sha256);
     }
@@ -512,8 +512,7 @@ class DownloadSink final : public http::BodySink {
 public:
   DownloadSink(util::AtomicFile& out, std::uint64_t expected, const util::ProgressCallback& progress)
     : m_out(out), m_expected(expected), m_progress(progress)
-  {
-  }
+  {}
   bool start(long, const http::Headers& headers) override
   {
     m_headers = headers;
@@ -546,8 +545,9 @@ private:
 
 } // namespace
 
-std::uint64_t S3Client::download(const std::string& bucket, const std::string& key, const std::filesystem::path& destination,
-                                 const std::optional<S3Object>& expected, const util::ProgressCallback& progress)
+std::uint64_t S3Client::download(const std::string& bucket, const std::string& key,
+                                 const std::filesystem::path& destination, const std::optional<S3Object>& expected,
+                                 const util::ProgressCallback& progress)
 {
   Call request{"GET", bucket, key, {}, {}, {}, {}, {}};
   for (int attempt = 1;; ++attempt) {
@@ -575,8 +575,7 @@ std::uint64_t S3Client::download(const std::string& bucket, const std::string& k
                            "retry once the writer is done");
     }
     if (is_plain_md5(etag) && sink.md5() != etag) {
-      throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer",
-                           "retry");
+      throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer", "retry");
     }
     out.commit();
     return sink.done();
@@ -626,8 +625,14 @@ void S3Client::multipart_upload(const std::string& bucket, const std::string& ke
     util::parallel_for(parts, m_config.workers, [&](std::size_t index) {
       auto offset = index * part_size;
       auto length = std::min<std::uint64_t>(part_size, size - offset);
-      Call part{"PUT", bucket, key, {{"partNumber", std::to_string(index + 1)}, {"uploadId", *upload_id}}, {}, {},
-                http::FileSlice{file, offset, length}, {}};
+      Call part{"PUT",
+                bucket,
+                key,
+                {{"partNumber", std::to_string(index + 1)}, {"uploadId", *upload_id}},
+                {},
+                {},
+                http::FileSlice{file, offset, length},
+                {}};
       auto response = call(part);
       auto etag = response.headers.get("ETag");
       if (!etag || etag->empty()) {

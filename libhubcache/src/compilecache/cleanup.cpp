@@ -31,7 +31,10 @@ namespace {
 
 constexpr std::int64_t k_max_age = 100ll * 366 * 24 * 3600;
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error)
+{
+  return std::strerror(error);
+}
 
 } // namespace
 
@@ -93,10 +96,18 @@ std::uint64_t parse_size(std::string_view text)
   } else if (unit == "B" || unit == "b") {
     unit.clear();
   }
-  static const std::map<std::string, long double> units = {
-    {"", 1.0L},           {"K", 1e3L},  {"k", 1e3L},  {"M", 1e6L},  {"G", 1e9L},  {"T", 1e12L}, {"P", 1e15L},
-    {"Ki", 1024.0L},      {"Mi", 1048576.0L},         {"Gi", 1073741824.0L},      {"Ti", 1099511627776.0L},
-    {"ki", 1024.0L}};
+  static const std::map<std::string, long double> units = {{"", 1.0L},
+                                                           {"K", 1e3L},
+                                                           {"k", 1e3L},
+                                                           {"M", 1e6L},
+                                                           {"G", 1e9L},
+                                                           {"T", 1e12L},
+                                                           {"P", 1e15L},
+                                                           {"Ki", 1024.0L},
+                                                           {"Mi", 1048576.0L},
+                                                           {"Gi", 1073741824.0L},
+                                                           {"Ti", 1099511627776.0L},
+                                                           {"ki", 1024.0L}};
   auto it = units.find(unit);
   if (it == units.end()) {
     throw invalid("unknown unit '" + printable(unit) + "'");
@@ -113,7 +124,8 @@ std::uint64_t parse_size(std::string_view text)
 
 std::string format_age(std::int64_t seconds)
 {
-  for (auto [unit, size] : {std::pair<const char*, std::int64_t>{"w", 7 * 86400}, {"d", 86400}, {"h", 3600}, {"m", 60}}) {
+  for (auto [unit, size] :
+       {std::pair<const char*, std::int64_t>{"w", 7 * 86400}, {"d", 86400}, {"h", 3600}, {"m", 60}}) {
     if (seconds >= size && seconds % size == 0) {
       return std::to_string(seconds / size) + unit;
     }
@@ -189,7 +201,8 @@ std::optional<std::string> parse_compiler_version_output(std::string_view text)
       auto plus = word.find('+');
       auto numbers = word.substr(0, plus);
       bool dotted = numbers.find('.') != std::string_view::npos
-                    && std::all_of(numbers.begin(), numbers.end(), [](char c) { return c == '.' || std::isdigit(static_cast<unsigned char>(c)) != 0; });
+                    && std::all_of(numbers.begin(), numbers.end(),
+                                   [](char c) { return c == '.' || std::isdigit(static_cast<unsigned char>(c)) != 0; });
       bool local_ok = plus == std::string_view::npos
                       || std::all_of(word.begin() + static_cast<std::ptrdiff_t>(plus) + 1, word.end(),
                                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
@@ -326,7 +339,10 @@ LockState lock_state(const Entry& entry, const CleanupOptions& options)
   return state;
 }
 
-std::string version_of(const std::string& path) { return path.substr(0, path.find('/')); }
+std::string version_of(const std::string& path)
+{
+  return path.substr(0, path.find('/'));
+}
 
 } // namespace
 
@@ -353,7 +369,8 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
     for (const auto& entry : scan.entries) {
       auto locks = lock_state(entry, options);
       if (!locks.held.empty()) {
-        throw IoError("refusing to wipe " + scan.root.string() + ": " + locks.held.front() + " is younger than the stale-lock age",
+        throw IoError("refusing to wipe " + scan.root.string() + ": " + locks.held.front()
+                        + " is younger than the stale-lock age",
                       "a compiler on another host may hold it; wait until it finishes");
       }
       // Removed first, so that a lock found after the rename can only be a new one.
@@ -467,7 +484,8 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
                && (entry.state == EntryState::incomplete || entry.state == EntryState::flags_mismatch)) {
       if (options.compiler_running) {
         // A compiler creates the directory before its lock: an empty entry may be one being born.
-        plan.kept.push_back({entry.path, "compiler-running", "incomplete, and a neuronx-cc process is running on this host"});
+        plan.kept.push_back(
+          {entry.path, "compiler-running", "incomplete, and a neuronx-cc process is running on this host"});
         remaining.push_back({&entry, use});
         continue;
       }
@@ -565,7 +583,8 @@ CleanupReport apply_cleanup(const Scan& scan, const CleanupPlan& plan)
   for (const auto& removal : plan.removals) {
     sorted.push_back(&removal);
   }
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const Removal* a, const Removal* b) { return order(*a) < order(*b); });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const Removal* a, const Removal* b) { return order(*a) < order(*b); });
   for (const auto* removal : sorted) {
     auto path = scan.root / removal->path;
     try {
@@ -589,7 +608,9 @@ CleanupReport apply_cleanup(const Scan& scan, const CleanupPlan& plan)
         report.bytes_freed += removal->bytes;
         report.removed.push_back(*removal);
         break;
-      case RemoveOutcome::vanished: report.kept.push_back({removal->path, "vanished", "removed by someone else meanwhile"}); break;
+      case RemoveOutcome::vanished:
+        report.kept.push_back({removal->path, "vanished", "removed by someone else meanwhile"});
+        break;
       case RemoveOutcome::taken:
         report.kept.push_back({removal->path, "taken", "a compiler locked it meanwhile; left in place"});
         break;

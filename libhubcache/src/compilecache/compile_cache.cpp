@@ -1,10 +1,10 @@
 #include "hubcache/compilecache/compile_cache.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/storage/repository.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/text.hpp"
-#include "hubcache/storage/repository.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -69,8 +69,7 @@ namespace {
 stdfs::path root_from_url(const std::string& url, const util::Environment& env)
 {
   if (url.starts_with("s3://")) {
-    throw NotSupported("S3 compile caches are not supported yet: " + url,
-                       "use a local compile cache directory");
+    throw NotSupported("S3 compile caches are not supported yet: " + url, "use a local compile cache directory");
   }
   std::string path = url.starts_with("file://") ? url.substr(7) : url;
   if (path.empty()) {
@@ -255,7 +254,10 @@ std::uint64_t Entry::bytes() const
   return total;
 }
 
-std::size_t Entry::file_count() const { return files.size() + unlisted_files; }
+std::size_t Entry::file_count() const
+{
+  return files.size() + unlisted_files;
+}
 
 std::string printable(std::string_view name)
 {
@@ -378,7 +380,7 @@ private:
         return node;
       }
     }
-    node.type = S_ISREG(node.status.st_mode) ? NodeType::file
+    node.type = S_ISREG(node.status.st_mode)   ? NodeType::file
                 : S_ISDIR(node.status.st_mode) ? NodeType::directory
                                                : NodeType::other;
     return node;
@@ -406,21 +408,13 @@ private:
     case NodeType::dangling:
       scan.skipped.push_back({rel, "dangling-symlink", "the link target does not exist"});
       return false;
-    case NodeType::unreadable:
-      scan.skipped.push_back({rel, "unreadable", "cannot stat"});
-      return false;
-    case NodeType::other:
-      scan.skipped.push_back({rel, "not-a-regular-file", "device, socket or fifo"});
-      return false;
-    default:
-      return true;
+    case NodeType::unreadable: scan.skipped.push_back({rel, "unreadable", "cannot stat"}); return false;
+    case NodeType::other: scan.skipped.push_back({rel, "not-a-regular-file", "device, socket or fifo"}); return false;
+    default: return true;
     }
   }
 
-  bool first_visit(const Node& node)
-  {
-    return m_visited.emplace(node.status.st_dev, node.status.st_ino).second;
-  }
+  bool first_visit(const Node& node) { return m_visited.emplace(node.status.st_dev, node.status.st_ino).second; }
 
   void scan_version(const Node& version, const std::string& rel, Scan& scan)
   {
@@ -508,10 +502,10 @@ private:
         }
         continue;
       }
-      entry.files.push_back({child_rel, node.source, static_cast<std::uint64_t>(node.status.st_size),
-                             static_cast<std::int64_t>(node.status.st_mtim.tv_sec) * 1'000'000'000
-                               + node.status.st_mtim.tv_nsec,
-                             static_cast<std::uint64_t>(node.status.st_ino)});
+      entry.files.push_back(
+        {child_rel, node.source, static_cast<std::uint64_t>(node.status.st_size),
+         static_cast<std::int64_t>(node.status.st_mtim.tv_sec) * 1'000'000'000 + node.status.st_mtim.tv_nsec,
+         static_cast<std::uint64_t>(node.status.st_ino)});
     }
   }
 

@@ -7,20 +7,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
-
 
 namespace hubcache::compilecache {
 
@@ -31,7 +30,10 @@ namespace {
 constexpr std::string_view k_digest_header = "neuron-cache-digests 1";
 constexpr std::string_view k_staging_name = ".neuron-cache-pull";
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text()
+{
+  return std::strerror(errno);
+}
 
 } // namespace
 
@@ -107,7 +109,8 @@ stdfs::path DigestCache::default_path(const stdfs::path& cache_root, const util:
   } else {
     base = util::expand_user("~/.cache", env);
   }
-  auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string()).substr(0, 16);
+  auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string())
+               .substr(0, 16);
   return base / "neuron-cache" / ("digests-" + key + ".tsv");
 }
 
@@ -252,7 +255,7 @@ stdfs::path RemoteSnapshot::default_path(const stdfs::path& cache_root, std::str
 }
 
 std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::optional<std::string>& revision,
-                                                                   const std::set<std::string>& versions) const
+                                                                    const std::set<std::string>& versions) const
 {
   if (m_file.empty() || !revision || revision->empty()) {
     return std::nullopt;
@@ -418,7 +421,7 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     try {
       if (stamp_of(upload.source) == upload.stamp) {
         auto known = digests.known(upload.path, upload.stamp);
-        auto git_blob_sha1 = !it->second->git_blob_sha1.empty() ? it->second->git_blob_sha1
+        auto git_blob_sha1 = !it->second->git_blob_sha1.empty()             ? it->second->git_blob_sha1
                              : known && known->sha256 == it->second->sha256 ? known->git_blob_sha1
                                                                             : std::string();
         digests.remember(upload.path, upload.stamp, {upload.stamp.size, it->second->sha256, git_blob_sha1});
@@ -438,8 +441,8 @@ RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files)
     auto first = file.path.find('/');
     auto second = first == std::string::npos ? std::string::npos : file.path.find('/', first + 1);
     auto name = stdfs::path(file.path).filename().string();
-    if (second == std::string::npos || !file.path.starts_with(k_version_prefix)
-        || first == k_version_prefix.size() || !storage::is_valid_path_in_repo(file.path)) {
+    if (second == std::string::npos || !file.path.starts_with(k_version_prefix) || first == k_version_prefix.size()
+        || !storage::is_valid_path_in_repo(file.path)) {
       ++layout.other_files;
       continue;
     }
@@ -462,8 +465,7 @@ RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files)
     if (inserted) {
       it->second.kind = kind;
       it->second.path = path;
-      it->second.compiler_version = file.path.substr(k_version_prefix.size(),
-                                                     first - k_version_prefix.size());
+      it->second.compiler_version = file.path.substr(k_version_prefix.size(), first - k_version_prefix.size());
     }
     it->second.files.push_back(file);
   }
@@ -545,9 +547,9 @@ struct Decision {
   Action action = Action::skip;
   std::string reason; // skip reason code
   std::string detail;
-  bool fresh = false;               // the entry does not exist locally
+  bool fresh = false; // the entry does not exist locally
   std::vector<const storage::RepoFile*> to_download;
-  bool replace = false;             // a failed local entry makes way for it
+  bool replace = false; // a failed local entry makes way for it
 };
 
 std::string relative_name(const RepoEntry& entry, const storage::RepoFile& file)
@@ -967,14 +969,14 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   if (stopped) {
     for (std::size_t i = 0; i < installs.size(); ++i) {
       const auto& path = installs[i].entry.path;
-      bool installed = std::find(report.entries_pulled.begin(), report.entries_pulled.end(), path)
-                       != report.entries_pulled.end();
+      bool installed =
+        std::find(report.entries_pulled.begin(), report.entries_pulled.end(), path) != report.entries_pulled.end();
       bool reported = slots[i].failed || installed
                       || std::any_of(report.skipped.begin(), report.skipped.end(),
                                      [&](const Skipped& item) { return item.path == path; });
       if (!reported) {
-        report.errors.push_back({path, "stopped", "not installed: the run stopped after an error of the repo ("
-                                                    + stop_reason + ")"});
+        report.errors.push_back(
+          {path, "stopped", "not installed: the run stopped after an error of the repo (" + stop_reason + ")"});
       }
     }
   }

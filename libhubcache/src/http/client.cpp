@@ -11,8 +11,8 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
-#include <limits>
 #include <fcntl.h>
+#include <limits>
 #include <unistd.h>
 
 namespace hubcache::http {
@@ -27,7 +27,6 @@ std::string to_lower(std::string_view text)
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
 }
-
 
 std::optional<long> parse_long(std::string_view text)
 {

@@ -5,12 +5,12 @@
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <random>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 
 namespace hubcache::hub {
@@ -18,7 +18,6 @@ namespace hubcache::hub {
 using json = nlohmann::json;
 using namespace detail;
 namespace stdfs = std::filesystem;
-
 
 HubApi::HubApi(HubConfig config) : m_config(std::move(config)) {}
 
@@ -103,8 +102,7 @@ void HubApi::check_write_access(std::string_view repo_id)
     throw WriteAccessDenied("You do not have write access to " + std::string(repo_id),
                             ErrorFacts{std::string(repo_id), has_token(), true});
   }
-  throw_hub_error(response, context("check write access to " + std::string(repo_id), repo_id, true),
-                  m_config.token);
+  throw_hub_error(response, context("check write access to " + std::string(repo_id), repo_id, true), m_config.token);
 }
 
 WhoAmI HubApi::whoami()
@@ -119,11 +117,11 @@ WhoAmI HubApi::whoami()
   auto error_context = context("check your Hugging Face token");
   auto response = send(request);
   if (response.status == 401) {
-    throw TokenRejected("the Hub rejected your token (HTTP 401"
-                          + (response.request_id() ? ", request id: " + sanitize(*response.request_id(), m_config.token)
-                                                   : std::string())
-                          + ")",
-                        ErrorFacts{{}, true, false});
+    throw TokenRejected(
+      "the Hub rejected your token (HTTP 401"
+        + (response.request_id() ? ", request id: " + sanitize(*response.request_id(), m_config.token) : std::string())
+        + ")",
+      ErrorFacts{{}, true, false});
   }
   if (!response.ok()) {
     throw_hub_error(response, error_context, m_config.token);
@@ -164,11 +162,12 @@ std::string HubApi::create_repo(std::string_view repo_id, bool is_private, bool 
   request.url = m_config.endpoint + "/api/repos/create";
   request.headers = auth_headers();
   request.headers.emplace_back("Content-Type", "application/json");
-  request.body = json{{"name", repo_id.substr(slash + 1)},
-                      {"organization", repo_id.substr(0, slash)},
-                      {"type", "model"},
-                      {"private", is_private}}
-                   .dump();
+  request.body = json{
+    {"name", repo_id.substr(slash + 1)},
+    {"organization", repo_id.substr(0, slash)},
+    {"type", "model"},
+    {"private",
+     is_private}}.dump();
   // A lost answer may hide a created repo: only server-side refusals are retried.
   http::Response response;
   for (int attempt = 1;; ++attempt) {
@@ -232,8 +231,8 @@ std::optional<HubRepoInfo> HubApi::repo_info(std::string_view repo_id)
   }
 }
 
-std::vector<HubTreeEntry> HubApi::list_tree(std::string_view repo_id, std::string_view revision,
-                                            std::string_view path, bool recursive)
+std::vector<HubTreeEntry> HubApi::list_tree(std::string_view repo_id, std::string_view revision, std::string_view path,
+                                            bool recursive)
 {
   std::string route = "tree/" + http::url_encode(revision);
   if (!path.empty()) {
@@ -403,8 +402,8 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
     if (plans[i]) {
       for (std::size_t part = 0; part < plans[i]->part_urls.size(); ++part) {
         auto offset = part * plans[i]->chunk_size;
-        transfers.push_back({i, plans[i]->part_urls[part], offset,
-                             std::min(plans[i]->chunk_size, object.size - offset), part + 1});
+        transfers.push_back(
+          {i, plans[i]->part_urls[part], offset, std::min(plans[i]->chunk_size, object.size - offset), part + 1});
       }
     } else {
       transfers.push_back({i, object.upload->href, 0, object.size, 0});

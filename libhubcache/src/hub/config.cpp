@@ -61,7 +61,8 @@ HubToken locate_hub_token(const util::Environment& env, const std::optional<std:
   return {};
 }
 
-std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token)
+std::optional<std::string> resolve_hub_token(const util::Environment& env,
+                                             const std::optional<std::string>& explicit_token)
 {
   return locate_hub_token(env, explicit_token).value;
 }

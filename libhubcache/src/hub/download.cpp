@@ -1,5 +1,5 @@
-#include "hubcache/hub/api.hpp"
 #include "hubcache/hub/download.hpp"
+#include "hubcache/hub/api.hpp"
 
 #include "detail.hpp"
 
@@ -10,7 +10,6 @@ namespace hubcache::hub {
 using json = nlohmann::json;
 using namespace detail;
 namespace stdfs = std::filesystem;
-
 
 util::FileDigests StringDownloadTarget::digests()
 {
@@ -27,7 +26,8 @@ namespace {
 // exactly where the previous attempt stopped.
 class DownloadSink final : public http::BodySink {
 public:
-  DownloadSink(DownloadTarget& target, const util::ProgressCallback& progress) : m_target(target), m_progress(progress) {}
+  DownloadSink(DownloadTarget& target, const util::ProgressCallback& progress) : m_target(target), m_progress(progress)
+  {}
 
   bool start(long status, const http::Headers& headers) override
   {
@@ -133,8 +133,8 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
   require_online();
   auto error_context = context("download '" + std::string(path) + "' from " + std::string(repo_id), repo_id);
   error_context.path = std::string(path);
-  std::string url = m_config.endpoint + "/" + http::url_encode(repo_id, true) + "/resolve/"
-                    + http::url_encode(revision) + "/" + http::url_encode(path, true);
+  std::string url = m_config.endpoint + "/" + http::url_encode(repo_id, true) + "/resolve/" + http::url_encode(revision)
+                    + "/" + http::url_encode(path, true);
   auto hub_origin = http::url_origin(m_config.endpoint);
   DownloadSink sink(target, progress);
   auto client = m_clients.acquire();
@@ -218,8 +218,8 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
   return DownloadResult{digests.size, digests.sha256, sink.commit.value_or("")};
 }
 
-std::string download_hub_file_text(const util::Environment& env, std::optional<std::string> token, std::string_view repo_id,
-                                   std::string_view path, std::string_view revision)
+std::string download_hub_file_text(const util::Environment& env, std::optional<std::string> token,
+                                   std::string_view repo_id, std::string_view path, std::string_view revision)
 {
   HubApi api(HubConfig::from_environment(env, token));
   StringDownloadTarget target;

@@ -47,16 +47,14 @@ void throw_hub_error(const http::Response& response, const HubErrorContext& cont
       throw TokenMissing(prefix + "the Hub requires a token (" + detail + ")", facts);
     }
     if (!repo.empty() && !context.write) {
-      throw RepoNotFound(prefix + "repo " + repo + " does not exist or is not accessible with your token (" + detail
-                           + ")",
-                         facts);
+      throw RepoNotFound(
+        prefix + "repo " + repo + " does not exist or is not accessible with your token (" + detail + ")", facts);
     }
     throw TokenRejected(prefix + "the Hub rejected your token (" + detail + ")", facts);
   case 403:
     if (context.write) {
-      throw WriteAccessDenied(prefix + "your token has no write access" + (repo.empty() ? "" : " to " + repo) + " ("
-                                + detail + ")",
-                              facts);
+      throw WriteAccessDenied(
+        prefix + "your token has no write access" + (repo.empty() ? "" : " to " + repo) + " (" + detail + ")", facts);
     }
     throw AuthError(prefix + "access denied (" + detail + ")", facts,
                     context.token_sent ? "use a token that can read " + repo : std::string());
@@ -66,8 +64,7 @@ void throw_hub_error(const http::Response& response, const HubErrorContext& cont
     }
     break;
   case 409:
-  case 412:
-    throw ConflictError(prefix + "the repo changed meanwhile (" + detail + ")", facts, "re-run the command");
+  case 412: throw ConflictError(prefix + "the repo changed meanwhile (" + detail + ")", facts, "re-run the command");
   case 429:
     throw RemoteError(prefix + "the Hub is rate limiting this client (" + detail + ")", facts,
                       "wait a few minutes and retry");

@@ -87,26 +87,23 @@ std::string commit_header_line(std::string_view summary, std::string_view descri
 
 std::string commit_lfs_file_line(std::string_view path, std::string_view sha256, std::uint64_t size)
 {
-  return utf8_json(json{{"key", "lfsFile"},
-                        {"value", {{"path", path}, {"algo", "sha256"}, {"oid", sha256}, {"size", size}}}},
-                   path)
+  return utf8_json(
+           json{{"key", "lfsFile"}, {"value", {{"path", path}, {"algo", "sha256"}, {"oid", sha256}, {"size", size}}}},
+           path)
          + "\n";
 }
 
 std::string commit_deletion_line(std::string_view path, bool is_folder)
 {
   if (is_folder) {
-    return utf8_json(json{{"key", "deletedFolder"}, {"value", {{"path", std::string(path) + "/"}}}},
-                     path)
-           + "\n";
+    return utf8_json(json{{"key", "deletedFolder"}, {"value", {{"path", std::string(path) + "/"}}}}, path) + "\n";
   }
   return utf8_json(json{{"key", "deletedFile"}, {"value", {{"path", path}}}}, path) + "\n";
 }
 
 std::string commit_file_line_prefix(std::string_view path)
 {
-  return R"({"key":"file","value":{"path":)" + utf8_json(json(path), path)
-         + R"(,"encoding":"base64","content":")";
+  return R"({"key":"file","value":{"path":)" + utf8_json(json(path), path) + R"(,"encoding":"base64","content":")";
 }
 
 std::string preupload_request_body(const std::vector<PreuploadFile>& files, std::size_t begin, std::size_t end)
@@ -185,8 +182,8 @@ std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body)
     object.size = item.at("size").get_ref<const json::number_unsigned_t&>(); // not a float or negative
     if (item.contains("error")) {
       const auto& error = item["error"];
-      throw RemoteError("the Hub refused LFS object " + object.oid + ": "
-                          + std::to_string(error.value("code", 0)) + " " + error.value("message", std::string()),
+      throw RemoteError("the Hub refused LFS object " + object.oid + ": " + std::to_string(error.value("code", 0)) + " "
+                          + error.value("message", std::string()),
                         "retry later; if it persists, the file may be too large for the Hub");
     }
     if (item.contains("actions") && item["actions"].is_object()) {
@@ -223,9 +220,9 @@ std::optional<MultipartPlan> multipart_plan(const LfsAction& upload, std::uint64
   std::sort(parts.begin(), parts.end());
   std::uint64_t expected = (size + *chunk_size - 1) / *chunk_size;
   if (parts.size() != expected) {
-    throw RemoteError("the Hub offered " + std::to_string(parts.size()) + " multipart URLs for a " + std::to_string(size)
-                        + "-byte object in " + std::to_string(*chunk_size) + "-byte parts (expected "
-                        + std::to_string(expected) + ")",
+    throw RemoteError("the Hub offered " + std::to_string(parts.size()) + " multipart URLs for a "
+                        + std::to_string(size) + "-byte object in " + std::to_string(*chunk_size)
+                        + "-byte parts (expected " + std::to_string(expected) + ")",
                       "retry later");
   }
   MultipartPlan plan;

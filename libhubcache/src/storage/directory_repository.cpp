@@ -34,7 +34,10 @@ constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::string_view k_module_prefix = "MODULE_";
 constexpr std::string_view k_registry_dir = "0_REGISTRY";
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error)
+{
+  return std::strerror(error);
+}
 
 // A name from the repo as it can go in a message: control bytes escaped.
 std::string escaped(std::string_view text)
@@ -71,7 +74,10 @@ std::string normalize_prefix(std::string_view prefix)
   return out;
 }
 
-std::string_view first_component(std::string_view path) { return path.substr(0, path.find('/')); }
+std::string_view first_component(std::string_view path)
+{
+  return path.substr(0, path.find('/'));
+}
 
 // One name of a repo path: what is_valid_path_in_repo checks, for a single component.
 bool is_valid_component(std::string_view name)
@@ -119,7 +125,10 @@ bool is_registry_path(std::string_view path)
 }
 
 // model.done last, model.neff just before it: the files a compiler trusts.
-int install_rank(std::string_view name) { return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0; }
+int install_rank(std::string_view name)
+{
+  return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0;
+}
 
 std::string file_kind(mode_t mode)
 {
@@ -192,8 +201,7 @@ void make_directories(const stdfs::path& directory)
   std::error_code ec;
   stdfs::create_directories(directory, ec);
   if (ec) {
-    throw IoError("cannot create " + directory.string() + ": " + ec.message(),
-                  "check that the cache repo is writable");
+    throw IoError("cannot create " + directory.string() + ": " + ec.message(), "check that the cache repo is writable");
   }
 }
 
@@ -263,13 +271,28 @@ std::optional<Owner> owner_of(std::string_view name)
 
 DirectoryRepository::DirectoryRepository(stdfs::path root) : m_root(std::move(root)) {}
 
-std::string DirectoryRepository::spec() const { return "file://" + m_root.string(); }
+std::string DirectoryRepository::spec() const
+{
+  return "file://" + m_root.string();
+}
 
-std::string DirectoryRepository::describe() const { return "directory repo " + m_root.string(); }
+std::string DirectoryRepository::describe() const
+{
+  return "directory repo " + m_root.string();
+}
 
-stdfs::path DirectoryRepository::hidden_dir() const { return m_root / std::string(k_hidden_dir); }
-stdfs::path DirectoryRepository::marker_path() const { return hidden_dir() / "repo.json"; }
-stdfs::path DirectoryRepository::staging_dir() const { return hidden_dir() / "staging"; }
+stdfs::path DirectoryRepository::hidden_dir() const
+{
+  return m_root / std::string(k_hidden_dir);
+}
+stdfs::path DirectoryRepository::marker_path() const
+{
+  return hidden_dir() / "repo.json";
+}
+stdfs::path DirectoryRepository::staging_dir() const
+{
+  return hidden_dir() / "staging";
+}
 
 stdfs::path DirectoryRepository::index_path(std::string_view top) const
 {
@@ -340,8 +363,10 @@ void DirectoryRepository::require_repo()
   }
   auto view = inspect_top_level(m_root, k_hidden_dir);
   if (view.kind == TopLevel::other) {
-    throw NotACacheRepo(m_root.string() + " exists but is not a neuron-cache repo: it holds something else than a"
-                          " Neuron compile cache (" + view.other_name + ")",
+    throw NotACacheRepo(m_root.string()
+                          + " exists but is not a neuron-cache repo: it holds something else than a"
+                            " Neuron compile cache ("
+                          + view.other_name + ")",
                         ErrorFacts{spec()});
   }
   throw RepoNotFound("cache repo " + m_root.string() + " does not exist", ErrorFacts{spec()});
@@ -369,7 +394,8 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
   // An existing plain compile cache is adopted as it is: marking it changes no entry.
   make_directories(staging_dir());
   make_directories(index_path("").parent_path());
-  json marker = {{"format", k_format_name}, {"version", k_format_version},
+  json marker = {{"format", k_format_name},
+                 {"version", k_format_version},
                  {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
   // The marker goes last: a create interrupted before it leaves no repo.
   util::write_file_atomically(marker_path(), marker.dump(2) + "\n");
@@ -533,7 +559,7 @@ void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile
       if (item->d_type == DT_DIR) {
         if (current.depth + 1 >= k_max_depth) {
           throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
-                                 + " levels at " + path);
+                               + " levels at " + path);
         }
         pending.push_back({std::move(path), current.depth + 1});
         continue;
@@ -548,7 +574,7 @@ void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile
       if (S_ISDIR(status.st_mode)) {
         if (current.depth + 1 >= k_max_depth) {
           throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
-                                 + " levels at " + path);
+                               + " levels at " + path);
         }
         pending.push_back({std::move(path), current.depth + 1});
         continue;
@@ -659,7 +685,8 @@ std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
     return std::nullopt;
   }
   std::lock_guard lock(m_index_mutex);
-  RepoFile file{std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status), {}};
+  RepoFile file{
+    std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status), {}};
   save_indexes();
   return file;
 }
@@ -709,8 +736,9 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
   auto sha256 = hasher.hex_digest();
   std::lock_guard lock(m_index_mutex);
   auto& index = index_for(first_component(path));
-  if (auto it = index.records.find(std::string(path)); it != index.records.end() && it->second.size == expected
-      && it->second.mtime_ns == nanoseconds(after.st_mtim) && it->second.ctime_ns == nanoseconds(after.st_ctim)
+  if (auto it = index.records.find(std::string(path));
+      it != index.records.end() && it->second.size == expected && it->second.mtime_ns == nanoseconds(after.st_mtim)
+      && it->second.ctime_ns == nanoseconds(after.st_ctim)
       && it->second.inode == static_cast<std::uint64_t>(after.st_ino) && it->second.sha256 != sha256) {
     throw IntegrityError("the content of " + std::string(path) + " in " + describe()
                            + " changed without its modification time changing (storage corruption?)",
@@ -980,7 +1008,8 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
     // An existing entry: completed file by file, model.neff then model.done last.
     for (const auto& staged : unit.files) {
-      auto source = unit.whole ? *unit.whole / staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
+      auto source =
+        unit.whole ? *unit.whole / staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
       publish_file(StagedFile{staged.addition, source, staged.sha256});
     }
   }

@@ -1,7 +1,7 @@
 #include "hubcache/storage/factory.hpp"
 
-#include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/storage/hub_repository.hpp"
 #include "hubcache/storage/s3_repository.hpp"
 

@@ -124,9 +124,10 @@ public:
     } else {
       // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
       const auto& file = std::get<stdfs::path>(source.content);
-      util::read_chunks(util::open_regular_file(file), file, [&](const char* data, std::size_t size) {
-        append(hub::base64_encode(std::string_view(data, size)));
-      }, 3 * 65536);
+      util::read_chunks(
+        util::open_regular_file(file), file,
+        [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
+        3 * 65536);
     }
     append(hub::k_commit_file_line_suffix);
   }
@@ -145,8 +146,7 @@ private:
 
 HubRepository::HubRepository(std::string repo_id, hub::HubConfig config)
   : m_repo_id(std::move(repo_id)), m_api(std::move(config))
-{
-}
+{}
 
 std::string HubRepository::qualified_id()
 {
@@ -350,7 +350,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
   // hashes stay.
   std::vector<LocalFile> locals(request.additions.size());
   util::parallel_for(locals.size(), m_api.config().workers,
-               [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
+                     [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
   std::map<std::string, const LocalFile*> by_oid;
   for (const auto& local : locals) {
     by_oid.emplace(local.sha256, &local);
@@ -395,8 +395,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
       for (const auto& local : locals) {
         auto it = answers.find(local.addition->path_in_repo);
         if (it == answers.end()) {
-          throw RemoteError("the Hub did not say how to upload '" + local.addition->path_in_repo + "'",
-                            "retry later");
+          throw RemoteError("the Hub did not say how to upload '" + local.addition->path_in_repo + "'", "retry later");
         }
         const auto& remote = *it->second;
         if (remote.should_ignore) {
@@ -496,7 +495,8 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     payload.append(hub::commit_header_line(summary, request.description, head));
     for (const auto& item : planned) {
       if (item.lfs) {
-        payload.append(hub::commit_lfs_file_line(item.local->addition->path_in_repo, item.local->sha256, item.local->size));
+        payload.append(
+          hub::commit_lfs_file_line(item.local->addition->path_in_repo, item.local->sha256, item.local->size));
       } else {
         payload.append_regular_file(item.local->addition->path_in_repo, item.local->addition->source);
       }
@@ -534,8 +534,8 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
       last_failure = "HTTP " + std::to_string(answer.status);
     }
     if (attempt < k_max_commit_attempts) {
-      auto wait = std::chrono::milliseconds(
-        static_cast<long long>(static_cast<double>(conflict_delay.count()) * jitter(random)));
+      auto wait =
+        std::chrono::milliseconds(static_cast<long long>(static_cast<double>(conflict_delay.count()) * jitter(random)));
       std::this_thread::sleep_for(wait);
       conflict_delay = std::min(conflict_delay * 2, m_api.config().conflict_base * 30);
     }

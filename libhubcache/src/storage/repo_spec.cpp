@@ -213,8 +213,7 @@ void write_custom_cache_repo(const std::filesystem::path& config_file, std::stri
   try {
     util::write_file_atomically(config_file, name);
   } catch (const IoError& error) {
-    throw IoError(std::string("cannot write the cache repo config file: ") + error.what(),
-                  writable_hint(config_file));
+    throw IoError(std::string("cannot write the cache repo config file: ") + error.what(), writable_hint(config_file));
   }
 }
 
@@ -229,8 +228,7 @@ void ensure_config_writable(const std::filesystem::path& config_file)
   try {
     util::AtomicFile probe(config_file); // removed unused by its destructor
   } catch (const IoError& error) {
-    throw IoError(std::string("cannot write the cache repo config file: ") + error.what(),
-                  writable_hint(config_file));
+    throw IoError(std::string("cannot write the cache repo config file: ") + error.what(), writable_hint(config_file));
   }
 }
 

@@ -68,19 +68,27 @@ int phase_of(std::string_view path)
 
 S3Repository::S3Repository(aws::S3Url url, std::shared_ptr<aws::S3Client> client)
   : m_url(std::move(url)), m_client(std::move(client))
+{}
+
+std::string S3Repository::spec() const
 {
+  return m_url.to_string();
 }
 
-std::string S3Repository::spec() const { return m_url.to_string(); }
-
-std::string S3Repository::describe() const { return "S3 repo " + m_url.to_string(); }
+std::string S3Repository::describe() const
+{
+  return "S3 repo " + m_url.to_string();
+}
 
 std::string S3Repository::key_of(std::string_view path) const
 {
   return m_url.prefix.empty() ? std::string(path) : m_url.prefix + "/" + std::string(path);
 }
 
-std::string S3Repository::marker_key() const { return key_of(std::string(k_private_dir) + "/repo.json"); }
+std::string S3Repository::marker_key() const
+{
+  return key_of(std::string(k_private_dir) + "/repo.json");
+}
 
 std::optional<std::string> S3Repository::foreign_key()
 {
@@ -88,8 +96,8 @@ std::optional<std::string> S3Repository::foreign_key()
   for (const auto& object : m_client->list_objects(m_url.bucket, base, k_probe_keys)) {
     auto path = std::string_view(object.key).substr(base.size());
     auto top = path.substr(0, path.find('/'));
-    bool ours = (top.starts_with(k_version_prefix) && path.find('/') != std::string_view::npos)
-                || top == k_private_dir || path == "lock";
+    bool ours = (top.starts_with(k_version_prefix) && path.find('/') != std::string_view::npos) || top == k_private_dir
+                || path == "lock";
     if (!ours) {
       return object.key;
     }
@@ -117,11 +125,12 @@ void S3Repository::require_repo()
   }
   auto state = m_client->head_bucket(m_url.bucket);
   if (state == aws::BucketState::missing) {
-    throw RepoNotFound("S3 bucket " + m_url.bucket + " does not exist", "create the repo first, or check the bucket name");
+    throw RepoNotFound("S3 bucket " + m_url.bucket + " does not exist",
+                       "create the repo first, or check the bucket name");
   }
   if (auto foreign = foreign_key()) {
-    throw RepoNotFound(spec() + " is not a cache repo: it holds something else than a Neuron compile cache ("
-                         + *foreign + ")",
+    throw RepoNotFound(spec() + " is not a cache repo: it holds something else than a Neuron compile cache (" + *foreign
+                         + ")",
                        "use an empty prefix or a compile cache prefix");
   }
   throw RepoNotFound("cache repo " + spec() + " does not exist", "create it first");
@@ -131,8 +140,8 @@ std::string S3Repository::create(const RepoCreateOptions& options)
 {
   auto state = m_client->head_bucket(m_url.bucket);
   if (state == aws::BucketState::forbidden) {
-    throw AuthError("S3 bucket " + m_url.bucket + " exists but the AWS credentials from " + m_client->credential_source()
-                      + " may not use it",
+    throw AuthError("S3 bucket " + m_url.bucket + " exists but the AWS credentials from "
+                      + m_client->credential_source() + " may not use it",
                     "use a bucket of your account, or other credentials");
   }
   if (state == aws::BucketState::missing) {
@@ -149,7 +158,8 @@ std::string S3Repository::create(const RepoCreateOptions& options)
                               + "): it is not made a cache repo",
                             "choose an empty prefix, or one that holds a compile cache");
   }
-  nlohmann::json marker = {{"format", k_format_name}, {"version", 2},
+  nlohmann::json marker = {{"format", k_format_name},
+                           {"version", 2},
                            {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
   m_client->put_bytes(m_url.bucket, marker_key(), marker.dump(2) + "\n");
   return spec();
@@ -224,7 +234,8 @@ void S3Repository::check_writable()
 {
   require_repo();
   // A probe object, removed at once: the one way to know S3 takes our writes.
-  auto probe = key_of(std::string(k_private_dir) + "/write-probe." + util::host_name() + "." + std::to_string(::getpid()));
+  auto probe =
+    key_of(std::string(k_private_dir) + "/write-probe." + util::host_name() + "." + std::to_string(::getpid()));
   m_client->put_bytes(m_url.bucket, probe, "");
   m_client->delete_object(m_url.bucket, probe);
 }

@@ -22,7 +22,10 @@ namespace hubcache::util {
 
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error)
+{
+  return std::strerror(error);
+}
 
 std::string random_suffix()
 {
@@ -317,12 +320,15 @@ std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uin
     return std::nullopt;
   }
   std::string content;
-  read_chunks(*fd, path, [&](const char* data, std::size_t size) {
-    if (content.size() + size > max_size) {
-      throw IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
-    }
-    content.append(data, size);
-  }, 65536);
+  read_chunks(
+    *fd, path,
+    [&](const char* data, std::size_t size) {
+      if (content.size() + size > max_size) {
+        throw IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
+      }
+      content.append(data, size);
+    },
+    65536);
   return content;
 }
 

@@ -58,7 +58,10 @@ Hasher::~Hasher() = default;
 Hasher::Hasher(Hasher&&) noexcept = default;
 Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 
-void Hasher::update(std::string_view data) { update(data.data(), data.size()); }
+void Hasher::update(std::string_view data)
+{
+  update(data.data(), data.size());
+}
 
 void Hasher::update(const void* data, std::size_t size)
 {

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <utility>
@@ -106,7 +106,8 @@ std::string read_proc_file(const stdfs::path& path)
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd) {
     try {
-      read_chunks(fd, path, [&](const char* data, std::size_t size) { text.append(data, size); }, 4096);
+      read_chunks(
+        fd, path, [&](const char* data, std::size_t size) { text.append(data, size); }, 4096);
     } catch (const IoError&) {
       // The process went away while we read: what we have is all there is.
     }
@@ -162,8 +163,7 @@ class LineCollector {
 public:
   LineCollector(const ProcessSpec& spec, ProcessStream stream, std::deque<std::string>& tail)
     : m_spec(spec), m_stream(stream), m_tail(tail)
-  {
-  }
+  {}
   void feed(std::string_view data)
   {
     m_buffer.append(data);
@@ -216,7 +216,8 @@ std::string ProcessResult::describe() const
   }
   if (term_signal) {
     const char* name = strsignal(*term_signal);
-    return "was killed by signal " + std::to_string(*term_signal) + (name != nullptr ? std::string(" (") + name + ")" : "");
+    return "was killed by signal " + std::to_string(*term_signal)
+           + (name != nullptr ? std::string(" (") + name + ")" : "");
   }
   if (exit_code) {
     return "exited with status " + std::to_string(*exit_code);
@@ -335,7 +336,8 @@ ProcessResult run_process(const ProcessSpec& spec)
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (!working_directory.empty() && exec_error != 0 && ::access(working_directory.c_str(), F_OK) != 0) {
-      throw IoError("cannot run '" + spec.argv.front() + "' in " + working_directory + ": " + std::strerror(exec_error));
+      throw IoError("cannot run '" + spec.argv.front() + "' in " + working_directory + ": "
+                    + std::strerror(exec_error));
     }
     throw IoError("cannot run '" + spec.argv.front() + "': " + std::strerror(exec_error));
   }
@@ -469,10 +471,19 @@ InterruptScope::~InterruptScope()
   }
 }
 
-int interrupt_signal() noexcept { return g_interrupt_signal.load(); }
+int interrupt_signal() noexcept
+{
+  return g_interrupt_signal.load();
+}
 
-void request_interrupt(int signal) noexcept { record_interrupt(signal); }
+void request_interrupt(int signal) noexcept
+{
+  record_interrupt(signal);
+}
 
-void reset_interrupt() noexcept { g_interrupt_signal.store(0); }
+void reset_interrupt() noexcept
+{
+  g_interrupt_signal.store(0);
+}
 
 } // namespace hubcache::util

@@ -106,7 +106,8 @@ std::vector<std::string> split_command_line(std::string_view text)
     } else if (c == '"') {
       ++i;
       for (; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size() && std::string_view("\"\\$`\n").find(text[i + 1]) != std::string_view::npos) {
+        if (text[i] == '\\' && i + 1 < text.size()
+            && std::string_view("\"\\$`\n").find(text[i + 1]) != std::string_view::npos) {
           ++i;
           if (text[i] == '\n') {
             continue;

@@ -23,7 +23,7 @@ enum class RegistryPathKind {
 };
 
 struct RegistryPath {
-  std::string path;             // the repo path, as listed
+  std::string path; // the repo path, as listed
   RegistryPathKind kind = RegistryPathKind::unexpected;
   std::string compiler_dir;     // "neuronxcc-2.21.33363.0+82129205"
   std::string compiler_version; // "2.21.33363.0+82129205"

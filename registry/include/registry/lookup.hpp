@@ -18,8 +18,8 @@ namespace registry {
 
 // Every registry path of a repo listing, classified once.
 struct RegistryIndex {
-  std::vector<RegistryPath> entries;    // alias and digest paths
-  std::vector<RegistryPath> unexpected; // under a 0_REGISTRY but in no known layout
+  std::vector<RegistryPath> entries;               // alias and digest paths
+  std::vector<RegistryPath> unexpected;            // under a 0_REGISTRY but in no known layout
   std::map<std::string, std::uint64_t> file_sizes; // every listed file, for MODULE_<hash> sizes
   std::vector<std::string> module_dirs;            // "<compiler_dir>/MODULE_<x>" folders
 
@@ -65,7 +65,7 @@ std::vector<RegistryPath> select_candidates(const RegistryIndex& index, const Lo
 struct LoadedEntry {
   RegistryPath location;
   CacheEntry entry;
-  std::string content_hash;   // sha512[:20] of the file bytes
+  std::string content_hash; // sha512[:20] of the file bytes
   std::uint64_t size = 0;
 };
 
@@ -97,8 +97,7 @@ std::vector<hubcache::storage::RepoFile> list_compiler_dirs(hubcache::storage::R
 // Reads and parses `paths` with up to `parallelism` workers. Malformed files and name /
 // content hash mismatches become warnings (mismatching entries are still returned:
 // their content is readable, only the name is off). Repository errors propagate.
-LoadReport load_entries(const RepositoryOpener& open, const std::vector<RegistryPath>& paths,
-                        unsigned parallelism = 8);
+LoadReport load_entries(const RepositoryOpener& open, const std::vector<RegistryPath>& paths, unsigned parallelism = 8);
 
 enum class MatchReason { arch_digest, same_config, same_model_id };
 std::string_view to_string(MatchReason reason);

@@ -41,8 +41,8 @@ struct Region {
 Region resolve_region(const util::Environment& env);
 
 struct Endpoint {
-  std::string url;        // scheme://host[:port], no trailing '/'
-  bool custom = false;    // set by AWS_ENDPOINT_URL_S3/AWS_ENDPOINT_URL (an S3-compatible store)
+  std::string url;     // scheme://host[:port], no trailing '/'
+  bool custom = false; // set by AWS_ENDPOINT_URL_S3/AWS_ENDPOINT_URL (an S3-compatible store)
 };
 // AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else https://s3.<region>.amazonaws.com.
 Endpoint resolve_s3_endpoint(const util::Environment& env, std::string_view region);

@@ -34,7 +34,7 @@ bool is_valid_bucket_name(std::string_view name) noexcept;
 struct S3Config {
   std::string region;
   std::string region_source;
-  std::string endpoint;        // scheme://host[:port]
+  std::string endpoint;         // scheme://host[:port]
   bool custom_endpoint = false; // path-style addressing, region kept on redirects
   http::RetryPolicy retry;
   std::size_t workers = 4;
@@ -66,8 +66,7 @@ public:
   void create_bucket(const std::string& bucket);
 
   // Every object whose key starts with `prefix` (a plain string prefix), in key order.
-  std::vector<S3Object> list_objects(const std::string& bucket, const std::string& prefix,
-                                     std::size_t max_keys = 0);
+  std::vector<S3Object> list_objects(const std::string& bucket, const std::string& prefix, std::size_t max_keys = 0);
   std::optional<S3Object> head_object(const std::string& bucket, const std::string& key);
   // The object's bytes, at most `limit` of them; nullopt when it does not exist.
   std::optional<std::string> get_object(const std::string& bucket, const std::string& key, std::size_t limit);

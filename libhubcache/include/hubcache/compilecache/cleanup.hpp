@@ -54,19 +54,19 @@ std::optional<std::string> installed_compiler_version();
 std::optional<std::string> parse_compiler_version_output(std::string_view text);
 
 struct CleanupOptions {
-  bool failed = true;          // failed modules (model.log without model.neff)
-  bool stale_locks = true;     // lock files no compiler holds
-  std::int64_t stale_lock_age = 0; // seconds; a younger lock counts as held (caches shared over NFS)
-  bool incomplete = false;     // incomplete and flags-mismatch modules
-  bool old_versions = false;   // every version directory not matching keep_versions
+  bool failed = true;                     // failed modules (model.log without model.neff)
+  bool stale_locks = true;                // lock files no compiler holds
+  std::int64_t stale_lock_age = 0;        // seconds; a younger lock counts as held (caches shared over NFS)
+  bool incomplete = false;                // incomplete and flags-mismatch modules
+  bool old_versions = false;              // every version directory not matching keep_versions
   std::vector<std::string> keep_versions; // full versions or prefixes (see version_matches)
   std::optional<std::int64_t> older_than; // seconds since last use
   std::optional<std::uint64_t> max_size;  // bytes; least recently used first
   std::int64_t ttl = k_sdk_default_ttl;   // never evict what was used within this
-  bool wipe = false;           // everything in the root but its lock file
+  bool wipe = false;                      // everything in the root but its lock file
   bool compiler_running = false;
   bool use_atime = true;
-  std::int64_t now = 0;        // unix seconds
+  std::int64_t now = 0; // unix seconds
 };
 
 // One thing to remove. kind: entry, version, lock, leftover (trash or staging of a dead
@@ -85,7 +85,7 @@ struct Removal {
 
 struct CleanupPlan {
   std::vector<Removal> removals;
-  std::vector<Skipped> kept; // selected, but left alone (held by a compiler, ...)
+  std::vector<Skipped> kept;     // selected, but left alone (held by a compiler, ...)
   std::uint64_t size_before = 0; // bytes of every entry
   std::uint64_t bytes = 0;       // bytes the removals free
   // With max_size: still above it, because the rest was used within the TTL (or is held).

@@ -105,7 +105,7 @@ struct Entry {
   EntryState state = EntryState::success;
   Generation generation = Generation::unknown;
   std::string reason;
-  std::vector<LocalFile> files;                 // publishable files (no locks, no temp files)
+  std::vector<LocalFile> files;                  // publishable files (no locks, no temp files)
   std::vector<std::filesystem::path> lock_files; // *.lock found in the entry
   // Files below the entry left out of `files` (locks, temp files, odd names): still disk
   // space that removing the entry frees.
@@ -116,7 +116,7 @@ struct Entry {
   std::int64_t newest_mtime_ns = 0;
   std::int64_t newest_atime_ns = 0;
 
-  std::uint64_t bytes() const;      // every file below the entry
+  std::uint64_t bytes() const; // every file below the entry
   std::size_t file_count() const;
 };
 
@@ -132,7 +132,7 @@ struct Skipped {
 struct Scan {
   std::filesystem::path root;
   std::vector<std::string> versions; // neuronxcc-* directory names, sorted
-  std::vector<Entry> entries; // every entry, whatever its state
+  std::vector<Entry> entries;        // every entry, whatever its state
   std::vector<Skipped> skipped;
 };
 

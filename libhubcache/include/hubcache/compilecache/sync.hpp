@@ -1,17 +1,17 @@
 #pragma once
 
 #include "hubcache/compilecache/compile_cache.hpp"
+#include "hubcache/storage/repository.hpp"
 #include "hubcache/util/environment.hpp"
 #include "hubcache/util/hash.hpp"
-#include "hubcache/storage/repository.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // Synchronizing a local compile cache with a cache repo, through the Repository
@@ -75,8 +75,8 @@ struct Upload {
 
 struct PushPlan {
   std::vector<Upload> uploads;
-  std::vector<std::string> entries_to_push;  // entries with at least one file to upload
-  std::vector<std::string> entries_present;  // entries the repo already has whole
+  std::vector<std::string> entries_to_push; // entries with at least one file to upload
+  std::vector<std::string> entries_present; // entries the repo already has whole
   std::vector<Skipped> skipped;
   std::uint64_t bytes_to_upload = 0;
 };
@@ -163,8 +163,8 @@ struct PullOptions {
 struct PullInstall {
   RepoEntry entry;
   std::vector<storage::RepoFile> to_download; // the files the local entry lacks
-  bool fresh = false;   // no local entry: it appears by one directory rename
-  bool replace = false; // a failed local entry makes way for it
+  bool fresh = false;                         // no local entry: it appears by one directory rename
+  bool replace = false;                       // a failed local entry makes way for it
   std::uint64_t bytes = 0;
 };
 
@@ -182,8 +182,8 @@ struct PullReport {
   std::vector<std::string> entries_pulled;
   std::vector<std::string> entries_present;
   std::vector<std::string> entries_replaced; // failed local entries replaced (also in entries_pulled)
-  std::vector<Skipped> skipped; // not installed, by design (locked, failed in repo, ...)
-  std::vector<Skipped> errors;  // not installed because something failed
+  std::vector<Skipped> skipped;              // not installed, by design (locked, failed in repo, ...)
+  std::vector<Skipped> errors;               // not installed because something failed
   std::size_t files_downloaded = 0;
   std::uint64_t bytes_downloaded = 0;
   std::uint64_t bytes_planned = 0;
@@ -207,11 +207,11 @@ PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const std::fil
 // by dead processes is swept on the next run. A file that fails leaves its entry out
 // (reported in `errors`); a failure of the remote itself (after the backend's retries)
 // stops the run: no new download starts, and the entries it leaves out are reported too.
-PullReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan,
-                      DigestCache& digests, const PullOptions& options, const util::TransferCallback& progress = {});
+PullReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan, DigestCache& digests,
+                      const PullOptions& options, const util::TransferCallback& progress = {});
 
 // plan_pull, then (unless options.dry_run) apply_pull.
-PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests, const PullOptions& options,
-                const util::TransferCallback& progress = {});
+PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
+                const PullOptions& options, const util::TransferCallback& progress = {});
 
 } // namespace hubcache::compilecache

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "hubcache/util/environment.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/util/environment.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -53,8 +53,8 @@ struct Request {
   std::string method = "GET";
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers; // includes Authorization when wanted
-  std::optional<std::string> body;                           // bytes body
-  std::optional<FileSlice> body_file;                        // or a file slice
+  std::optional<std::string> body;                          // bytes body
+  std::optional<FileSlice> body_file;                       // or a file slice
   // Abort when fewer than one byte moved for this long (unset: the caller's default, 30 s
   // for a bare Client; 0: never), and a total limit (0: none).
   std::optional<std::chrono::seconds> stall_timeout;
@@ -88,7 +88,8 @@ public:
 class TransportError : public RemoteError {
 public:
   TransportError(const std::string& message, std::string hint, int curl_code, bool retryable)
-    : RemoteError(message, std::move(hint)), m_curl_code(curl_code), m_retryable(retryable) {}
+    : RemoteError(message, std::move(hint)), m_curl_code(curl_code), m_retryable(retryable)
+  {}
   int curl_code() const noexcept { return m_curl_code; }
   // False for failures a retry cannot fix: unknown host, bad URL, TLS verification.
   bool retryable() const noexcept { return m_retryable; }

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "hubcache/http/client.hpp"
 #include "hubcache/hub/config.hpp"
 #include "hubcache/hub/download.hpp"
 #include "hubcache/hub/errors.hpp"
 #include "hubcache/hub/protocol.hpp"
-#include "hubcache/http/client.hpp"
 #include "hubcache/util/environment.hpp"
 #include "hubcache/util/progress.hpp"
 
@@ -117,7 +117,7 @@ private:
 
 // Whole text of one file of any Hub model repo (for `lookup`): throws RepoNotFound,
 // EntryNotFound, RevisionNotFound, AuthError, HubOfflineError or RemoteError.
-std::string download_hub_file_text(const util::Environment& env, std::optional<std::string> token, std::string_view repo_id,
-                                   std::string_view path, std::string_view revision = "main");
+std::string download_hub_file_text(const util::Environment& env, std::optional<std::string> token,
+                                   std::string_view repo_id, std::string_view path, std::string_view revision = "main");
 
 } // namespace hubcache::hub

@@ -25,7 +25,8 @@ bool hub_offline(const util::Environment& env);
 // HUGGING_FACE_HUB_TOKEN, the file HF_TOKEN_PATH, else $HF_HOME/token. Values are trimmed
 // and an empty one means "none". A token file that is not a small regular file (a FIFO,
 // a device, a directory, over 64 KiB) is a ConfigError naming it.
-std::optional<std::string> resolve_hub_token(const util::Environment& env, const std::optional<std::string>& explicit_token);
+std::optional<std::string> resolve_hub_token(const util::Environment& env,
+                                             const std::optional<std::string>& explicit_token);
 
 // Where the token in effect comes from, so a rejected token can be traced to its source.
 enum class TokenSource { none, explicit_value, environment, file };
@@ -45,8 +46,8 @@ struct HubConfig {
   std::optional<std::string> token;
   bool offline = false;
   http::RetryPolicy retry;
-  std::size_t workers = k_default_workers;  // transfers in flight (hashing too)
-  std::chrono::seconds stall_timeout{30};   // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
+  std::size_t workers = k_default_workers;       // transfers in flight (hashing too)
+  std::chrono::seconds stall_timeout{30};        // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
   std::chrono::milliseconds conflict_base{1000}; // commit re-plan backoff, scaled like `retry`
 
   static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "hubcache/util/environment.hpp"
 #include "hubcache/storage/repo_spec.hpp"
 #include "hubcache/storage/repository.hpp"
+#include "hubcache/util/environment.hpp"
 
 #include <memory>
 

@@ -16,7 +16,6 @@
 
 namespace hubcache::storage {
 
-
 // One file of a cache repo. Hashes are lowercase hex and empty when the backend does
 // not know them (the Hub knows sha256 only for LFS files, the git blob sha1 always).
 struct RepoFile {
@@ -57,8 +56,8 @@ struct CommitRequest {
 };
 
 struct CommitResult {
-  std::string revision;   // the new head; unchanged head when nothing had to change
-  bool created = false;   // false when every addition was already present
+  std::string revision; // the new head; unchanged head when nothing had to change
+  bool created = false; // false when every addition was already present
   std::size_t files_added = 0;
   std::size_t files_deleted = 0;
   // Every addition as the repo now holds it, with the digests the backend knows: callers

@@ -105,8 +105,7 @@ void write_file_atomically(const stdfs::path& target, std::string_view content);
 // The whole of a regular file of at most `max_size` bytes; IoError otherwise.
 std::string read_file(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
 // nullopt when the file does not exist; throws IoError on any other failure.
-std::optional<std::string> read_file_if_exists(const stdfs::path& path,
-                                               std::uint64_t max_size = k_default_read_limit);
+std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
 // Copies `source` to `target` through a temp file + rename.
 void copy_file_atomically(const stdfs::path& source, const stdfs::path& target);
 // fsync a directory so a rename inside it is durable.

@@ -13,7 +13,7 @@
 namespace hubcache::util {
 
 struct JsonLimits {
-  std::size_t max_depth = 128;           // objects and arrays nested in each other
+  std::size_t max_depth = 128;                  // objects and arrays nested in each other
   std::size_t max_size = std::size_t{64} << 20; // bytes of text
 };
 
