@@ -1,6 +1,7 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
 #include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repository.hpp>
 #include <hubcache/util/fs.hpp>
 
 #include "test_support.hpp"
@@ -188,4 +189,11 @@ TEST_CASE("a config file that is a FIFO, a device or huge is one clear error, ne
   CHECK_THROWS_AS(read_custom_cache_repo("/dev/zero"), ConfigError);
   util::write_file_atomically(dir.path() / "huge", std::string(100 * 1024, 'a'));
   CHECK_THROWS_WITH_AS(read_custom_cache_repo(dir.path() / "huge"), doctest::Contains("larger than"), ConfigError);
+}
+
+TEST_CASE("repo paths split into their components, empty ones included")
+{
+  CHECK(path_components("a/b/c") == std::vector<std::string_view>{"a", "b", "c"});
+  CHECK(path_components("a//b") == std::vector<std::string_view>{"a", "", "b"});
+  CHECK(path_components("") == std::vector<std::string_view>{""});
 }

@@ -91,26 +91,11 @@ bool is_valid_component(std::string_view name)
   });
 }
 
-std::vector<std::string_view> components(std::string_view path)
-{
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find('/', start);
-    if (end == std::string_view::npos) {
-      end = path.size();
-    }
-    parts.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 // The entry directory (`neuronxcc-<ver>/MODULE_<...>`) a path belongs to, or "" for files
 // that are not inside a compile-cache entry.
 std::string entry_of(std::string_view path)
 {
-  auto parts = components(path);
+  auto parts = path_components(path);
   if (parts.size() >= 3 && parts[0].starts_with(k_version_prefix) && parts[0].size() > k_version_prefix.size()
       && parts[1].starts_with(k_module_prefix) && parts[1].size() > k_module_prefix.size()) {
     return std::string(parts[0]) + "/" + std::string(parts[1]);
@@ -120,7 +105,7 @@ std::string entry_of(std::string_view path)
 
 bool is_registry_path(std::string_view path)
 {
-  auto parts = components(path);
+  auto parts = path_components(path);
   return parts.size() >= 3 && parts[0].starts_with(k_version_prefix) && parts[1] == k_registry_dir;
 }
 
@@ -639,7 +624,7 @@ namespace {
 // must be a regular file; nullopt when it does not exist. Symlinks are refused anywhere.
 std::optional<struct ::stat> checked_lstat(const stdfs::path& root, std::string_view path, const std::string& what)
 {
-  auto parts = components(path);
+  auto parts = path_components(path);
   stdfs::path current = root;
   struct ::stat status {};
   for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -65,6 +65,21 @@ void Repository::note_skipped_path(std::string path)
   }
 }
 
+std::vector<std::string_view> path_components(std::string_view path)
+{
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) {
+      end = path.size();
+    }
+    parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 void validate_path_in_repo(std::string_view path)
 {
   if (!is_valid_path_in_repo(path)) {

@@ -34,26 +34,11 @@ std::string normalize_prefix(std::string_view prefix)
   return out;
 }
 
-std::vector<std::string_view> components(std::string_view path)
-{
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find('/', start);
-    if (end == std::string_view::npos) {
-      end = path.size();
-    }
-    parts.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 // Which publishing phase a path belongs to: entry files, then the entries' model.done,
 // then loose files, then the registry (which describes entries).
 int phase_of(std::string_view path)
 {
-  auto parts = components(path);
+  auto parts = path_components(path);
   bool versioned = parts.size() >= 3 && parts[0].starts_with(k_version_prefix);
   if (versioned && parts[1] == "0_REGISTRY") {
     return 3;

@@ -134,5 +134,7 @@ private:
 // no control characters. Throws InvalidArgument.
 void validate_path_in_repo(std::string_view path);
 bool is_valid_path_in_repo(std::string_view path) noexcept;
+// The '/'-separated components of a repo path, empty ones included.
+std::vector<std::string_view> path_components(std::string_view path);
 
 } // namespace hubcache::storage
