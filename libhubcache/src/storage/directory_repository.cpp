@@ -62,18 +62,6 @@ std::int64_t nanoseconds(const struct timespec& time)
   return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
 }
 
-std::string normalize_prefix(std::string_view prefix)
-{
-  std::string out(prefix);
-  while (!out.empty() && out.back() == '/') {
-    out.pop_back();
-  }
-  while (!out.empty() && out.front() == '/') {
-    out.erase(out.begin());
-  }
-  return out;
-}
-
 std::string_view first_component(std::string_view path)
 {
   return path.substr(0, path.find('/'));
@@ -599,7 +587,7 @@ std::optional<std::string> DirectoryRepository::revision()
 std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
 {
   require_repo();
-  auto folder = normalize_prefix(prefix);
+  auto folder = folder_of_prefix(prefix);
   if (!folder.empty()) {
     validate_path_in_repo(folder);
     if (first_component(folder) == k_hidden_dir) {
@@ -792,8 +780,8 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
   }
   for (const auto& deletion : request.deletions) {
-    validate_path_in_repo(normalize_prefix(deletion.path_in_repo));
-    if (first_component(normalize_prefix(deletion.path_in_repo)) == k_hidden_dir) {
+    validate_path_in_repo(folder_of_prefix(deletion.path_in_repo));
+    if (first_component(folder_of_prefix(deletion.path_in_repo)) == k_hidden_dir) {
       throw InvalidArgument("'" + deletion.path_in_repo + "' is inside the repo's private folder");
     }
   }
@@ -810,7 +798,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
 
   // Deletions: a folder leaves by one rename into the staging folder, then goes with it.
   for (const auto& deletion : request.deletions) {
-    auto path = normalize_prefix(deletion.path_in_repo);
+    auto path = folder_of_prefix(deletion.path_in_repo);
     auto target = m_root / path;
     struct ::stat status {};
     if (::lstat(target.c_str(), &status) != 0) {

@@ -65,6 +65,18 @@ void Repository::note_skipped_path(std::string path)
   }
 }
 
+std::string folder_of_prefix(std::string_view prefix)
+{
+  std::string out(prefix);
+  while (!out.empty() && out.back() == '/') {
+    out.pop_back();
+  }
+  while (!out.empty() && out.front() == '/') {
+    out.erase(out.begin());
+  }
+  return out;
+}
+
 std::vector<std::string_view> path_components(std::string_view path)
 {
   std::vector<std::string_view> parts;

@@ -22,18 +22,6 @@ constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::size_t k_probe_keys = 100;
 
-std::string normalize_prefix(std::string_view prefix)
-{
-  std::string out(prefix);
-  while (!out.empty() && out.back() == '/') {
-    out.pop_back();
-  }
-  while (!out.empty() && out.front() == '/') {
-    out.erase(out.begin());
-  }
-  return out;
-}
-
 // Which publishing phase a path belongs to: entry files, then the entries' model.done,
 // then loose files, then the registry (which describes entries).
 int phase_of(std::string_view path)
@@ -164,7 +152,7 @@ std::optional<std::string> S3Repository::revision()
 std::vector<RepoFile> S3Repository::list_files(std::string_view prefix)
 {
   require_repo();
-  auto folder = normalize_prefix(prefix);
+  auto folder = folder_of_prefix(prefix);
   if (!folder.empty()) {
     validate_path_in_repo(folder);
   }
@@ -237,7 +225,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
     }
   }
   for (const auto& deletion : request.deletions) {
-    validate_path_in_repo(normalize_prefix(deletion.path_in_repo));
+    validate_path_in_repo(folder_of_prefix(deletion.path_in_repo));
   }
   require_repo();
   if (request.parent_revision && revision() != *request.parent_revision) {
@@ -250,7 +238,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   // Deletions first, so that a folder deleted and re-added ends with the additions.
   std::vector<std::string> doomed;
   for (const auto& deletion : request.deletions) {
-    auto path = normalize_prefix(deletion.path_in_repo);
+    auto path = folder_of_prefix(deletion.path_in_repo);
     if (deletion.is_folder) {
       for (const auto& file : list_files(path)) {
         doomed.push_back(key_of(file.path));

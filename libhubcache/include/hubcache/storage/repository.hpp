@@ -134,6 +134,8 @@ private:
 // no control characters. Throws InvalidArgument.
 void validate_path_in_repo(std::string_view path);
 bool is_valid_path_in_repo(std::string_view path) noexcept;
+// A listing prefix as a folder path: without leading and trailing '/'.
+std::string folder_of_prefix(std::string_view prefix);
 // The '/'-separated components of a repo path, empty ones included.
 std::vector<std::string_view> path_components(std::string_view path);
 
