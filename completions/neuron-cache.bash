@@ -3,7 +3,7 @@
 # Turn it on: source <(neuron-cache completion bash), or install it as
 # share/bash-completion/completions/neuron-cache (cmake --install does).
 
-_neuron_cache_commands='create set config synchronize status cleanup lookup list add completion man help'
+_neuron_cache_commands='create set config synchronize status cleanup lookup list add completion man env sync help'
 
 # Sets _nc_kind (and _nc_choices) for option $2 of command $1 ("" before the command);
 # fails for an unknown option.
@@ -83,6 +83,19 @@ _neuron_cache_option() {
     add:--timeout) _nc_kind=integer ;;
     add:--max-workers | add:--max_workers) _nc_kind=integer ;;
     add:--token) _nc_kind=text ;;
+    env:--repo-id | env:--repo_id) _nc_kind=repo ;;
+    env:--cache-dir | env:--cache_dir) _nc_kind=directory ;;
+    env:--token) _nc_kind=text ;;
+    sync:--repo-id | sync:--repo_id) _nc_kind=repo ;;
+    sync:--cache-dir | sync:--cache_dir) _nc_kind=directory ;;
+    sync:--pull) _nc_kind=flag ;;
+    sync:--compiler-version | sync:--compiler_version) _nc_kind=text ;;
+    sync:--replace-failed | sync:--replace_failed) _nc_kind=flag ;;
+    sync:--dry-run | sync:--dry_run) _nc_kind=flag ;;
+    sync:--clean-failed | sync:--clean_failed) _nc_kind=flag ;;
+    sync:--clear-stale-locks | sync:--clear_stale_locks) _nc_kind=integer ;;
+    sync:--max-workers | sync:--max_workers) _nc_kind=integer ;;
+    sync:--token) _nc_kind=text ;;
     :-V | :--version) _nc_kind=flag ;;
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
     *:--json) _nc_kind=flag ;;
@@ -107,6 +120,8 @@ _neuron_cache_option_names() {
     add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
+    env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
+    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac

@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' '*:--format'
             return 0
     end
     return 1
@@ -149,7 +149,7 @@ end
 # The common options: before the command or after a known one, not after --.
 function __neuron_cache_options_allowed
     set -l state (__neuron_cache_state)
-    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'status' 'cleanup' 'lookup' 'list' 'add' 'completion' 'man'
+    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'status' 'cleanup' 'lookup' 'list' 'add' 'completion' 'man' 'env' 'sync'
 end
 
 complete -c neuron-cache -f
@@ -166,6 +166,8 @@ complete -c neuron-cache -n __neuron_cache_needs_command -a 'list' -d 'List the 
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'man' -d 'Print this program\'s manual page (roff, for man)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n __neuron_cache_needs_command -a help -d 'Show a command\'s options and examples'
 complete -c neuron-cache -n '__neuron_cache_needs_command' -s V -l version -d 'Print the version and exit'
 
@@ -188,6 +190,8 @@ complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'list' -d 'Lis
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'man' -d 'Print this program\'s manual page (roff, for man)'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 
 # create
 complete -c neuron-cache -n '__neuron_cache_using create' -s n -l name -d 'The repo to create (default: optimum-neuron-cache on the Hub)' -x -a '(__neuron_cache_repos)'
@@ -289,3 +293,20 @@ complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_
 complete -c neuron-cache -n '__neuron_cache_positional completion 0' -a 'bash zsh fish' -d 'bash, zsh or fish'
 
 # man
+
+# env
+complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using env' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+
+# sync
+complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l replace-failed -l replace_failed -d 'With --pull: a complete repo entry replaces a local failed one (else skipped as differing)'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x

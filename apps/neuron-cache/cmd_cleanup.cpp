@@ -248,9 +248,9 @@ int run_cleanup(Invocation& invocation)
   } else {
     if (options.wipe && !invocation.has("yes") && !plan.removals.empty()
         && !confirm("Remove everything in " + printable_path(root.path) + " (" + human_size(plan.size_before) + ")?")) {
-      invocation.out().result("Nothing removed.",
-                              {{"cache_dir", root.path.string()}, {"removed", nlohmann::json::array()}}, "");
-      return k_exit_error;
+      // A refusal is a failure like any other: one error line (and the error document under --json).
+      throw hubcache::Error("nothing removed: the wipe of " + printable_path(root.path) + " was not confirmed",
+                            "add --yes to wipe without asking");
     }
     if (!plan.removals.empty()) {
       report = cc::apply_cleanup(scan, plan);

@@ -79,7 +79,7 @@ std::string kind_name(ValueKind kind)
 std::vector<std::string> command_names()
 {
   std::vector<std::string> names;
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     names.push_back(command.name);
   }
   names.emplace_back(k_help_command);
@@ -288,7 +288,7 @@ std::string bash_script()
   out << "# Sets _nc_kind (and _nc_choices) for option $2 of command $1 (\"\" before the command);\n"
       << "# fails for an unknown option.\n"
       << "_neuron_cache_option() {\n  _nc_kind= _nc_choices=\n  case \"$1:$2\" in\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     for (const auto& option : command.options) {
       out << "    " << bash_pattern(command.name, dashed_names(option)) << ") "
           << bash_kind_assignment(option.kind, option.choices) << " ;;\n";
@@ -306,7 +306,7 @@ std::string bash_script()
 
   out << "# Sets _nc_words to the options of command $1 (\"\" before the command).\n"
       << "_neuron_cache_option_names() {\n  case $1 in\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     std::vector<std::string> names;
     for (const auto* option : options_of(command)) {
       for (const auto& name : dashed_names(*option)) {
@@ -327,7 +327,7 @@ std::string bash_script()
   out << "# Sets _nc_kind (and _nc_choices) for positional argument $2 (from 0) of command $1.\n"
       << "_neuron_cache_positional() {\n  _nc_kind= _nc_choices=\n  case \"$1:$2\" in\n"
       << "    ':0' | " << sh_word(std::string(k_help_command) + ":0") << ") _nc_kind=subcommand ;;\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     auto positionals = plain_positionals(command);
     for (std::size_t index = 0; index < positionals.size(); ++index) {
       out << "    " << sh_word(command.name + ":" + std::to_string(index)) << ") "
@@ -338,7 +338,7 @@ std::string bash_script()
 
   out << "# Commands that run another command given after a bare `--`.\n"
       << "_neuron_cache_runs_command() {\n  case $1 in\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     if (runs_shell_command(command)) {
       out << "    " << sh_word(command.name) << ") return 0 ;;\n";
     }
@@ -492,13 +492,13 @@ std::string zsh_script()
 
   out << "\n(( $+functions[_neuron_cache_commands] )) ||\n_neuron_cache_commands() {\n"
       << "  local -a commands\n  commands=(\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "    '" << zsh_colon_escaped(command.name) << ":" << zsh_description(command.summary) << "'\n";
   }
   out << "    '" << k_help_command << ":" << zsh_description(k_help_summary) << "'\n  )\n"
       << "  _describe -t commands 'neuron-cache command' commands\n}\n";
 
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "\n" << zsh_function_name(command.name) << "() {\n";
     if (runs_shell_command(command)) {
       out << "  # After a bare `--`: the command to run, completed as zsh completes it anywhere.\n"
@@ -536,7 +536,7 @@ std::string zsh_script()
       << "  if [[ $state == command ]]; then\n"
       << "    curcontext=${curcontext%:*:*}:neuron-cache-$words[1]:\n"
       << "    case $words[1] in\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "      (" << sh_word(command.name) << ") " << zsh_function_name(command.name) << " && ret=0 ;;\n";
   }
   out << "      (" << k_help_command << ") _arguments '1: :_neuron_cache_commands' && ret=0 ;;\n"
@@ -726,7 +726,7 @@ std::string fish_script()
       << "function __neuron_cache_takes_value --argument-names command option\n"
       << "    switch \"$command:$option\"\n";
   std::vector<std::string> patterns;
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     for (const auto& option : command.options) {
       if (takes_value(option)) {
         for (const auto& name : dashed_names(option)) {
@@ -747,7 +747,7 @@ std::string fish_script()
   out << "# Commands that run another command given after a bare --.\n"
       << "function __neuron_cache_runs_command --argument-names command\n"
       << "    contains -- $command";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     if (runs_shell_command(command)) {
       out << " " << fish_quote(command.name);
     }
@@ -758,13 +758,13 @@ std::string fish_script()
       << "function __neuron_cache_options_allowed\n"
       << "    set -l state (__neuron_cache_state)\n"
       << "    test \"$state[2]\" != after-dash; and contains -- $state[1] -";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << " " << fish_quote(command.name);
   }
   out << "\nend\n\n";
 
   out << "complete -c neuron-cache -f\n\n# Before the command\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "complete -c neuron-cache -n __neuron_cache_needs_command -a " << fish_quote(command.name) << " -d "
         << fish_quote(first_sentence(command.summary)) << "\n";
   }
@@ -778,12 +778,12 @@ std::string fish_script()
     out << fish_option("__neuron_cache_options_allowed", option);
   }
   out << "\n# help COMMAND\n";
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "complete -c neuron-cache -n '__neuron_cache_positional help 0' -a " << fish_quote(command.name) << " -d "
         << fish_quote(first_sentence(command.summary)) << "\n";
   }
 
-  for (const auto& command : all_commands()) {
+  for (const auto& command : completion_commands()) {
     out << "\n# " << command.name << "\n";
     std::string using_command = "__neuron_cache_using " + sh_word(command.name);
     for (const auto& option : command.options) {

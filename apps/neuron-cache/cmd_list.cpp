@@ -91,7 +91,10 @@ int run_list(Invocation& invocation)
   std::string scope = options.compiler_version ? " for neuronx-cc " + *options.compiler_version : "";
 
   Output::Table table;
-  nlohmann::json data = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json data = {{"repo", spec.canonical()},
+                         {"compiler_version", options.compiler_version ? nlohmann::json(*options.compiler_version)
+                                                                       : nlohmann::json(nullptr)}};
   if (options.model_id) {
     table.headers = {"COMPILER VERSION", "REGISTRY", "TASK", "BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE",
                      "INSTANCE TYPE",    "SIZE",     "ENTRY"};
@@ -110,7 +113,7 @@ int run_list(Invocation& invocation)
                             optional_text(shape.num_cores), shape.dtype.value_or("-"),
                             shape.instance_type.value_or("-"),
                             configuration.size ? human_size(*configuration.size) : "-", configuration.paths.front()});
-      data.push_back(
+      rows.push_back(
         {{"model_id", configuration.model_id},
          {"model_type", configuration.model_type},
          {"compiler_version", configuration.compiler_version},
@@ -128,6 +131,8 @@ int run_list(Invocation& invocation)
     }
     table.footer = count_of(catalog.configurations.size(), "configuration") + " of " + *options.model_id + " across "
                    + count_of(compilers.size(), "compiler version") + scope;
+    data["model_id"] = *options.model_id;
+    data["configurations"] = std::move(rows);
     // -q: the entry paths, one per line.
     invocation.out().table(table, data, 9);
   } else {
@@ -136,7 +141,7 @@ int run_list(Invocation& invocation)
     for (const auto& model : catalog.models) {
       table.rows.push_back({model.model_id, join(model.model_types), join(model.compiler_versions),
                             std::to_string(model.configurations), model.size ? human_size(*model.size) : "-"});
-      data.push_back({{"model_id", model.model_id},
+      rows.push_back({{"model_id", model.model_id},
                       {"model_types", model.model_types},
                       {"compiler_versions", model.compiler_versions},
                       {"configurations", model.configurations},
@@ -145,6 +150,7 @@ int run_list(Invocation& invocation)
     table.footer = count_of(catalog.models.size(), "model") + ", "
                    + count_of(catalog.configurations.size(), "configuration") + ", "
                    + count_of(compilers.size(), "compiler version") + " in " + spec.canonical() + scope;
+    data["models"] = std::move(rows);
     invocation.out().table(table, data, 0);
     remember_models_for_completion(invocation, catalog);
   }

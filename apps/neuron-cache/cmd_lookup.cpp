@@ -118,13 +118,13 @@ int run_lookup(Invocation& invocation)
   }
   matches = registry::deduplicate(std::move(matches));
 
-  nlohmann::json data = nlohmann::json::array();
+  nlohmann::json entries = nlohmann::json::array();
   std::string quiet;
   for (const auto& match : matches) {
     const auto& entry = match.loaded.entry;
     const auto& location = match.loaded.location;
     auto shape = registry::entry_shape(entry);
-    data.push_back({{"model_id", entry.model_id},
+    entries.push_back({{"model_id", entry.model_id},
                     {"task", optional_json(entry.task)},
                     {"model_type", entry.model_type},
                     {"compiler_version", location.compiler_version},
@@ -140,6 +140,7 @@ int run_lookup(Invocation& invocation)
                     {"neuron", entry.neuron_config()}});
     quiet += location.path + "\n";
   }
+  nlohmann::json data = {{"model", model}, {"repo", resolved.spec.canonical()}, {"entries", std::move(entries)}};
 
   if (matches.empty()) {
     invocation.out().result("No cached entries found for " + model + ".", data, "");

@@ -148,6 +148,9 @@ std::string man_page()
   out << ".SH COMMANDS\n";
   for (const auto& command : all_commands()) {
     out << ".SS " << bold(command.name) << "\n" << synopsis(command) << "\n.PP\n" << roff_line(command.summary);
+    for (const auto& alias : command.aliases) {
+      out << ".PP\n" << roff_line("Also available as " + alias + ".");
+    }
     if (!command.description.empty()) {
       out << ".PP\n" << roff_line(command.description);
     }

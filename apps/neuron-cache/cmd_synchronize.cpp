@@ -38,9 +38,9 @@ std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped
 std::string skip_hint(const std::string& reason)
 {
   static const std::map<std::string, std::string> hints = {
-    {"failed", "delete them with: neuron-cache synchronize --clean-failed"},
+    {"failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
     {"locked", "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
-    {"incomplete", "a compile still running or interrupted: wait, or compile again"},
+    {"incomplete", "a compile still running or interrupted: wait, or remove them with: neuron-cache cleanup --all"},
     {"flags-mismatch", "the flags file does not match the entry's name: compile it again"},
     {"symlink-outside-root", "replace the link with the file it points to"},
     {"dangling-symlink", "remove the dangling link"},

@@ -53,6 +53,26 @@ inline bool takes_value(const OptionSpec& option)
   return option.kind != ValueKind::flag;
 }
 
+// The commands as a shell sees them: each alias ("sync", "env") completes like the command
+// it names, so every script is generated from this list rather than from all_commands().
+inline const std::vector<CommandSpec>& completion_commands()
+{
+  static const std::vector<CommandSpec> commands = [] {
+    std::vector<CommandSpec> all = all_commands();
+    for (const auto& command : all_commands()) {
+      for (const auto& alias : command.aliases) {
+        CommandSpec twin = command;
+        twin.name = alias;
+        twin.aliases.clear();
+        twin.summary = "Alias of " + command.name + ": " + command.summary;
+        all.push_back(std::move(twin));
+      }
+    }
+    return all;
+  }();
+  return commands;
+}
+
 // Options a subcommand accepts: its own, then the common ones.
 inline std::vector<const OptionSpec*> options_of(const CommandSpec& command)
 {

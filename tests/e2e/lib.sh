@@ -55,6 +55,21 @@ valid_json() {
     fail "$(basename "$1") does not match $2: $(cat "$SCRATCH/schema-errors")"
 }
 
+# matches_golden FILE NAME: FILE, with this test's scratch path written <SCRATCH> and short
+# durations (0.42s) written <SECONDS>, is
+# tests/e2e/golden/NAME byte for byte: the wording users read is reviewed in the diff.
+# NEURON_CACHE_UPDATE_GOLDEN=1 rewrites the golden file instead (then review `git diff`).
+matches_golden() {
+  local golden="$SOURCE_DIR/tests/e2e/golden/$2" actual="$SCRATCH/golden-$2"
+  sed -E "s|$SCRATCH|<SCRATCH>|g; s/(^|[^0-9.])[0-9]+\.[0-9]{2}s([^a-z]|$)/\1<SECONDS>\2/g" "$1" >"$actual"
+  if [[ "${NEURON_CACHE_UPDATE_GOLDEN:-}" == 1 ]]; then
+    mkdir -p "$(dirname "$golden")" && cp "$actual" "$golden"
+    return 0
+  fi
+  [[ -f "$golden" ]] || { fail "no golden file $2 (run with NEURON_CACHE_UPDATE_GOLDEN=1)"; return 1; }
+  diff -u "$golden" "$actual" >"$SCRATCH/golden-diff" || fail "$2 differs from its golden file:"$'\n'"$(cat "$SCRATCH/golden-diff")"
+}
+
 run_tests() {
   local names
   names=$(declare -F | awk '{print $3}' | grep '^test_' )

@@ -47,6 +47,7 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
   setup_repo || return
   local before; before=$(repo_state)
   add_one 0 --json || return
+  valid_json "$OUT" add.schema.json
   equals "$(json_get "$OUT" '.results[0].status')" "added"
   equals "$(json_get "$OUT" '.results[0].entries | length')" "2"
   equals "$(json_get "$OUT" '.results[0].compiler_version')" "2.21.33363.0+82129205"
@@ -61,10 +62,10 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
   equals "$pulled" "2"
   # And lookup finds the configuration, from the model directory or its id.
   run 0 "$NC" lookup "$SCRATCH/tiny" --json || return
-  equals "$(json_get "$OUT" '.[0].neuron.batch_size')" "4"
-  equals "$(json_get "$OUT" '.[0].neuron.num_cores')" "2"
-  equals "$(json_get "$OUT" '.[0].neuron.torch_dtype')" "bfloat16"
-  equals "$(json_get "$OUT" '.[0].model_id')" "org/tiny-gpt2"
+  equals "$(json_get "$OUT" '.entries[0].neuron.batch_size')" "4"
+  equals "$(json_get "$OUT" '.entries[0].neuron.num_cores')" "2"
+  equals "$(json_get "$OUT" '.entries[0].neuron.torch_dtype')" "bfloat16"
+  equals "$(json_get "$OUT" '.entries[0].model_id')" "org/tiny-gpt2"
   run 0 "$NC" lookup "$SCRATCH/tiny" --batch_size 4 --num_cores 2
   run 3 "$NC" lookup "$SCRATCH/tiny" --batch_size 8
 }
@@ -90,8 +91,8 @@ test_add_keeps_user_cc_flags_and_records_them() {
   [[ "$entry" != *+d41d8cd9 ]] || fail "flags were not passed to the compiler: $entry"
   equals "$(cat "$SCRATCH/from-flags/$entry/compile_flags.json")" '["--model-type=transformer"]'
   run 0 "$NC" lookup "$SCRATCH/tiny" --json || return
-  equals "$(json_get "$OUT" '.[0].neuron.compiler_flags | join(" ")')" "--model-type=transformer"
-  equals "$(json_get "$OUT" '.[0].neuron.torch_dtype')" "float32"
+  equals "$(json_get "$OUT" '.entries[0].neuron.compiler_flags | join(" ")')" "--model-type=transformer"
+  equals "$(json_get "$OUT" '.entries[0].neuron.torch_dtype')" "float32"
 }
 
 write_manifest() { # write_manifest FILE: three configurations of two models
@@ -134,7 +135,7 @@ test_manifest_runs_two_at_a_time_and_rerun_compiles_nothing() {
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "a configuration was compiled again"
   equals "$(repo_state)" "$before"
   run 0 "$NC" list --json
-  equals "$(json_get "$OUT" 'length')" "2"
+  equals "$(json_get "$OUT" '.models | length')" "2"
 }
 
 test_manifest_dry_run_changes_nothing() {
@@ -370,7 +371,7 @@ test_hub_repo_add_with_a_hub_model() {
   equals "$(json_get "$OUT" '.repo')" "alice/add-cache"
   equals "$(json_get "$OUT" '.results[0].entries | length')" "2"
   HF_TOKEN=$ALICE run 0 "$NC" lookup alice/tiny-model --json || return
-  equals "$(json_get "$OUT" '.[0].neuron.batch_size')" "2"
+  equals "$(json_get "$OUT" '.entries[0].neuron.batch_size')" "2"
   # Re-run: registered, nothing compiled.
   rm -f "$FAKE_NEURONX_CC_PID_FILE"
   HF_TOKEN=$ALICE run 0 "$NC" add -m alice/tiny-model --task fill-mask --precision bf16 --num-cores 1 \

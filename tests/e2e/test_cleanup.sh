@@ -48,6 +48,7 @@ LOCK="$(m "$V1" 900002)/model.hlo_module.pb.lock=stale-lock"
 test_status_reports_every_state_per_version() {
   setup || return
   run 0 "$NC" status --cache-dir "$C" --json || return
+  valid_json "$OUT" status.schema.json
   equals "$(json_get "$OUT" '.versions | map(.name) | join(",")')" "$V3,$V2,$V1"
   equals "$(json_get "$OUT" ".versions[2].by_state | to_entries | map(\"\(.key)=\(.value.entries)\") | join(\",\")")" \
     "exported-model=1,failed=1,flags-mismatch=1,incomplete=2,locked=1,registry=1,success=4"
@@ -83,6 +84,7 @@ test_status_tells_which_entries_the_repo_has_only_when_asked() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   run 0 "$NC" synchronize --cache-dir "$C" -q || return
   run 0 "$NC" status --cache-dir "$C" --repo --json || return
+  valid_json "$OUT" status.schema.json
   equals "$(json_get "$OUT" .repo.reachable)" "true"
   equals "$(json_get "$OUT" .repo.entries_in_repo)" "10"
   equals "$(json_get "$OUT" '.versions | map(.entries_in_repo) | join(",")')" "2,2,6"
@@ -99,6 +101,7 @@ test_default_cleanup_removes_failed_entries_and_stale_locks() {
   contains "$OUT" "$(m "$V1" 900001)"
   equals "$(snapshot "$C")" "$before"
   run 0 "$NC" cleanup --cache-dir "$C" --json || return
+  valid_json "$OUT" cleanup.schema.json
   expect_removed "$FAILED" "$LOCK"
   equals "$(json_get "$OUT" .entries_removed)" "1"
   equals "$(json_get "$OUT" .locks_removed)" "1"
@@ -113,6 +116,7 @@ test_default_cleanup_removes_failed_entries_and_stale_locks() {
 test_all_adds_incomplete_entries() {
   setup || return
   run 0 "$NC" cleanup --cache-dir "$C" --all --json || return
+  valid_json "$OUT" cleanup.schema.json
   expect_removed "$FAILED" "$LOCK" "$(m "$V1" 900003)=incomplete" "$(m "$V1" 900004)=incomplete" \
     "$(m "$V1" 900005 0badf1a9)=incomplete"
   [[ -d "$C/$V1/MODULE_0123456789abcdef0123" ]] || fail "exported model removed by --all"
@@ -196,7 +200,7 @@ test_wipe_asks_unless_yes() {
   # On a terminal it asks; anything but yes keeps everything.
   printf 'n\n' | script -qec "'$NC' cleanup --cache-dir '$C' --wipe" /dev/null >"$OUT" 2>&1
   contains "$OUT" "Remove everything in $C"
-  contains "$OUT" "Nothing removed."
+  contains "$OUT" "nothing removed: the wipe of $C was not confirmed"
   equals "$(snapshot "$C")" "$before"
   printf 'y\n' | script -qec "'$NC' cleanup --cache-dir '$C' --wipe" /dev/null >"$OUT" 2>&1
   contains "$OUT" "Removed"

@@ -150,9 +150,12 @@ run_cases() {
   CASE_CHECKS=()
 }
 
-# Subcommands as `neuron-cache --help` lists them, plus `help`.
+# Subcommands as `neuron-cache --help` lists them with their "(alias: NAME)"s, plus `help`.
 help_commands() {
-  "$NC" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/^Commands:/ {print $1}'
+  "$NC" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/^Commands:/ {
+      print $1
+      if (match($0, /\(alias: [a-z-]+\)/)) print substr($0, RSTART + 8, RLENGTH - 9)
+    }'
   echo help
 }
 
@@ -185,6 +188,11 @@ test_subcommand_names() {
   expect_exact "neuron-cache help s" $(help_commands | grep '^s')
   expect_exact "neuron-cache completion " bash fish zsh
   expect_exact "neuron-cache no-such-command --" ""
+  # Aliases complete like the command they name.
+  expect_exact "neuron-cache sy" sync synchronize
+  expect_exact "neuron-cache sync --pu" --pull
+  expect_exact "neuron-cache env --repo" --repo-id --repo_id
+  expect_exact "neuron-cache help sy" sync synchronize
   run_cases
 }
 
@@ -402,6 +410,10 @@ test_man_page_covers_every_command_and_option() {
   done
   while read -r command; do
     [[ $command == help ]] && continue
+    if "$NC" --help | grep -qF "(alias: $command)"; then
+      grep -qxF "Also available as $command." "$page" || fail "the man page does not name the alias $command"
+      continue
+    fi
     grep -qxF ".SS \\fB$command\\fR" "$page" || fail "no section for command $command"
     while read -r name; do
       grep -qF "\\fB$(printf '%s' "$name" | sed 's/-/\\-/g')\\fR" "$page" || fail "man page lacks $name of $command"

@@ -330,6 +330,26 @@ test_synchronize_push_survives_faults_in_one_commit() {
   no_token_in_output "$ALICE"
 }
 
+test_synchronize_push_explains_a_refused_binary_file() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --neff-size 700 || { fail "cannot make the sample cache"; return; }
+  HF_TOKEN=$ALICE run 0 "$NC" create sync-binary -q || return
+  head_of() { curl -fsS -H "Authorization: Bearer $ALICE" "$HUB_URL/api/models/alice/sync-binary/revision/main" | jq -r .sha; }
+  local before; before=$(head_of)
+  clear_faults
+  # The real Hub's answer when a commit carries binary content as a regular file.
+  fault '{"match":"/commit/","method":"POST","count":1,"action":"status","status":400,"message":"Your push was rejected because it contains binary files. Please use https://huggingface.co/docs/hub/xet to store binary files. Offending file: - neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9/model.neff"}'
+  HF_TOKEN=$ALICE run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  clear_faults
+  one_line "$ERR"
+  contains "$ERR" "the Hub refused binary content as a regular file"
+  contains "$ERR" "Offending file"
+  contains "$ERR" ".gitattributes"
+  lacks "$ERR" "retry later"
+  equals "$(head_of)" "$before" # nothing committed
+  no_token_in_output "$ALICE"
+}
+
 test_synchronize_pull_resumes_and_rejects_bad_bytes() {
   [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 900 || { fail "cannot make the sample cache"; return; }

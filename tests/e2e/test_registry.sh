@@ -52,14 +52,30 @@ test_lookup_prints_optimum_format_across_versions() {
   equals "$(snapshot "$SCRATCH/repo")" "$before"
 }
 
+test_human_output_matches_golden_files() {
+  seed_repo || return
+  run 0 "$NC" list || return
+  matches_golden "$OUT" list.txt
+  run 0 "$NC" list -m org/tiny-llama || return
+  matches_golden "$OUT" list-model.txt
+  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  matches_golden "$OUT" lookup.txt
+  run 0 "$NC" lookup "$SCRATCH/llama" --table || return
+  matches_golden "$OUT" lookup-table.txt
+  run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3
+  cat "$OUT" "$ERR" >"$SCRATCH/miss"
+  matches_golden "$SCRATCH/miss" lookup-miss.txt
+}
+
 test_lookup_json_and_quiet() {
   seed_repo || return
   run 0 "$NC" lookup "$SCRATCH/llama/config.json" --json || return
-  equals "$(jq length "$OUT")" "3"
-  equals "$(jq -r '[.[].compiler_version] | unique | join(",")' "$OUT")" "2.19.1.0,$CV"
-  equals "$(jq -r '[.[].registry_version] | unique | join(",")' "$OUT")" "0.2.0,0.4.5"
-  equals "$(jq -r '.[0] | [.model_id, .task, .neuron.target] | join(" ")' "$OUT")" "org/tiny-llama text-generation trn2"
-  for path in $(jq -r '.[].path' "$OUT"); do
+  valid_json "$OUT" lookup.schema.json
+  equals "$(jq '.entries | length' "$OUT")" "3"
+  equals "$(jq -r '[.entries[].compiler_version] | unique | join(",")' "$OUT")" "2.19.1.0,$CV"
+  equals "$(jq -r '[.entries[].registry_version] | unique | join(",")' "$OUT")" "0.2.0,0.4.5"
+  equals "$(jq -r '.entries[0] | [.model_id, .task, .neuron.target] | join(" ")' "$OUT")" "org/tiny-llama text-generation trn2"
+  for path in $(jq -r '.entries[].path' "$OUT"); do
     [[ "$path" == neuronxcc-*/0_REGISTRY/*/*.json ]] || fail "bad path $path"
   done
   run 0 "$NC" lookup "$SCRATCH/llama" -q
@@ -73,24 +89,25 @@ test_lookup_json_and_quiet() {
 test_lookup_filters_and_instance_normalization() {
   seed_repo || return
   run 0 "$NC" lookup "$SCRATCH/llama" --batch-size 4 --json || return
-  equals "$(jq length "$OUT")" "1"
+  equals "$(jq '.entries | length' "$OUT")" "1"
   # inf2 entries are stored as trn1 by optimum; both spellings find the trn1/inf2 entries.
   run 0 "$NC" lookup "$SCRATCH/llama" --instance-type inf2 --json
-  equals "$(jq length "$OUT")" "2"
+  equals "$(jq '.entries | length' "$OUT")" "2"
   run 0 "$NC" lookup "$SCRATCH/llama" --instance_type trn1n --json
-  equals "$(jq length "$OUT")" "2"
+  equals "$(jq '.entries | length' "$OUT")" "2"
   run 0 "$NC" lookup "$SCRATCH/llama" --instance-type trn2 --sequence-length 128 --json
-  equals "$(jq -r '.[0].compiler_version' "$OUT")" "2.19.1.0"
+  equals "$(jq -r '.entries[0].compiler_version' "$OUT")" "2.19.1.0"
   run 0 "$NC" lookup "$SCRATCH/llama" --tensor-parallel-size 8 --auto-cast-type bf16 -q
   equals "$(wc -l <"$OUT")" "1"
   run 0 "$NC" lookup "$SCRATCH/llama" --num_cores 2 --dtype bfloat16 --compiler-version 2.21.33363.0 --json
-  equals "$(jq length "$OUT")" "1"
+  equals "$(jq '.entries | length' "$OUT")" "1"
   run 0 "$NC" lookup "$SCRATCH/llama" --task text-generation --json
-  equals "$(jq length "$OUT")" "3"
+  equals "$(jq '.entries | length' "$OUT")" "3"
   run 3 "$NC" lookup "$SCRATCH/llama" --task fill-mask
   equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/llama."
   run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3 --json
-  equals "$(jq length "$OUT")" "0"
+  valid_json "$OUT" lookup.schema.json
+  equals "$(jq '.entries | length' "$OUT")" "0"
   run 3 "$NC" lookup "$SCRATCH/llama" --dtype float16 -q
   [[ ! -s "$OUT" ]] || fail "quiet output on no match"
 }
@@ -101,8 +118,8 @@ test_lookup_matches_same_architecture_under_another_name() {
   write_llama "$SCRATCH/finetune"
   sed -i 's/"meta-llama\/Tiny"/"me\/finetune"/; s/\[1, 2\]/7/' "$SCRATCH/finetune/config.json"
   run 0 "$NC" lookup "$SCRATCH/finetune" --json || return
-  equals "$(jq length "$OUT")" "3"
-  equals "$(jq -r '.[0].matched_by' "$OUT")" "arch_digest"
+  equals "$(jq '.entries | length' "$OUT")" "3"
+  equals "$(jq -r '.entries[0].matched_by' "$OUT")" "arch_digest"
   # A different architecture does not.
   write_llama "$SCRATCH/bigger" 128
   run 3 "$NC" lookup "$SCRATCH/bigger"
@@ -133,8 +150,8 @@ test_lookup_diffusers_model_index() {
     "text_encoder": {"model_type": "clip_text_model", "hidden_size": 768, "neuron": {"static_batch_size": 2}}}'
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/stable-diffusion/org/sd/1111.json" "$entry" || fail seed
   run 0 "$NC" lookup "$SCRATCH/sd" --batch-size 2 --json || return
-  equals "$(jq -r '.[0].model_type' "$OUT")" "stable-diffusion"
-  equals "$(jq -r '.[0].neuron.auto_cast_type' "$OUT")" "bf16"
+  equals "$(jq -r '.entries[0].model_type' "$OUT")" "stable-diffusion"
+  equals "$(jq -r '.entries[0].neuron.auto_cast_type' "$OUT")" "bf16"
 }
 
 test_lookup_missing_model_is_a_clear_error() {
@@ -181,18 +198,18 @@ test_lookup_filter_values_of_the_wrong_type() {
 test_malformed_and_misnamed_registry_files_are_reported() {
   seed_repo || return
   local digest
-  digest=$(jq -r '.[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
+  digest=$(jq -r '.entries[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
     | grep -o '/[0-9a-f]\{64\}/' | head -1 | tr -d /)
   [[ -n "$digest" ]] || { fail "no digest dir"; return; }
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/badbadbadbadbadbad00.json" '{"_entry_class": ' || fail seed
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/notahash.json" \
-    "$(jq -c '.[0] | {_entry_class: "SingleModelCacheEntry", _model_id: "org/tiny-llama", _task: "text-generation", model_type: "llama", neuron: {batch_size: 64}}' <("$NC" lookup "$SCRATCH/llama" --json 2>/dev/null))" || fail seed
+    "$(jq -c '.entries[0] | {_entry_class: "SingleModelCacheEntry", _model_id: "org/tiny-llama", _task: "text-generation", model_type: "llama", neuron: {batch_size: 64}}' <("$NC" lookup "$SCRATCH/llama" --json 2>/dev/null))" || fail seed
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/array.json" '[1, 2, 3]' || fail seed
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/a/b/c/d/e/deep.json" '{}' || fail seed
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/stray.json" '{}' || fail seed
   local before; before=$(snapshot "$SCRATCH/repo")
   run 0 "$NC" lookup "$SCRATCH/llama" --json || return
-  equals "$(jq length "$OUT")" "4" # the three good ones + the misnamed but readable one
+  equals "$(jq '.entries | length' "$OUT")" "4" # the three good ones + the misnamed but readable one
   contains "$ERR" "badbadbadbadbadbad00.json is not valid JSON"
   contains "$ERR" "notahash.json: file name does not match the hash of its content"
   contains "$ERR" "array.json is not a JSON object"
@@ -202,6 +219,7 @@ test_malformed_and_misnamed_registry_files_are_reported() {
   contains "$OUT" "org/tiny-llama"
   contains "$ERR" "unexpected paths"
   run 0 "$NC" list -m org/tiny-llama --json
+  valid_json "$OUT" list.schema.json
   contains "$ERR" "badbadbadbadbadbad00.json is not valid JSON"
   equals "$(snapshot "$SCRATCH/repo")" "$before"
 }
@@ -209,14 +227,14 @@ test_malformed_and_misnamed_registry_files_are_reported() {
 test_a_deeply_nested_registry_file_is_skipped_not_a_crash() {
   seed_repo || return
   local digest deep
-  digest=$(jq -r '.[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
+  digest=$(jq -r '.entries[] | select(.registry_version == "0.4.5") | .path' <("$NC" lookup "$SCRATCH/llama" --json) \
     | grep -o '/[0-9a-f]\{64\}/' | head -1 | tr -d /)
   [[ -n "$digest" ]] || { fail "no digest dir"; return; }
   { printf '%*s' 300000 '' | tr ' ' '['; printf '%*s' 300000 '' | tr ' ' ']'; } >"$SCRATCH/deep.json"
   "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.5/$digest/0000000000000000deep.json" "@$SCRATCH/deep.json" \
     || fail seed
   run 0 "$NC" lookup "$SCRATCH/llama" --json || return
-  equals "$(jq length "$OUT")" "3"
+  equals "$(jq '.entries | length' "$OUT")" "3"
   contains "$ERR" "0000000000000000deep.json is not usable JSON: nested deeper than 128 levels"
   run 0 "$NC" list -m org/tiny-llama --json || return
   contains "$ERR" "nested deeper than 128 levels"
@@ -239,7 +257,7 @@ test_lookup_escapes_terminal_controls_from_the_repo() {
   lacks "$OUT" $'\r'
   contains "$OUT" 'evil\x1b]0;pwned\x07\x0d\x1b[2J'
   run 0 "$NC" lookup "$SCRATCH/llama" --json || return
-  equals "$(jq -r '.[0].neuron_config.checkpoint_id // .[0].neuron.checkpoint_id // empty' "$OUT" | od -An -c | tr -s ' ' | head -1 | cut -c1-12)" " e v i l 033"
+  equals "$(jq -r '.entries[0].neuron.checkpoint_id // empty' "$OUT" | od -An -c | tr -s ' ' | head -1 | cut -c1-12)" " e v i l 033"
 }
 
 test_list_models_totals_and_filters() {
@@ -250,8 +268,9 @@ test_list_models_totals_and_filters() {
   contains "$OUT" "2.19.1.0, $CV"
   contains "$OUT" "2 models, 4 configurations, 2 compiler versions in file://$SCRATCH/repo"
   run 0 "$NC" list --json
-  equals "$(jq -r '.[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
-  equals "$(jq -r '.[] | select(.model_id == "bert-base-uncased") | .model_types[0]' "$OUT")" "bert"
+  valid_json "$OUT" list.schema.json
+  equals "$(jq -r '.models[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
+  equals "$(jq -r '.models[] | select(.model_id == "bert-base-uncased") | .model_types[0]' "$OUT")" "bert"
   run 0 "$NC" list -v 2.19.1.0
   contains "$OUT" "1 model, 1 configuration, 1 compiler version"
   lacks "$OUT" "bert"
@@ -267,12 +286,12 @@ test_list_one_model_shows_every_configuration() {
   contains "$OUT" "3 configurations of org/tiny-llama across 2 compiler versions"
   contains "$OUT" "bfloat16"
   run 0 "$NC" list -m org/tiny-llama --json
-  equals "$(jq -r '[.[] | "\(.batch_size)x\(.sequence_length)/\(.num_cores)"] | join(" ")' "$OUT")" "1x128/2 4x512/2 1x128/8"
+  equals "$(jq -r '[.configurations[] | "\(.batch_size)x\(.sequence_length)/\(.num_cores)"] | join(" ")' "$OUT")" "1x128/2 4x512/2 1x128/8"
   run 0 "$NC" list -m org/tiny-llama -q
   equals "$(wc -l <"$OUT")" "3"
   grep -q '/llama/org/tiny-llama/' "$OUT" || fail "quiet -m should print alias paths"
   run 0 "$NC" list -m bert-base-uncased --json
-  equals "$(jq -r '.[0] | "\(.batch_size) \(.sequence_length) \(.dtype)"' "$OUT")" "1 128 bfloat16"
+  equals "$(jq -r '.configurations[0] | "\(.batch_size) \(.sequence_length) \(.dtype)"' "$OUT")" "1 128 bfloat16"
 }
 
 test_list_positional_repo_and_completion_cache() {
@@ -319,14 +338,14 @@ test_lookup_and_list_on_the_test_hub() {
   # The model itself lives on the Hub: lookup fetches its config.json via /resolve/main.
   "$SEED" alice/tiny-llama raw config.json "$(cat "$SCRATCH/llama/config.json")" || fail "seeding the model"
   run 0 "$NC" lookup alice/tiny-llama --json || return
-  equals "$(jq length "$OUT")" "3"
+  equals "$(jq '.entries | length' "$OUT")" "3"
   run 1 "$NC" lookup alice/no-such-model
   one_line "$ERR"
   contains "$ERR" "model alice/no-such-model was not found on the Hub"
   run 0 "$NC" list -q
   equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
   run 0 "$NC" list -m org/tiny-llama --json
-  equals "$(jq length "$OUT")" "3"
+  equals "$(jq '.configurations | length' "$OUT")" "3"
 }
 
 run_tests

@@ -60,10 +60,12 @@ test_push_then_noop_repush() {
   contains "$OUT" "7 already present; 7 skipped (1 failed, 1 flags-mismatch, 2 incomplete, 1 lock-file, 1 locked, 1 temp-file)"
   # Quiet success: one line of data; on stderr a count and a fix per reason, paths only with --verbose.
   equals "$(wc -l <"$OUT")" "1"
-  contains "$ERR" "  1 failed: delete them with: neuron-cache synchronize --clean-failed"
+  contains "$ERR" "  1 failed: remove them with: neuron-cache cleanup (the compiler would replay the failure)"
   contains "$ERR" "  1 locked: wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"
   lacks "$ERR" "lock-file:"
   lacks "$ERR" "skipped "
+  cat "$OUT" "$ERR" >"$SCRATCH/repush"
+  matches_golden "$SCRATCH/repush" repush-with-skips.txt
   run 0 "$NC" sync --cache-dir "$SCRATCH/cache" --verbose
   equals "$(grep -c '^skipped ' "$ERR")" "7"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q
@@ -401,7 +403,7 @@ test_json_report_fields() {
   equals "$(json_get "$OUT" '.skipped[] | select(.reason == "failed") | .detail')" \
     "compilation failed (model.log without model.neff)"
   equals "$(json_get "$OUT" '.skipped[] | select(.reason == "failed") | .hint')" \
-    "delete them with: neuron-cache synchronize --clean-failed"
+    "remove them with: neuron-cache cleanup (the compiler would replay the failure)"
   [[ "$(json_get "$OUT" .bytes.transferred)" -gt 0 ]] || fail "no bytes"
   valid_json "$OUT" transfer.schema.json
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return

@@ -48,6 +48,7 @@ Fault parse_fault(const json& body)
       throw HubError(400, "fault: unknown action '" + action + "'");
     fault.action = it->second;
     fault.status = body.value("status", 500);
+    fault.message = body.value("message", std::string{});
     if (body.contains("retry_after"))
       fault.retry_after = body.at("retry_after").get<int>();
     fault.bytes = body.value("bytes", std::uint64_t{0});

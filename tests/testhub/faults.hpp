@@ -22,6 +22,7 @@ struct Fault {
   Action action = Action::status;
   int status = 500;
   std::optional<int> retry_after;
+  std::string message;               // status: the error text (default "Injected fault: HTTP N")
   std::uint64_t bytes = 0;           // drop_after_bytes; truncate_body (default: half the body)
   std::optional<std::uint64_t> size; // wrong_size (default: real size + 1)
 

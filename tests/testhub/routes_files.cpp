@@ -363,6 +363,9 @@ Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, cons
     const auto path = file.at("path").get<std::string>();
     if (!is_valid_repo_path(path))
       throw HubError(400, "Invalid path: '" + path + "'");
+    // A float or negative size would be undefined behaviour to convert; the Hub answers 400.
+    if (file.contains("size") && !file.at("size").is_number_unsigned())
+      throw HubError(400, "Invalid size for '" + path + "': must be a non-negative integer");
     const auto size = file.value("size", std::uint64_t{0});
     const auto sample = base64_decode(file.value("sample", std::string{})).value_or("").substr(0, k_binary_sample_size);
     const bool matches_lfs = std::any_of(lfs.begin(), lfs.end(), [&](const auto& p) { return glob_matches(p, path); });

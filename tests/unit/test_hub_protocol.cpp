@@ -125,6 +125,17 @@ TEST_CASE("retry policy: NEURON_CACHE_HTTP_BACKOFF_BASE_MS scales every wait")
   CHECK(defaults.base == 1000ms);
 }
 
+TEST_CASE("retry policy: an out-of-range NEURON_CACHE_HTTP_BACKOFF_BASE_MS is clamped, never overflows")
+{
+  auto huge = http::RetryPolicy::from_environment(
+    Environment::from_map({{"NEURON_CACHE_HTTP_BACKOFF_BASE_MS", "9223372036854775807"}}));
+  CHECK(huge.base == 60000ms);
+  CHECK(huge.cap.count() > 0);
+  auto negative =
+    http::RetryPolicy::from_environment(Environment::from_map({{"NEURON_CACHE_HTTP_BACKOFF_BASE_MS", "-5"}}));
+  CHECK(negative.base == 1000ms); // not a number of milliseconds: the default stays
+}
+
 TEST_CASE("URL helpers: encoding, origins and redirect targets")
 {
   CHECK(http::url_encode("refs/pr/1") == "refs%2Fpr%2F1");

@@ -399,7 +399,9 @@ RetryPolicy RetryPolicy::from_environment(const util::Environment& env)
   RetryPolicy policy;
   if (auto text = env.get_non_empty("NEURON_CACHE_HTTP_BACKOFF_BASE_MS")) {
     if (auto ms = parse_long(*text)) {
-      double scale = static_cast<double>(*ms) / 1000.0;
+      // A test knob: bounded so that no value can overflow a delay or make it negative.
+      constexpr long k_max_base_ms = 60'000;
+      double scale = static_cast<double>(std::clamp(*ms, 0L, k_max_base_ms)) / 1000.0;
       auto scaled = [scale](std::chrono::milliseconds value) {
         return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(value.count()) * scale));
       };

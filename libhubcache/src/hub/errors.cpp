@@ -42,6 +42,20 @@ void throw_hub_error(const http::Response& response, const HubErrorContext& cont
     throw AuthError(prefix + repo + " is gated (" + detail + ")", facts, "request access to it on the Hub website");
   }
   switch (response.status) {
+  case 400:
+    // The Hub says per file whether content goes through LFS (preupload); a refusal of the
+    // commit means that answer and the commit's own check disagreed, so asking again helps.
+    if (message.find("contains binary files") != std::string::npos) {
+      throw RemoteError(prefix + "the Hub refused binary content as a regular file (" + detail + ")", facts,
+                        "re-run the command; if the Hub refuses again, add an LFS rule for that file type "
+                        "(e.g. '*.neff filter=lfs diff=lfs merge=lfs -text') to the repo's .gitattributes");
+    }
+    if (message.find("larger than 10 MiB") != std::string::npos) {
+      throw RemoteError(prefix + "the Hub refused a file over 10 MiB as a regular file (" + detail + ")", facts,
+                        "re-run the command; if the Hub refuses again, add an LFS rule for that file type to the "
+                        "repo's .gitattributes");
+    }
+    break;
   case 401:
     if (!context.token_sent) {
       throw TokenMissing(prefix + "the Hub requires a token (" + detail + ")", facts);
