@@ -125,19 +125,19 @@ int run_lookup(Invocation& invocation)
     const auto& location = match.loaded.location;
     auto shape = registry::entry_shape(entry);
     entries.push_back({{"model_id", entry.model_id},
-                    {"task", optional_json(entry.task)},
-                    {"model_type", entry.model_type},
-                    {"compiler_version", location.compiler_version},
-                    {"registry_version", location.registry_version},
-                    {"path", location.path},
-                    {"hash", match.loaded.content_hash},
-                    {"matched_by", std::string(registry::to_string(match.reason))},
-                    {"batch_size", optional_json(shape.batch_size)},
-                    {"sequence_length", optional_json(shape.sequence_length)},
-                    {"num_cores", optional_json(shape.num_cores)},
-                    {"dtype", optional_json(shape.dtype)},
-                    {"instance_type", optional_json(shape.instance_type)},
-                    {"neuron", entry.neuron_config()}});
+                       {"task", optional_json(entry.task)},
+                       {"model_type", entry.model_type},
+                       {"compiler_version", location.compiler_version},
+                       {"registry_version", location.registry_version},
+                       {"path", location.path},
+                       {"hash", match.loaded.content_hash},
+                       {"matched_by", std::string(registry::to_string(match.reason))},
+                       {"batch_size", optional_json(shape.batch_size)},
+                       {"sequence_length", optional_json(shape.sequence_length)},
+                       {"num_cores", optional_json(shape.num_cores)},
+                       {"dtype", optional_json(shape.dtype)},
+                       {"instance_type", optional_json(shape.instance_type)},
+                       {"neuron", entry.neuron_config()}});
     quiet += location.path + "\n";
   }
   nlohmann::json data = {{"model", model}, {"repo", resolved.spec.canonical()}, {"entries", std::move(entries)}};

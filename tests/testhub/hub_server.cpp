@@ -316,8 +316,9 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   if (fault && fault->before_handler() && m_faults.consume(fault->id)) {
     ctx.body.drain();
     if (fault->action == Fault::Action::status) {
-      reply = error_reply(fault->status, fault->message.empty() ? "Injected fault: HTTP " + std::to_string(fault->status)
-                                                                : fault->message);
+      reply =
+        error_reply(fault->status,
+                    fault->message.empty() ? "Injected fault: HTTP " + std::to_string(fault->status) : fault->message);
       if (fault->retry_after)
         reply.header("Retry-After", std::to_string(*fault->retry_after));
       if (fault->status == 429) {
