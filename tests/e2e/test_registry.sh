@@ -20,13 +20,14 @@ neuron() { # BATCH SEQ TP TARGET
   echo "{\"batch_size\": $1, \"sequence_length\": $2, \"tp_degree\": $3, \"torch_dtype\": \"bfloat16\", \"target\": \"$4\", \"checkpoint_id\": \"org/tiny-llama\"}"
 }
 
-seed_entry() { # MODEL_ID CONFIG NEURON COMPILER REGISTRY LAYOUT (into ${REPO:-$SCRATCH/repo})
+seed_entry() { # MODEL_ID CONFIG NEURON COMPILER REGISTRY LAYOUT [SEED OPTION...] (into ${REPO:-$SCRATCH/repo})
   "$SEED" "${REPO:-$SCRATCH/repo}" entry --model-id "$1" --task text-generation --config "$2" --neuron "$3" \
-    --compiler-version "$4" --registry-version "$5" --layout "$6" >/dev/null || fail "seeding $1 failed"
+    --compiler-version "$4" --registry-version "$5" --layout "$6" "${@:7}" >/dev/null || fail "seeding $1 failed"
 }
 
 # A repo with org/tiny-llama in three configurations over two compilers (new and old
-# layouts), plus an unrelated bert model.
+# layouts), plus an unrelated bert model traced whole (its MODULE_<entry hash> folder, 4 KB,
+# gives it a size; decoder entries name no folder, so theirs is unknown).
 seed_repo() {
   run 0 "$NC" create "${REPO:-$SCRATCH/repo}" -q || return 1
   write_llama "$SCRATCH/llama"
@@ -35,7 +36,7 @@ seed_repo() {
   seed_entry org/tiny-llama "$SCRATCH/llama/config.json" "$(neuron 1 128 2 trn2)" 2.19.1.0 0.2.0 alias
   seed_entry bert-base-uncased '{"model_type": "bert", "hidden_size": 768}' \
     '{"static_batch_size": 1, "static_sequence_length": 128, "tensor_parallel_size": 1, "auto_cast_type": "bf16"}' \
-    "$CV" 0.4.5 both
+    "$CV" 0.4.5 both --module-size 4096
 }
 
 test_lookup_prints_optimum_format_across_versions() {
@@ -271,6 +272,8 @@ test_list_models_totals_and_filters() {
   valid_json "$OUT" list.schema.json
   equals "$(jq -r '.models[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
   equals "$(jq -r '.models[] | select(.model_id == "bert-base-uncased") | .model_types[0]' "$OUT")" "bert"
+  equals "$(jq -r '.models[] | select(.model_id == "bert-base-uncased") | .size' "$OUT")" "4096"
+  equals "$(jq -r '.models[] | select(.model_id == "org/tiny-llama") | .size' "$OUT")" "null"
   run 0 "$NC" list -v 2.19.1.0
   contains "$OUT" "1 model, 1 configuration, 1 compiler version"
   lacks "$OUT" "bert"
