@@ -344,6 +344,9 @@ TEST_CASE("compiler detection reads procfs")
   write(proc / "12" / "comm", "bash\n");
   write(proc / "12" / "cmdline", std::string("bash\0-c\0x", 9));
   CHECK_FALSE(cc::compiler_running(proc.path()));
+  // A process that exits meanwhile makes its files unreadable: it is skipped, not an error.
+  std::filesystem::create_directories(proc / "14" / "comm");
+  CHECK_NOTHROW(CHECK_FALSE(cc::compiler_running(proc.path())));
   write(proc / "13" / "comm", "python3\n");
   write(proc / "13" / "cmdline", std::string("/opt/bin/neuronx-cc\0compile", 27));
   CHECK(cc::compiler_running(proc.path()));

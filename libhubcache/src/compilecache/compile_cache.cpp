@@ -593,11 +593,14 @@ bool compiler_running(const stdfs::path& proc)
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) {
       continue;
     }
-    auto comm = util::read_file_if_exists(item.path() / "comm");
+    // A process may exit between the listing and the read (ESRCH): it is no compiler then.
+    std::optional<std::string> comm;
     std::string cmdline;
     try {
+      comm = util::read_file_if_exists(item.path() / "comm");
       cmdline = util::read_file_if_exists(item.path() / "cmdline").value_or("");
     } catch (const Error&) {
+      continue;
     }
     auto first_arg = cmdline.substr(0, cmdline.find('\0'));
     auto program = stdfs::path(first_arg).filename().string();
