@@ -3,6 +3,7 @@
 #include "registry/json_text.hpp"
 
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/sync.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
 #include <hubcache/storage/repo_spec.hpp>
@@ -112,7 +113,11 @@ Model load_model(const std::string& spec, const hubcache::util::Environment& env
                                       "give a directory with the model's config.json, or a Hub model id");
     }
     model.config = registry::parse_json(*text, config_file.string());
-    auto name = model.config.is_object() ? model.config.value("_name_or_path", std::string()) : std::string();
+    std::string name;
+    if (auto found = model.config.find("_name_or_path");
+        model.config.is_object() && found != model.config.end() && found->is_string()) {
+      name = found->get_ref<const std::string&>();
+    }
     model.model_id = hubcache::storage::is_valid_hub_repo_id(name) && name.find('/') != std::string::npos
                        ? name
                        : model.directory->filename().string();
@@ -220,8 +225,9 @@ bool same_configuration(const nlohmann::json& stored, const nlohmann::json& want
     }
   }
   if (compiler_version) {
-    auto version = stored.value("compiler_version", std::string());
-    if (version != *compiler_version && !version.starts_with(*compiler_version + "+")) {
+    auto version = stored.find("compiler_version");
+    if (version == stored.end() || !version->is_string()
+        || !hubcache::compilecache::version_matches(version->get_ref<const std::string&>(), *compiler_version)) {
       return false;
     }
   }
@@ -274,6 +280,62 @@ std::vector<std::string> known_placeholders()
           "cache_dir"};
 }
 
+namespace {
+
+// Walks a template word: literal text goes to `literal`, each `{identifier}` to
+// `placeholder`; `{{` / `}}` are literal braces, braces around anything else are text.
+template <typename Literal, typename Placeholder>
+void scan_template_word(const std::string& word, Literal&& literal, Placeholder&& placeholder)
+{
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    char c = word[i];
+    if ((c == '{' || c == '}') && i + 1 < word.size() && word[i + 1] == c) {
+      literal(c);
+      ++i;
+      continue;
+    }
+    if (c == '{') {
+      auto close = word.find('}', i + 1);
+      if (close != std::string::npos) {
+        auto name = std::string_view(word).substr(i + 1, close - i - 1);
+        if (is_identifier(name)) {
+          placeholder(std::string(name));
+          i = close;
+          continue;
+        }
+      }
+    }
+    literal(c);
+  }
+}
+
+} // namespace
+
+std::set<std::string> placeholders_in(const std::vector<std::string>& words)
+{
+  std::set<std::string> names;
+  for (const auto& word : words) {
+    scan_template_word(
+      word, [](char) {}, [&](const std::string& name) { names.insert(name); });
+  }
+  return names;
+}
+
+const std::vector<std::string>& shape_placeholders()
+{
+  static const std::vector<std::string> names = {
+    "batch_size",      "train_batch_size",        "eval_batch_size",
+    "sequence_length", "encoder_sequence_length", "decoder_sequence_length"};
+  return names;
+}
+
+bool uses_shape_placeholders(const std::vector<std::string>& words)
+{
+  auto names = placeholders_in(words);
+  const auto& shapes = shape_placeholders();
+  return std::any_of(shapes.begin(), shapes.end(), [&](const std::string& name) { return names.count(name) != 0; });
+}
+
 std::vector<std::string> expand_command(const std::vector<std::string>& words,
                                         const std::map<std::string, std::string>& values)
 {
@@ -281,40 +343,24 @@ std::vector<std::string> expand_command(const std::vector<std::string>& words,
   std::vector<std::string> expanded;
   for (const auto& word : words) {
     std::string out;
-    for (std::size_t i = 0; i < word.size(); ++i) {
-      char c = word[i];
-      if ((c == '{' || c == '}') && i + 1 < word.size() && word[i + 1] == c) {
-        out += c;
-        ++i;
-        continue;
-      }
-      if (c == '{') {
-        auto close = word.find('}', i + 1);
-        if (close != std::string::npos) {
-          auto name = std::string_view(word).substr(i + 1, close - i - 1);
-          if (is_identifier(name)) {
-            std::string key(name);
-            if (std::find(known.begin(), known.end(), key) == known.end()) {
-              std::string list;
-              for (const auto& placeholder : known) {
-                list += (list.empty() ? "{" : ", {") + placeholder + "}";
-              }
-              throw hubcache::InvalidArgument("unknown placeholder {" + key + "} in the command template",
-                                              "use one of " + list + ", or write {{ and }} for literal braces");
-            }
-            auto value = values.find(key);
-            if (value == values.end()) {
-              throw hubcache::InvalidArgument("placeholder {" + key + "} has no value for this configuration",
-                                              "set " + key + " in the configuration or drop it from the command");
-            }
-            out += value->second;
-            i = close;
-            continue;
+    scan_template_word(
+      word, [&](char c) { out += c; },
+      [&](const std::string& key) {
+        if (std::find(known.begin(), known.end(), key) == known.end()) {
+          std::string list;
+          for (const auto& placeholder : known) {
+            list += (list.empty() ? "{" : ", {") + placeholder + "}";
           }
+          throw hubcache::InvalidArgument("unknown placeholder {" + key + "} in the command template",
+                                          "use one of " + list + ", or write {{ and }} for literal braces");
         }
-      }
-      out += c;
-    }
+        auto value = values.find(key);
+        if (value == values.end()) {
+          throw hubcache::InvalidArgument("placeholder {" + key + "} has no value for this configuration",
+                                          "set " + key + " in the configuration or drop it from the command");
+        }
+        out += value->second;
+      });
     expanded.push_back(std::move(out));
   }
   return expanded;

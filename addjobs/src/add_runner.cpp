@@ -212,8 +212,7 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   }
   // The root is passed as NEURON_COMPILE_CACHE_URL; a --cache_dir in the flags would
   // win over it in the SDK, so it is taken out and every other flag kept.
-  auto cc_flags =
-    job.environment.count("NEURON_CC_FLAGS") != 0 ? job.environment.at("NEURON_CC_FLAGS") : m_settings.cc_flags;
+  const auto& cc_flags = m_settings.cc_flags;
   process.environment_overrides["NEURON_COMPILE_CACHE_URL"] = root.string();
   auto kept_flags = without_cache_dir(cc_flags);
   process.environment_overrides["NEURON_CC_FLAGS"] =

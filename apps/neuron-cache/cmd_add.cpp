@@ -108,6 +108,15 @@ private:
   std::filesystem::path m_path;
 };
 
+std::string command_text(const std::vector<std::string>& words)
+{
+  std::string text;
+  for (const auto& word : words) {
+    text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
+  }
+  return text;
+}
+
 // What an add will do, decided and checked before anything compiles: the jobs (models
 // loaded, commands chosen), the repo (open, writable) and the runner's settings.
 struct AddPlan {
@@ -123,7 +132,6 @@ struct AddPlan {
 
 AddPlan plan_add(Invocation& invocation)
 {
-  const auto& env = invocation.env();
   AddPlan plan;
   auto manifest_file = invocation.value("manifest");
   if (manifest_file) {
@@ -133,7 +141,12 @@ AddPlan plan_add(Invocation& invocation)
       }
     }
     plan.manifest = add::parse_manifest(*manifest_file);
-  } else {
+  }
+  // One environment, computed once: the manifest's `env` over ours, as the commands will
+  // see it. The registered check, the cache root, the recorded flags and the commands
+  // all read it, so a re-run skips exactly what the first run compiled.
+  const auto env = plan.manifest ? invocation.env().overlaid(plan.manifest->environment) : invocation.env();
+  if (!manifest_file) {
     for (const auto* option : {"jobs", "continue-on-error"}) {
       if (invocation.has(option)) {
         throw UsageError(std::string("--") + option + " only applies to --manifest runs");
@@ -207,6 +220,21 @@ AddPlan plan_add(Invocation& invocation)
   } else {
     plan.jobs.push_back(
       add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
+  }
+
+  // A template without shape placeholders compiles one shape whatever the configuration
+  // says: the registry would record the configuration's shape, a guess. Once per template.
+  std::set<std::vector<std::string>> warned;
+  for (const auto& job : plan.jobs) {
+    if (!add::uses_shape_placeholders(job.command_template) && warned.insert(job.command_template).second) {
+      std::string names;
+      for (const auto& name : add::shape_placeholders()) {
+        names += (names.empty() ? "{" : ", {") + name + "}";
+      }
+      invocation.out().warning("the command '" + command_text(job.command_template) + "' uses none of " + names
+                               + ": the shapes registered for " + job.model.model_id
+                               + " are the configuration's, not necessarily what it compiles");
+    }
   }
 
   plan.settings.cache_root = plan.cache_root.path;
@@ -286,15 +314,6 @@ std::string job_hint(const add::JobResult& result, const RunContext& context)
   return result.hint;
 }
 
-std::string command_text(const std::vector<std::string>& words)
-{
-  std::string text;
-  for (const auto& word : words) {
-    text += (text.empty() ? "" : " ") + hubcache::util::quote_argument(word);
-  }
-  return text;
-}
-
 int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results)
 {
   auto& out = invocation.out();
@@ -361,7 +380,10 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
       return code;
     }
     }
-    out.result(human, data, result.status == add::JobStatus::added ? result.registry_files.front() : "");
+    out.result(human, data,
+               result.status == add::JobStatus::added     ? result.registry_files.front()
+               : result.status == add::JobStatus::planned ? command_text(result.command)
+                                                          : "");
     return k_exit_ok;
   }
 
@@ -384,15 +406,25 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     data["hint"] = "run the same command again to continue";
     data["exit_code"] = interrupted_code;
   }
+  // A dry run's commands are its data: on stdout, after the table (alone with -q).
+  std::string planned_human, planned_quiet;
+  for (const auto& result : results) {
+    if (result.status == add::JobStatus::planned) {
+      planned_human += "would run for " + result.label + ": " + command_text(result.command) + "\n";
+      planned_quiet += command_text(result.command) + "\n";
+    }
+  }
   if (out.is_json()) {
     out.result("", data, "");
   } else {
-    out.table(table, data, 1);
+    if (planned_quiet.empty() || out.is_human()) {
+      out.table(table, data, 1);
+    }
+    if (!planned_quiet.empty()) {
+      out.result("\n" + planned_human, data, planned_quiet);
+    }
   }
   for (const auto& result : results) {
-    if (result.status == add::JobStatus::planned) {
-      out.info("would run for " + result.label + ": " + command_text(result.command));
-    }
     if (result.status == add::JobStatus::failed) {
       auto hint = job_hint(result, invocation.context());
       out.warning(result.label + ": " + result.message + (hint.empty() ? "" : "; " + hint));

@@ -6,6 +6,7 @@
 #include <hubcache/util/environment.hpp>
 #include <hubcache/util/fs.hpp>
 #include <registry/catalog.hpp>
+#include <registry/legacy_registry.hpp>
 
 #include <filesystem>
 
@@ -70,6 +71,7 @@ int run_list(Invocation& invocation)
   options.compiler_version = invocation.value("version");
   options.model_id = invocation.value("model");
   options.parallelism = static_cast<unsigned>(max_workers(invocation));
+  options.legacy_registry = registry::read_legacy_registry(*repo); // optimum <= 0.0.18
   // One listing per compiler dir, several at once.
   auto index =
     registry::index_registry(registry::list_compiler_dirs(*repo, options.compiler_version, options.parallelism));
@@ -176,7 +178,7 @@ CommandSpec make_list_command()
      "version",
      ValueKind::text,
      "COMPILER_VERSION",
-     "Only this neuronx-cc version (with or without its +hash).",
+     "Only this neuronx-cc version, or a prefix of it at a '.' or '+' (2.21).",
      {},
      {"compiler-version"}},
     repo_id_option(),

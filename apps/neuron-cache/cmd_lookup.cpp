@@ -16,11 +16,13 @@ namespace neuron_cache {
 
 namespace {
 
-registry::ModelConfigs load_model_configs(const Invocation& invocation, const std::string& model)
+// The model's configs, or nullopt when MODEL is a Hub id whose config cannot be fetched
+// (private, gone, offline): the lookup then falls back to the entries filed under its name.
+std::optional<registry::ModelConfigs> load_model_configs(Invocation& invocation, const std::string& model)
 {
   auto local = hubcache::util::expand_user(model, invocation.env());
   if (auto configs = registry::read_local_model(local)) {
-    return *configs;
+    return configs;
   }
   bool looks_like_path = model.empty() || model.front() == '/' || model.front() == '.' || model.front() == '~';
   if (looks_like_path || !hubcache::storage::is_valid_hub_repo_id(model)) {
@@ -28,21 +30,28 @@ registry::ModelConfigs load_model_configs(const Invocation& invocation, const st
                                     "give a model directory, a config.json file, or a Hub id such as org/name");
   }
   auto token = invocation.value("token");
+  auto unreadable = [&](const std::string& why) {
+    invocation.out().warning("cannot read the config of " + model + " (" + why
+                             + "); showing only the entries filed under its name");
+    return std::optional<registry::ModelConfigs>();
+  };
   try {
     return registry::model_configs_from_text(
       hubcache::hub::download_hub_file_text(invocation.env(), token, model, "config.json"), model + "/config.json");
   } catch (const hubcache::EntryNotFound&) {
   } catch (const hubcache::RepoNotFound&) {
-    throw hubcache::RepoNotFound("model " + model + " was not found on the Hub (or is private and no token was given)",
-                                 "check the model id, or pass --token / set HF_TOKEN for a private model");
+    return unreadable("not found on the Hub, or private and no token was given");
+  } catch (const hubcache::AuthError& error) {
+    return unreadable(error.what());
+  } catch (const hubcache::RemoteError& error) {
+    return unreadable(error.what());
   }
   // A diffusers pipeline: model_index.json names the components, each with a config.json.
   std::string index_text;
   try {
     index_text = hubcache::hub::download_hub_file_text(invocation.env(), token, model, "model_index.json");
   } catch (const hubcache::EntryNotFound&) {
-    throw hubcache::InvalidArgument("the Hub model " + model + " has neither config.json nor model_index.json",
-                                    "is it a transformers or diffusers model?");
+    return unreadable("it has neither config.json nor model_index.json");
   }
   registry::ModelConfigs configs;
   configs.multi_model = true;
@@ -90,9 +99,13 @@ int run_lookup(Invocation& invocation)
   filters.dtype = invocation.value("dtype");
   filters.instance_type = invocation.value("instance-type");
   filters.compiler_version = invocation.value("compiler-version");
+  if (auto mode = invocation.value("mode"); mode && *mode != "all") {
+    filters.mode = *mode;
+  }
 
   auto configs = load_model_configs(invocation, model);
-  auto target = registry::make_lookup_target(model, filters.task, configs);
+  auto target = configs ? registry::make_lookup_target(registry::model_id_of(model, *configs), filters.task, *configs)
+                        : registry::make_alias_lookup_target(model, filters.task);
 
   auto resolved = resolve_repo(invocation);
   auto repo = open_existing_repository(invocation, resolved);
@@ -111,9 +124,12 @@ int run_lookup(Invocation& invocation)
   }
 
   std::vector<registry::LookupMatch> matches;
+  std::vector<registry::LoadedEntry> filtered_out; // the model's, but not the configuration asked for
   for (auto& loaded : report.entries) {
     if (auto reason = registry::match_entry(loaded, target); reason && registry::passes_filters(loaded, filters)) {
       matches.push_back({std::move(loaded), *reason});
+    } else if (reason) {
+      filtered_out.push_back(std::move(loaded));
     }
   }
   matches = registry::deduplicate(std::move(matches));
@@ -144,6 +160,9 @@ int run_lookup(Invocation& invocation)
 
   if (matches.empty()) {
     invocation.out().result("No cached entries found for " + model + ".", data, "");
+    if (auto nearby = registry::nearby_summary(filtered_out); !nearby.empty()) {
+      invocation.out().info("cached for " + model + ": " + nearby);
+    }
     return k_exit_not_found;
   }
   if (invocation.has("table") && invocation.out().is_human()) {
@@ -161,7 +180,11 @@ int run_lookup(Invocation& invocation)
     invocation.out().table(table, data, 0);
     return k_exit_ok;
   }
-  // optimum-cli's format: a header, then one "key: value" block per entry.
+  if (!invocation.has("blocks")) { // optimum main's table
+    invocation.out().result(registry::optimum_table(model, matches), data, quiet);
+    return k_exit_ok;
+  }
+  // optimum-cli <= 0.3's format: a header, then one "key: value" block per entry.
   std::ostringstream human;
   human << "*** " << count_of(matches.size(), "entry", "entries") << " found in cache for " << model << " ***\n";
   for (const auto& match : matches) {
@@ -187,7 +210,8 @@ CommandSpec make_lookup_command()
   command.description =
     "MODEL is a local model directory (config.json, or model_index.json for diffusers), a config.json\n"
     "file, or a Hub model id. Every compiler and registry version in the repo is searched; only the\n"
-    "registry files that can match are read. Filters compare exactly; instance types inf2 and trn1n\n"
+    "registry files that can match are read. Filters compare exactly (--compiler-version: the version\n"
+    "or a prefix ending at '.' or '+', e.g. 2.21); instance types inf2 and trn1n\n"
     "count as trn1 on both sides, as optimum-neuron compiles them. Exit status: 0 when something\n"
     "matches, 3 when nothing does, 1 on errors, 2 on usage errors.";
   command.positionals = {{"MODEL", ValueKind::model, "Model directory, config.json file or Hub model id.", true}};
@@ -220,10 +244,30 @@ CommandSpec make_lookup_command()
      "compiler-version",
      ValueKind::text,
      "VERSION",
-     "Only entries of this neuronx-cc version (with or without its +hash).",
+     "Only entries of this neuronx-cc version, or a prefix of it at a '.' or '+' (2.21).",
      {},
      {}},
-    {"", "table", ValueKind::flag, "", "Print a table (optimum >= 0.4 style) instead of key: value blocks.", {}, {}},
+    {"",
+     "mode",
+     ValueKind::choice,
+     "MODE",
+     "Only training or inference entries (optimum 0.0.19 - 0.1.x); default all.",
+     {"training", "inference", "all"},
+     {}},
+    {"",
+     "table",
+     ValueKind::flag,
+     "",
+     "Print a wide table (compiler version and model too) instead of optimum's.",
+     {},
+     {}},
+    {"",
+     "blocks",
+     ValueKind::flag,
+     "",
+     "Print optimum <= 0.3's '*** N entries found ***' key: value blocks instead of its table.",
+     {},
+     {}},
     repo_id_option(),
     max_workers_option(),
     token_option(),

@@ -1,5 +1,7 @@
 #include "registry/catalog.hpp"
 
+#include "registry/legacy_registry.hpp"
+
 #include <algorithm>
 #include <tuple>
 
@@ -72,6 +74,16 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     configuration.size = module_size(index, configuration.compiler_dir, configuration.hash);
     catalog.configurations.push_back(std::move(configuration));
   }
+  if (options.legacy_registry) {
+    for (auto& configuration : legacy_configurations(*options.legacy_registry, catalog.warnings)) {
+      if ((options.compiler_version
+           && !compiler_version_matches(configuration.compiler_version, *options.compiler_version))
+          || (options.model_id && configuration.model_id != *options.model_id)) {
+        continue;
+      }
+      catalog.configurations.push_back(std::move(configuration));
+    }
+  }
   auto order = [](const Configuration& configuration) {
     EntryShape shape;
     if (configuration.entry) {
@@ -89,7 +101,9 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       catalog.models.push_back(ModelSummary{configuration.model_id, {}, {}, 0, std::nullopt});
     }
     auto& model = catalog.models.back();
-    model.model_types.insert(configuration.model_type);
+    if (!configuration.model_type.empty()) { // registry.json does not name model types
+      model.model_types.insert(configuration.model_type);
+    }
     model.compiler_versions.insert(configuration.compiler_version);
     ++model.configurations;
     if (configuration.size) {

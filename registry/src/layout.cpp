@@ -1,5 +1,7 @@
 #include "registry/layout.hpp"
 
+#include <hubcache/compilecache/sync.hpp>
+
 #include <hubcache/error.hpp>
 #include <hubcache/storage/repository.hpp>
 
@@ -57,11 +59,7 @@ bool is_arch_digest(std::string_view text) noexcept
 
 bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept
 {
-  if (version == filter) {
-    return true;
-  }
-  auto plus = version.find('+');
-  return plus != std::string_view::npos && version.substr(0, plus) == filter;
+  return hubcache::compilecache::version_matches(version, filter);
 }
 
 std::optional<RegistryPath> parse_registry_path(std::string_view path)

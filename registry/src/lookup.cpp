@@ -86,6 +86,7 @@ const std::vector<std::string>& known_tasks()
                                                  "audio-xvector",
                                                  "zero-shot-image-classification",
                                                  "image-to-text",
+                                                 "image-text-to-text",
                                                  "image-to-image",
                                                  "text-to-image",
                                                  "text-to-audio",
@@ -148,6 +149,15 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
   return target;
 }
 
+LookupTarget make_alias_lookup_target(const std::string& model_id, const std::optional<std::string>& task)
+{
+  LookupTarget target;
+  target.model_id = model_id;
+  target.task = task;
+  target.config = nullptr;
+  return target;
+}
+
 LookupTarget make_multi_model_lookup_target(const std::string& model_id, const nlohmann::json& component_configs)
 {
   LookupTarget target;
@@ -191,6 +201,13 @@ std::vector<RegistryPath> select_candidates(const RegistryIndex& index, const Lo
     if (path.kind == RegistryPathKind::digest) {
       if (target.digests.count(path.arch_digest) != 0U) {
         take(path);
+      }
+      continue;
+    }
+    if (target.model_type.empty()) { // config unknown: the entries filed under its name only
+      if (path.model_id == target.model_id) {
+        take(path);
+        alias_hashes.emplace(path.registry_root, path.file_hash);
       }
       continue;
     }
@@ -293,6 +310,22 @@ RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const Look
           root.wanted.push_back(root.path + "/" + name);
         }
       }
+    }
+    if (target.model_type.empty()) {
+      // Config unknown: the model's alias folder under every model type of the root.
+      for (const auto& name : children) {
+        if (!is_arch_digest(name) && name != "inference" && name != "training") {
+          root.wanted.push_back(root.path + "/" + name + "/" + target.model_id);
+        }
+      }
+      for (const char* mode : {"inference", "training"}) {
+        if (names.count(mode) != 0U) {
+          for (const auto& type : repo.list_folders(root.path + "/" + mode)) {
+            root.wanted.push_back(root.path + "/" + mode + "/" + type + "/" + target.model_id);
+          }
+        }
+      }
+      return;
     }
     if (names.count(target.model_type) != 0U) {
       // Digest roots: only the model's own aliases; legacy roots: every alias of its type.
@@ -505,7 +538,7 @@ std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTa
   if (target.digests.count(entry.arch_digest()) != 0U) {
     return MatchReason::arch_digest;
   }
-  if (entry.model_type == target.model_type) {
+  if (!target.model_type.empty() && entry.model_type == target.model_type) {
     bool same = target.multi_model
                   ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
                   : entry.entry_class == EntryClass::single_model && entry.config == target.config;
@@ -574,6 +607,9 @@ bool passes_filters(const LoadedEntry& loaded, const Filters& filters)
       && !compiler_version_matches(loaded.location.compiler_version, *filters.compiler_version)) {
     return false;
   }
+  if (filters.mode && entry_mode(loaded) != *filters.mode) {
+    return false;
+  }
   // Multi-model entries have no task: they serve every task of their pipeline.
   if (filters.task && entry.task && *entry.task != *filters.task) {
     return false;
@@ -591,6 +627,20 @@ bool passes_filters(const LoadedEntry& loaded, const Filters& filters)
          && text_ok(filters.instance_type ? std::optional(normalize_instance_type(*filters.instance_type))
                                           : std::nullopt,
                     shape.instance_type);
+}
+
+std::string entry_mode(const LoadedEntry& loaded)
+{
+  if (!loaded.location.mode.empty()) {
+    return loaded.location.mode;
+  }
+  auto neuron = loaded.entry.neuron_config();
+  if (neuron.is_object()) {
+    if (auto mode = neuron.find("mode"); mode != neuron.end() && mode->is_string()) {
+      return mode->get<std::string>();
+    }
+  }
+  return "inference";
 }
 
 std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches)
@@ -623,6 +673,99 @@ std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches)
   std::sort(unique.begin(), unique.end(),
             [&](const LookupMatch& a, const LookupMatch& b) { return order(a) < order(b); });
   return unique;
+}
+
+namespace {
+
+std::string join_numbers(const std::set<long long>& values)
+{
+  std::string out;
+  for (auto value : values) {
+    out += (out.empty() ? "" : ", ") + std::to_string(value);
+  }
+  return out;
+}
+
+std::string centred(const std::string& text, std::size_t width)
+{
+  // Python's "{:^16}": the extra space of an odd padding goes to the right.
+  if (text.size() >= width) {
+    return text;
+  }
+  auto padding = width - text.size();
+  return std::string(padding / 2, ' ') + text + std::string(padding - padding / 2, ' ');
+}
+
+std::string text_of(const std::optional<long long>& value)
+{
+  return value ? std::to_string(*value) : "-";
+}
+
+} // namespace
+
+std::string nearby_summary(const std::vector<LoadedEntry>& entries, std::size_t limit)
+{
+  // (sequence length, cores) -> batch sizes
+  std::map<std::pair<long long, long long>, std::set<long long>> groups;
+  for (const auto& loaded : entries) {
+    auto shape = entry_shape(loaded.entry);
+    if (shape.batch_size) {
+      groups[{shape.sequence_length.value_or(-1), shape.num_cores.value_or(-1)}].insert(*shape.batch_size);
+    }
+  }
+  std::string text;
+  std::size_t shown = 0;
+  for (const auto& [key, batches] : groups) {
+    if (shown == limit) {
+      text += "; ...";
+      break;
+    }
+    const auto& [sequence, cores] = key;
+    text += (text.empty() ? "" : "; ") + std::string("batch ") + join_numbers(batches);
+    if (sequence >= 0) {
+      text += " at sequence " + std::to_string(sequence);
+    }
+    if (cores >= 0) {
+      text += " (" + std::to_string(cores) + (cores == 1 ? " core)" : " cores)");
+    }
+    ++shown;
+  }
+  return text;
+}
+
+std::string optimum_table(const std::string& model_id, const std::vector<LookupMatch>& matches)
+{
+  struct Row {
+    std::optional<long long> tp, batch, sequence;
+    std::string dtype, instance;
+    std::vector<std::string> cells() const { return {text_of(batch), text_of(sequence), text_of(tp), dtype, instance}; }
+  };
+  std::vector<Row> rows;
+  std::set<std::vector<std::string>> seen;
+  for (const auto& match : matches) {
+    auto shape = entry_shape(match.loaded.entry);
+    Row row{shape.num_cores, shape.batch_size, shape.sequence_length, shape.dtype.value_or("-"),
+            shape.instance_type.value_or("-")};
+    if (seen.insert(row.cells()).second) {
+      rows.push_back(std::move(row));
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::make_tuple(a.tp.value_or(0), a.batch.value_or(0), a.sequence.value_or(0), a.dtype)
+           < std::make_tuple(b.tp.value_or(0), b.batch.value_or(0), b.sequence.value_or(0), b.dtype);
+  });
+  std::string text = "Cached entries for " + model_id + "\n";
+  for (const char* header : {"batch size", "sequence length", "tensor parallel", "dtype", "instance type"}) {
+    text += centred(header, 16);
+  }
+  text += "\n";
+  for (const auto& row : rows) {
+    for (const auto& cell : row.cells()) {
+      text += centred(cell, 16);
+    }
+    text += "\n";
+  }
+  return text;
 }
 
 } // namespace registry

@@ -3,6 +3,7 @@
 #include "registry/json_text.hpp"
 
 #include <hubcache/error.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/util/fs.hpp>
 
 #include <system_error>
@@ -34,6 +35,7 @@ std::optional<ModelConfigs> read_local_model(const std::filesystem::path& path)
     return std::nullopt;
   }
   ModelConfigs configs;
+  configs.local = true;
   if (std::filesystem::is_regular_file(status)) {
     configs.config = read_json_file(path);
     configs.origin = path.string();
@@ -61,6 +63,22 @@ std::optional<ModelConfigs> read_local_model(const std::filesystem::path& path)
   }
   throw hubcache::InvalidArgument(path.string() + " holds neither config.json nor model_index.json",
                                   "give a transformers or diffusers model directory, or a config.json file");
+}
+
+std::string model_id_of(const std::string& model, const ModelConfigs& configs)
+{
+  if (!configs.local || configs.multi_model || !configs.config.is_object()) {
+    return model;
+  }
+  auto name = configs.config.find("_name_or_path");
+  if (name == configs.config.end() || !name->is_string()) {
+    return model;
+  }
+  const auto& text = name->get_ref<const std::string&>();
+  return text.find('/') != std::string::npos && !text.starts_with("/") && !text.starts_with(".")
+             && hubcache::storage::is_valid_hub_repo_id(text)
+           ? text
+           : model;
 }
 
 LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,

@@ -337,7 +337,8 @@ start_test_hub() {
   mkdir -p "$SUITE_ROOT/hub-data"
   coproc HUB { exec "$BIN_DIR/neuron-cache-test-hub" --port 0 --data "$SUITE_ROOT/hub-data" \
     --user "alice:$ALICE:write" --user "carol:$CAROL:read" --user "bob:$BOB:write" \
-    --user "aws-neuron:$AWS:write" 2>"$SUITE_ROOT/hub.log"; }
+    --user "aws-neuron:$AWS:write" --org my-org:alice --org meta-llama:alice --org google-t5:alice \
+    2>"$SUITE_ROOT/hub.log"; }
   HUB_PID=$HUB_PID
   trap 'kill "$HUB_PID" 2>/dev/null; wait "$HUB_PID" 2>/dev/null; rm -rf "$SUITE_ROOT"' EXIT
   read -r -t 20 HUB_URL <&"${HUB[0]}" && [[ "$HUB_URL" == http://127.0.0.1:* ]] \
@@ -382,6 +383,94 @@ test_hub_repo_add_with_a_hub_model() {
   HF_TOKEN=$ALICE run 1 "$NC" add -m alice/absent-model --task t --precision fp --num-cores 1 --train-batch-size 1 \
     --sequence-length 8 --cache-dir "$SCRATCH/cc" -- "${FAKE_COMMAND[@]}"
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "compiled for a missing model"
+}
+
+# Stand-ins for the launchers the shipped example manifest names: neuron_parallel_compile
+# runs its command, torchrun maps the training script's options onto the stand-in compiler.
+install_example_launchers() {
+  mkdir -p "$SCRATCH/bin"
+  printf '#!/usr/bin/env bash\nexec "$@"\n' >"$SCRATCH/bin/neuron_parallel_compile"
+  cat >"$SCRATCH/bin/torchrun" <<LAUNCHER
+#!/usr/bin/env bash
+args=(); cores=1
+while [[ \$# -gt 0 ]]; do
+  case "\$1" in
+    --nproc_per_node) cores=\$2; shift 2 ;;
+    --model_name_or_path) args+=(--model "\$2"); shift 2 ;;
+    --per_device_train_batch_size) args+=(--batch-size "\$2"); shift 2 ;;
+    --block_size|--max_source_length) args+=(--sequence-length "\$2"); shift 2 ;;
+    *) shift ;;
+  esac
+done
+exec "$FAKE" "\${args[@]}" --num-cores "\$cores"
+LAUNCHER
+  chmod +x "$SCRATCH/bin/neuron_parallel_compile" "$SCRATCH/bin/torchrun"
+  export PATH="$SCRATCH/bin:$PATH"
+}
+
+test_shipped_example_manifest_twice_compiles_nothing_the_second_time() {
+  [[ -n "$HUB_PID" ]] || { echo "    (skipped: no test Hub binary)"; return 0; }
+  export HF_ENDPOINT="$HUB_URL" FAKE_NEURONX_CC_PID_FILE="$SCRATCH/fake.pids" HF_TOKEN=$ALICE
+  install_example_launchers
+  run 0 "$NC" create my-org/neuron-cache -q || return
+  for model in meta-llama/Llama-3.2-1B google-t5/t5-small; do
+    run 0 "$NC" create "$model" -q || return
+  done
+  hub_inject meta-llama/Llama-3.2-1B config.json '{"model_type": "llama", "hidden_size": 64}' || return
+  hub_inject google-t5/t5-small config.json '{"model_type": "t5", "d_model": 32}' || return
+  local manifest="$SOURCE_DIR/examples/add-manifest.yaml"
+  # The shell's flags differ from the manifest's env: the manifest's win, for the
+  # compile, the recorded flags and the registered check alike.
+  export NEURON_CC_FLAGS="-O1"
+  run 0 "$NC" add --manifest "$manifest" --cache-dir "$SCRATCH/cc" --json || return
+  equals "$(json_get "$OUT" '.summary.added')" "3"
+  equals "$(json_get "$OUT" '.repo')" "my-org/neuron-cache"
+  local entry; entry=$(json_get "$OUT" '.results[0].entries[0]')
+  equals "$(cat "$SCRATCH/cc/$entry/compile_flags.json")" '["--model-type=transformer"]'
+  # Every template of the example uses shape placeholders: no warning.
+  lacks "$ERR" "uses none of"
+  run 0 "$NC" lookup meta-llama/Llama-3.2-1B --repo-id my-org/neuron-cache --json || return
+  equals "$(json_get "$OUT" '[.entries[].neuron.compiler_flags | join(" ")] | unique | join(",")')" "--model-type=transformer"
+  rm -f "$FAKE_NEURONX_CC_PID_FILE"
+  run 0 "$NC" add --manifest "$manifest" --cache-dir "$SCRATCH/cc2" --json || return
+  equals "$(json_get "$OUT" '.summary.already_registered')" "3"
+  equals "$(json_get "$OUT" '.summary.added')" "0"
+  [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "the second run compiled again"
+  # Nothing would run, so a dry run prints no command.
+  run 0 "$NC" add --manifest "$manifest" --cache-dir "$SCRATCH/cc2" --dry-run || return
+  lacks "$OUT" "would run for"
+  contains "$OUT" "3 configurations: 0 added, 3 already registered"
+}
+
+test_manifest_env_decides_the_cache_root() {
+  setup_repo || return
+  write_manifest "$SCRATCH/ci.yaml"
+  sed -i "/^cache_dir:/d" "$SCRATCH/ci.yaml"
+  printf 'env:\n  NEURON_CC_FLAGS: "--cache_dir=%s -O1"\n' "$SCRATCH/from-env" >>"$SCRATCH/ci.yaml"
+  NEURON_COMPILE_CACHE_URL="$SCRATCH/from-shell" run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --json || return
+  equals "$(json_get "$OUT" '.cache_dir')" "$SCRATCH/from-env"
+  equals "$(find "$SCRATCH/from-env" -name model.done | wc -l)" "6"
+  [[ ! -e "$SCRATCH/from-shell" ]] || fail "the shell's cache root was used"
+  rm -f "$FAKE_NEURONX_CC_PID_FILE"
+  NEURON_CC_FLAGS="-O2" run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --json || return
+  equals "$(json_get "$OUT" '.summary.already_registered')" "3"
+  [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "a configuration was compiled again"
+}
+
+test_template_without_shape_placeholders_warns_once() {
+  setup_repo || return
+  write_manifest "$SCRATCH/ci.yaml"
+  # One template for every model, without shapes.
+  sed -i '/^command:/,/^models:/{/^models:/!d}' "$SCRATCH/ci.yaml"
+  sed -i "s|^models:|command: [\"$FAKE\", --model, \"{model_id}\", --num-cores, \"{num_cores}\"]\nmodels:|" \
+    "$SCRATCH/ci.yaml"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --dry-run || return
+  equals "$(grep -c "uses none of {batch_size}" "$ERR")" "1"
+  # The commands are the dry run's data, on stdout.
+  equals "$(grep -c "^would run for .*fake_neuronx_cc --model org/tiny-" "$OUT")" "3"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --dry-run -q || return
+  equals "$(wc -l <"$OUT")" "3"
+  contains "$OUT" "fake_neuronx_cc --model org/tiny-bert --num-cores 1"
 }
 
 test_hub_repo_without_write_access_is_refused_before_compiling() {

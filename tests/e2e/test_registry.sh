@@ -39,10 +39,23 @@ seed_repo() {
     "$CV" 0.4.5 both --module-size 4096
 }
 
+test_lookup_prints_optimum_main_table_by_default() {
+  seed_repo || return
+  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  # optimum main without rich: title, header, rows; cells centred in 16 columns as
+  # Python's "{:^16}" does, rows by (tensor parallel, batch, sequence, dtype).
+  equals "$(sed -n 1p "$OUT")" "Cached entries for $SCRATCH/llama"
+  equals "$(sed -n 2p "$OUT")" "   batch size   sequence length tensor parallel      dtype       instance type  "
+  equals "$(sed -n 3p "$OUT")" "       1              128              2            bfloat16          trn2      "
+  equals "$(sed -n 4p "$OUT")" "       4              512              2            bfloat16          trn1      "
+  equals "$(sed -n 5p "$OUT")" "       1              128              8            bfloat16          trn1      "
+  equals "$(wc -l <"$OUT")" "5"
+}
+
 test_lookup_prints_optimum_format_across_versions() {
   seed_repo || return
   local before; before=$(snapshot "$SCRATCH/repo")
-  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  run 0 "$NC" lookup "$SCRATCH/llama" --blocks || return
   equals "$(head -1 "$OUT")" "*** 3 entries found in cache for $SCRATCH/llama ***"
   equals "$(sed -n 2p "$OUT")" ""
   contains "$OUT" "checkpoint_id: org/tiny-llama"
@@ -61,6 +74,8 @@ test_human_output_matches_golden_files() {
   matches_golden "$OUT" list-model.txt
   run 0 "$NC" lookup "$SCRATCH/llama" || return
   matches_golden "$OUT" lookup.txt
+  run 0 "$NC" lookup "$SCRATCH/llama" --blocks || return
+  matches_golden "$OUT" lookup-blocks.txt
   run 0 "$NC" lookup "$SCRATCH/llama" --table || return
   matches_golden "$OUT" lookup-table.txt
   run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3
@@ -113,6 +128,64 @@ test_lookup_filters_and_instance_normalization() {
   [[ ! -s "$OUT" ]] || fail "quiet output on no match"
 }
 
+test_lookup_compiler_version_is_a_prefix_at_a_boundary() {
+  seed_repo || return
+  run 0 "$NC" lookup "$SCRATCH/llama" --compiler-version 2.21 --json || return
+  equals "$(jq '.entries | length' "$OUT")" "2"
+  run 3 "$NC" lookup "$SCRATCH/llama" --compiler-version 2.2
+  run 0 "$NC" list -v 2.21 || return
+  contains "$OUT" "2 models, 3 configurations, 1 compiler version"
+  run 0 "$NC" list -m org/tiny-llama -v 2.19 --json || return
+  equals "$(jq '.configurations | length' "$OUT")" "1"
+}
+
+test_lookup_miss_says_what_is_cached_nearby() {
+  seed_repo || return
+  run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 16 || return
+  contains "$ERR" "cached for $SCRATCH/llama: batch 1 at sequence 128 (2 cores); batch 1 at sequence 128 (8 cores); batch 4 at sequence 512 (2 cores)"
+  run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 16 -q
+  [[ ! -s "$ERR" ]] || fail "quiet miss printed: $(cat "$ERR")"
+}
+
+test_lookup_local_directory_uses_its_name_or_path() {
+  seed_repo || return
+  # Entries filed under the id the directory was saved from, for another architecture:
+  # only the model id can tie them to it.
+  seed_entry meta-llama/Tiny '{"model_type": "llama", "hidden_size": 4096}' "$(neuron 2 256 4 trn1)" "$CV" 0.4.5 both
+  run 0 "$NC" lookup "$SCRATCH/llama" --batch-size 2 --json || return
+  equals "$(jq -r '.entries[0].model_id + " " + .entries[0].matched_by' "$OUT")" "meta-llama/Tiny model_id"
+}
+
+test_lookup_infers_image_text_to_text() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  mkdir -p "$SCRATCH/vlm"
+  echo '{"model_type": "llava", "text_config": {"model_type": "llama", "hidden_size": 64}, "vision_config": {"model_type": "clip_vision_model"}}' \
+    >"$SCRATCH/vlm/config.json"
+  "$SEED" "$SCRATCH/repo" entry --model-id org/vlm --task image-text-to-text --config "$SCRATCH/vlm/config.json" \
+    --neuron "$(neuron 1 4096 8 trn2)" --compiler-version "$CV" --registry-version 0.4.6 --layout digest >/dev/null \
+    || fail "seeding"
+  run 0 "$NC" lookup "$SCRATCH/vlm" --json || return
+  equals "$(jq -r '.entries[0].task + " " + .entries[0].matched_by' "$OUT")" "image-text-to-text arch_digest"
+}
+
+test_list_reads_the_legacy_root_registry_json() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  "$SEED" "$SCRATCH/repo" raw registry.json '{"2.7.0.40+f7c6cf2a3": {"bert-base-uncased": {"model_name_or_path": "bert-base-uncased", "model_hash": "aa",
+     "features": [{"input_shapes": [["input_ids", [16, 128]], ["attention_mask", [16, 128]]],
+                   "precision": "torch.bfloat16", "num_neuron_cores": 32, "neuron_hash": "0123456789abcdef0123456789"}]},
+     "bb11": {"model_name_or_path": "null", "model_hash": "bb11", "features": [{"input_shapes": [], "precision": "torch.float32", "num_neuron_cores": 2, "neuron_hash": "ff"}]}}}' \
+    || fail seed
+  run 0 "$NC" list || return
+  contains "$OUT" "bert-base-uncased"
+  contains "$OUT" "bb11"
+  contains "$OUT" "2 models, 2 configurations, 1 compiler version"
+  run 0 "$NC" list -m bert-base-uncased --json || return
+  equals "$(jq -r '.configurations[0] | "\(.batch_size) \(.sequence_length) \(.num_cores) \(.dtype) \(.registry_version)"' "$OUT")" \
+    "16 128 32 bfloat16 registry.json"
+  run 0 "$NC" list -v 2.7 -q
+  equals "$(cat "$OUT")" $'bb11\nbert-base-uncased'
+}
+
 test_lookup_matches_same_architecture_under_another_name() {
   seed_repo || return
   # Same architecture, other name/_name_or_path/white-listed keys: the arch digest matches.
@@ -133,10 +206,15 @@ test_lookup_reads_legacy_layouts() {
   "$SEED" "$SCRATCH/repo" raw \
     "neuronxcc-2.12.54.0+f631c2365/0_REGISTRY/0.0.19/inference/llama/meta-llama/Tiny/0000aaaa.json" \
     '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "neuron": {"task": "text-generation", "batch_size": 1, "num_cores": 24, "auto_cast_type": "fp16", "sequence_length": 2048, "compiler_version": "2.12.54.0+f631c2365"}}' || fail seed
-  run 0 "$NC" lookup "$SCRATCH/llama" --num-cores 24 --dtype fp16 || return
+  run 0 "$NC" lookup "$SCRATCH/llama" --num-cores 24 --dtype fp16 --blocks || return
   contains "$OUT" "*** 1 entry found in cache for $SCRATCH/llama ***"
   contains "$OUT" "auto_cast_type: fp16"
   contains "$ERR" "file name does not match the hash of its content"
+  # --mode (0.0.19 - 0.1.x): the registry's mode level decides.
+  run 0 "$NC" lookup "$SCRATCH/llama" --mode inference -q || return
+  equals "$(wc -l <"$OUT")" "1"
+  run 3 "$NC" lookup "$SCRATCH/llama" --mode training
+  run 0 "$NC" lookup "$SCRATCH/llama" --mode all -q
 }
 
 test_lookup_diffusers_model_index() {
@@ -253,7 +331,7 @@ test_lookup_escapes_terminal_controls_from_the_repo() {
   seed_entry org/tiny-llama "$SCRATCH/llama/config.json" \
     '{"batch_size": 1, "sequence_length": 128, "tp_degree": 2, "torch_dtype": "bfloat16", "target": "trn1", "checkpoint_id": "evil\u001b]0;pwned\u0007\r\u001b[2J"}' \
     "$CV" 0.4.5 both
-  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  run 0 "$NC" lookup "$SCRATCH/llama" --blocks || return
   lacks "$OUT" $'\e'
   lacks "$OUT" $'\r'
   contains "$OUT" 'evil\x1b]0;pwned\x07\x0d\x1b[2J'
@@ -342,9 +420,14 @@ test_lookup_and_list_on_the_test_hub() {
   "$SEED" alice/tiny-llama raw config.json "$(cat "$SCRATCH/llama/config.json")" || fail "seeding the model"
   run 0 "$NC" lookup alice/tiny-llama --json || return
   equals "$(jq '.entries | length' "$OUT")" "3"
-  run 1 "$NC" lookup alice/no-such-model
+  # A model whose config cannot be fetched: the entries filed under its name.
+  run 0 "$NC" lookup org/tiny-llama --json || return
+  equals "$(jq '.entries | length' "$OUT")" "3"
+  equals "$(jq -r '[.entries[].matched_by] | unique | join(",")' "$OUT")" "model_id"
+  contains "$ERR" "cannot read the config of org/tiny-llama (not found on the Hub"
+  run 3 "$NC" lookup alice/no-such-model
   one_line "$ERR"
-  contains "$ERR" "model alice/no-such-model was not found on the Hub"
+  contains "$ERR" "cannot read the config of alice/no-such-model"
   run 0 "$NC" list -q
   equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
   run 0 "$NC" list -m org/tiny-llama --json

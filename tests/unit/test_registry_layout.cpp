@@ -131,6 +131,9 @@ TEST_CASE("registry: compiler version filters accept the version without its +ha
 {
   CHECK(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21.33363.0"));
   CHECK(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21.33363.0+82129205"));
-  CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21"));
+  // One rule with synchronize --pull: a prefix at a '.' or '+' boundary.
+  CHECK(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21"));
+  CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0+82129205", "2.2"));
+  CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21.3"));
   CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0", "2.21.33363.0+82129205"));
 }

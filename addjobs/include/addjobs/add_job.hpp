@@ -91,6 +91,13 @@ bool same_configuration(const nlohmann::json& stored, const nlohmann::json& want
 std::map<std::string, std::string> template_values(const Model& model, const Configuration& configuration,
                                                    const std::filesystem::path& cache_dir);
 std::vector<std::string> known_placeholders();
+// The `{name}` placeholders a template uses.
+std::set<std::string> placeholders_in(const std::vector<std::string>& words);
+// batch_size, train_batch_size, eval_batch_size, sequence_length and the encoder/decoder
+// lengths: a template using none of them compiles the same shape for every
+// configuration, so the shape registered for it is only what the configuration claims.
+const std::vector<std::string>& shape_placeholders();
+bool uses_shape_placeholders(const std::vector<std::string>& words);
 // Expands `{name}` placeholders in each word; `{{` and `}}` give literal braces; braces
 // around anything that is not an identifier are left alone (JSON arguments). Throws
 // InvalidArgument for an unknown placeholder or one without a value.
@@ -102,8 +109,11 @@ std::vector<std::string> expand_command(const std::vector<std::string>& words,
 struct Job {
   Model model;
   Configuration configuration;
-  std::vector<std::string> command_template;      // words, placeholders unexpanded
-  std::map<std::string, std::string> environment; // extra variables for the command
+  std::vector<std::string> command_template; // words, placeholders unexpanded
+  // Extra variables for the command (a manifest's `env`). Decisions that depend on the
+  // environment (flags, cache root) are taken once from Settings, which the caller
+  // computes from the same overlay.
+  std::map<std::string, std::string> environment;
   std::optional<std::chrono::seconds> timeout;
   std::string label() const; // "org/model text-generation bs=4 seq=128 cores=2 bf16"
 };
@@ -135,7 +145,9 @@ struct Settings {
   // neither see each other's entries nor wait on each other's locks; the results are
   // then installed into cache_root. Empty: jobs compile straight into cache_root.
   std::optional<std::filesystem::path> staging_directory;
-  std::string cc_flags; // the user's NEURON_CC_FLAGS
+  // NEURON_CC_FLAGS as the command sees it (a manifest's `env` over the process's): the
+  // registered check, the recorded flags and the command's own variable all use it.
+  std::string cc_flags;
   bool dry_run = false;
   bool force = false;                          // run even when the configuration is registered
   std::optional<std::string> compiler_version; // pins matching of registered configurations

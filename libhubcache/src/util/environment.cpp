@@ -30,6 +30,18 @@ Environment Environment::from_map(std::map<std::string, std::string> values)
   });
 }
 
+Environment Environment::overlaid(std::map<std::string, std::string> overrides) const
+{
+  return Environment(
+    [base = m_lookup, overrides = std::move(overrides)](const std::string& name) -> std::optional<std::string> {
+      auto it = overrides.find(name);
+      if (it != overrides.end()) {
+        return it->second;
+      }
+      return base(name);
+    });
+}
+
 std::optional<std::string> Environment::get_non_empty(const std::string& name) const
 {
   auto value = get(name);

@@ -37,6 +37,8 @@ struct CatalogOptions {
   std::optional<std::string> compiler_version; // only this compiler (with or without +hash)
   std::optional<std::string> model_id;         // only this model, with every entry read
   unsigned parallelism = 8;
+  // The text of a root registry.json (optimum <= 0.0.18), listed with the rest.
+  std::optional<std::string> legacy_registry;
 };
 
 struct Catalog {

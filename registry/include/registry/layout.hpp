@@ -42,7 +42,8 @@ struct RegistryPath {
 std::optional<RegistryPath> parse_registry_path(std::string_view path);
 
 bool is_arch_digest(std::string_view text) noexcept;
-// "2.21.33363.0+82129205" matches a filter "2.21.33363.0+82129205" or "2.21.33363.0".
+// The one --compiler-version rule (compilecache::version_matches): the full version or a
+// prefix ending at a '.' or '+' boundary ("2.21.33363.0+82129205", "2.21.33363.0", "2.21").
 bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept;
 
 // Registry root for a compiler and registry version: neuronxcc-<cv>/0_REGISTRY/<rv>.

@@ -53,6 +53,10 @@ const std::vector<std::string>& known_tasks();
 // text-generation from config.get_text_config().
 LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,
                                 const nlohmann::json& config);
+// For a model whose config cannot be read (a Hub id that is private, gone or offline):
+// no architecture, so only the entries filed under its own name (alias paths of any
+// model type) match.
+LookupTarget make_alias_lookup_target(const std::string& model_id, const std::optional<std::string>& task);
 // From a diffusers pipeline's component configs ({"unet": {...}, "text_encoder": {...}}).
 LookupTarget make_multi_model_lookup_target(const std::string& model_id, const nlohmann::json& component_configs);
 
@@ -115,7 +119,13 @@ struct Filters {
   std::optional<std::string> dtype;         // normalized with normalize_dtype
   std::optional<std::string> instance_type; // normalized with normalize_instance_type
   std::optional<std::string> compiler_version;
+  std::optional<std::string> mode; // training | inference (optimum 0.0.19 - 0.1.x --mode); unset: all
 };
+
+// Whether an entry is a training or an inference one: the registry's mode level
+// (0.0.19 - 0.1.x), else its neuron config's "mode", else inference (what optimum's
+// exporters write).
+std::string entry_mode(const LoadedEntry& loaded);
 
 // optimum's INSTANCE_VALUE_MAP: inf2 and trn1n run trn1 code.
 std::string normalize_instance_type(const std::string& instance_type);
@@ -144,5 +154,16 @@ struct LookupMatch {
 // alias path, and sorts by compiler version, registry version, then as optimum's table:
 // cores, batch size, sequence length, dtype.
 std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches);
+
+// What the repo caches for the model near a miss, from the entries that matched its
+// architecture but not the filters: "batch 1, 2, 4 at sequence 4096 (8 cores)", groups
+// joined with "; ", at most `limit` groups. Empty when there are none.
+std::string nearby_summary(const std::vector<LoadedEntry>& entries, std::size_t limit = 6);
+
+// optimum-neuron main's lookup output without rich: the title "Cached entries for MODEL",
+// a header and one row per distinct (batch size, sequence length, tensor parallel,
+// dtype, instance type), each cell centred in 16 characters, rows sorted as optimum does
+// (tensor parallel, batch size, sequence length, dtype). Missing values show as "-".
+std::string optimum_table(const std::string& model_id, const std::vector<LookupMatch>& matches);
 
 } // namespace registry

@@ -16,6 +16,9 @@ public:
   explicit Environment(Lookup lookup) : m_lookup(std::move(lookup)) {}
   static Environment process();
   static Environment from_map(std::map<std::string, std::string> values);
+  // This environment with `overrides` in front: what a child started with these extra
+  // variables sees (e.g. a manifest's `env`), for code that must decide as the child will.
+  Environment overlaid(std::map<std::string, std::string> overrides) const;
 
   std::optional<std::string> get(const std::string& name) const { return m_lookup(name); }
   // Unset and empty are the same for every variable we read.
