@@ -35,7 +35,7 @@ for target in "${targets[@]}"; do
   seeds="$source_dir/corpus/$target"
   dictionary=()
   case "$target" in
-    fuzz_registry_entry | fuzz_model_config | fuzz_model_index | fuzz_hub_* | fuzz_ndjson_reader)
+    fuzz_registry_entry | fuzz_legacy_registry | fuzz_model_config | fuzz_model_index | fuzz_hub_* | fuzz_ndjson_reader)
       dictionary=(-dict="$source_dir/json.dict") ;;
     fuzz_add_manifest) dictionary=(-dict="$source_dir/yaml.dict") ;;
   esac
