@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 
 namespace neuron_cache {
@@ -225,6 +226,9 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
 {
   auto start = std::chrono::steady_clock::now();
   bool dry_run = invocation.has("dry-run");
+  // The repo's head is read while the local cache is scanned: one is the network (or, for
+  // a directory repo, a walk of its tree), the other the local disk.
+  auto head_reader = std::async(std::launch::async, [&repo] { return repo.revision(); });
   auto scan = cc::scan(root.path);
   auto cleaned = clean_local_cache(invocation, scan, root.path);
   if (!dry_run) {
@@ -234,7 +238,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   // An unmoved head is not listed again: what it held is remembered from the last run.
   cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
-  auto head = repo.revision();
+  auto head = head_reader.get();
   auto versions = cc::publishable_versions(scan);
   auto remembered = snapshot.files(head, versions);
   bool listed = !remembered;
@@ -248,8 +252,9 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     result.revision = head;
   } else {
     ProgressBar bar(invocation.out(), "Uploading");
-    result = cc::push(repo, std::move(plan), digests,
-                      [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    result = cc::push(
+      repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
+      head);
     bar.finish();
     digests.save();
     if (result.revision && (listed || result.committed)) {

@@ -298,7 +298,7 @@ TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
   auto names = file_names(*registry);
   CHECK(std::find(names.begin(), names.end(), "0.4.6/llama/org/model/h.json") != names.end());
   for (const auto& file : registry->files) {
-    CHECK(file.source.string().find(outside.path().string()) == std::string::npos);
+    CHECK(file.source.find(outside.path().string()) == std::string::npos);
   }
   // MODULE_2 is reached once, under its own name; the link to it is a second name for it.
   CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::success);

@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fcntl.h>
 #include <map>
 #include <set>
 #include <signal.h>
@@ -218,6 +221,36 @@ TEST_CASE("deleting files and folders")
   CHECK(result.files_deleted == 3);
   CHECK(paths_of(repo.list_files()) == std::set<std::string>{"ab/z"});
   CHECK(staging_folders(dir / "repo") == 0);
+}
+
+TEST_CASE("the revision moves with any change to a file, even one that puts its mtime back")
+{
+  test_support::TempDir dir;
+  DirectoryRepository repo(dir / "repo");
+  repo.create({});
+  repo.commit(entry_request(k_entry, "NEFF-1"));
+  auto before = repo.revision();
+  CHECK(repo.revision() == before); // reading changes nothing
+  auto neff = dir / "repo" / k_entry / "model.neff";
+  struct ::stat old_status {};
+  REQUIRE(::stat(neff.c_str(), &old_status) == 0);
+  // Same size, rewritten in place, modification time restored: only ctime tells.
+  {
+    std::string bytes = "NEFF-2";
+    FILE* out = std::fopen(neff.c_str(), "r+");
+    REQUIRE(out != nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+    std::fclose(out);
+  }
+  struct timespec times[2] = {old_status.st_atim, old_status.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, neff.c_str(), times, 0) == 0);
+  CHECK(repo.revision() != before);
+  // And the index does not vouch for the old content.
+  auto listed = repo.list_files(k_entry);
+  auto it =
+    std::find_if(listed.begin(), listed.end(), [](const RepoFile& f) { return f.path.ends_with("model.neff"); });
+  REQUIRE(it != listed.end());
+  CHECK(it->sha256 == util::hex_digest(util::HashAlgorithm::sha256, "NEFF-2"));
 }
 
 TEST_CASE("invalid paths are refused before anything is written")

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -292,8 +294,16 @@ enum class NodeType { file, directory, outside, dangling, other, unreadable };
 
 struct Node {
   NodeType type = NodeType::other;
-  stdfs::path source; // what to read (the symlink target when followed)
+  std::string source; // what to read (the symlink target when followed)
   struct stat status {};
+};
+
+// An open directory and its sorted names: children are stat'ed relative to it, which
+// spares the kernel a path walk per file.
+struct Listing {
+  std::unique_ptr<DIR, int (*)(DIR*)> handle{nullptr, ::closedir};
+  std::vector<std::string> names;
+  int fd() const { return handle ? ::dirfd(handle.get()) : AT_FDCWD; }
 };
 
 class Scanner {
@@ -312,8 +322,13 @@ public:
   {
     Scan scan;
     scan.root = m_root;
-    for (const auto& name : list(m_root, "", scan)) {
-      auto node = resolve(m_root / name);
+    auto root = m_root.string();
+    while (root.size() > 1 && root.back() == '/') {
+      root.pop_back();
+    }
+    auto top = list(root, "", scan);
+    for (const auto& name : top.names) {
+      auto node = resolve(top.fd(), name, (root == "/" ? "" : root) + "/" + name);
       if (!admit(name, name, node, scan)) {
         continue;
       }
@@ -333,35 +348,35 @@ public:
 
 private:
   // Directory children, sorted; an unreadable directory is reported, not fatal.
-  std::vector<std::string> list(const stdfs::path& dir, const std::string& rel, Scan& scan)
+  Listing list(const std::string& dir, const std::string& rel, Scan& scan)
   {
-    std::vector<std::string> names;
-    DIR* handle = ::opendir(dir.c_str());
-    if (handle == nullptr) {
+    Listing listing;
+    listing.handle.reset(::opendir(dir.c_str()));
+    if (!listing.handle) {
       scan.skipped.push_back({printable(rel), "unreadable", std::strerror(errno)});
-      return names;
+      return listing;
     }
-    while (auto* item = ::readdir(handle)) {
+    while (auto* item = ::readdir(listing.handle.get())) {
       std::string_view name = item->d_name;
       if (name != "." && name != "..") {
-        names.emplace_back(name);
+        listing.names.emplace_back(name);
       }
     }
-    ::closedir(handle);
-    std::sort(names.begin(), names.end());
-    return names;
+    std::sort(listing.names.begin(), listing.names.end());
+    return listing;
   }
 
-  Node resolve(const stdfs::path& path)
+  // `name` in the directory open at `dir_fd`, whose full path is `path`.
+  Node resolve(int dir_fd, const std::string& name, std::string path)
   {
     Node node;
-    node.source = path;
-    if (::lstat(path.c_str(), &node.status) != 0) {
+    node.source = std::move(path);
+    if (::fstatat(dir_fd, name.c_str(), &node.status, AT_SYMLINK_NOFOLLOW) != 0) {
       node.type = NodeType::unreadable;
       return node;
     }
     if (S_ISLNK(node.status.st_mode)) {
-      char* real = ::realpath(path.c_str(), nullptr);
+      char* real = ::realpath(node.source.c_str(), nullptr);
       if (real == nullptr) {
         node.type = NodeType::dangling;
         return node;
@@ -403,7 +418,7 @@ private:
     }
     switch (node.type) {
     case NodeType::outside:
-      scan.skipped.push_back({rel, "symlink-outside-root", "points to " + printable(node.source.string())});
+      scan.skipped.push_back({rel, "symlink-outside-root", "points to " + printable(node.source)});
       return false;
     case NodeType::dangling:
       scan.skipped.push_back({rel, "dangling-symlink", "the link target does not exist"});
@@ -422,9 +437,10 @@ private:
       return;
     }
     auto compiler_version = rel.substr(k_version_prefix.size());
-    for (const auto& name : list(version.source, rel, scan)) {
+    auto listing = list(version.source, rel, scan);
+    for (const auto& name : listing.names) {
       auto child_rel = rel + "/" + name;
-      auto node = resolve(version.source / name);
+      auto node = resolve(listing.fd(), name, version.source + "/" + name);
       if (!admit(name, child_rel, node, scan)) {
         continue;
       }
@@ -467,13 +483,14 @@ private:
 
   // Gathers publishable files below `dir`. Trees carried as they are (registry, exported
   // models) report what they leave out; module entries judge it as a whole instead.
-  void collect(const stdfs::path& dir, const std::string& rel, Entry& entry, Scan& scan, bool report)
+  void collect(const std::string& dir, const std::string& rel, Entry& entry, Scan& scan, bool report)
   {
-    for (const auto& name : list(dir, rel, scan)) {
+    auto listing = list(dir, rel, scan);
+    for (const auto& name : listing.names) {
       auto child_rel = rel + "/" + name;
-      auto node = resolve(dir / name);
+      auto node = resolve(listing.fd(), name, dir + "/" + name);
       if (is_lock_name(name) && node.type == NodeType::file) {
-        entry.lock_files.push_back(dir / name);
+        entry.lock_files.push_back(stdfs::path(dir) / name);
       }
       note_times(entry, name, node);
       Scan local;
@@ -503,7 +520,7 @@ private:
         continue;
       }
       entry.files.push_back(
-        {child_rel, node.source, static_cast<std::uint64_t>(node.status.st_size),
+        {child_rel, std::move(node.source), static_cast<std::uint64_t>(node.status.st_size),
          static_cast<std::int64_t>(node.status.st_mtim.tv_sec) * 1'000'000'000 + node.status.st_mtim.tv_nsec,
          static_cast<std::uint64_t>(node.status.st_ino)});
     }

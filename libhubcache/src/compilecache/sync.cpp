@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -59,46 +60,55 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
   if (!text || !text->starts_with(k_digest_header)) {
     return;
   }
-  std::istringstream lines(*text);
-  std::string line;
-  std::getline(lines, line);
-  std::map<std::string, Record, std::less<>> loaded;
-  while (std::getline(lines, line)) {
+  std::string_view rest(*text);
+  rest.remove_prefix(std::min(rest.size(), k_digest_header.size() + 1));
+  std::unordered_map<std::string, Record> loaded;
+  while (!rest.empty()) {
+    auto end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      return; // truncated: ignore the whole file
+    }
+    auto line = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
     // size \t mtime_ns \t inode \t sha256 \t git blob sha1 \t path
-    std::vector<std::string> fields;
+    std::string_view fields[5];
     std::size_t start = 0;
-    for (int i = 0; i < 5; ++i) {
+    for (auto& field : fields) {
       auto tab = line.find('\t', start);
-      if (tab == std::string::npos) {
+      if (tab == std::string_view::npos) {
         return; // corrupt: ignore the whole file
       }
-      fields.push_back(line.substr(start, tab - start));
+      field = line.substr(start, tab - start);
       start = tab + 1;
     }
     Record record;
-    try {
-      record.stamp = {std::stoull(fields[0]), std::stoll(fields[1]), std::stoull(fields[2])};
-    } catch (const std::exception&) {
+    auto number = [](std::string_view text_value, auto& out) {
+      auto [ptr, error] = std::from_chars(text_value.data(), text_value.data() + text_value.size(), out);
+      return error == std::errc() && ptr == text_value.data() + text_value.size();
+    };
+    if (!number(fields[0], record.stamp.size) || !number(fields[1], record.stamp.mtime_ns)
+        || !number(fields[2], record.stamp.inode)) {
       return;
     }
-    auto hash_field = [](const std::string& field, std::size_t length) -> std::optional<std::string> {
+    auto hash_field = [](std::string_view field, std::size_t length) -> std::optional<std::string> {
       if (field == "-") {
         return std::string();
       }
       if (field.size() != length) {
         return std::nullopt;
       }
-      return field;
+      return std::string(field);
     };
     auto sha256 = hash_field(fields[3], 64);
     auto sha1 = hash_field(fields[4], 40);
     if (!sha256 || !sha1 || start >= line.size()) {
       return;
     }
-    record.digests = {record.stamp.size, *sha256, *sha1};
-    loaded.emplace(line.substr(start), std::move(record));
+    record.digests = {record.stamp.size, std::move(*sha256), std::move(*sha1)};
+    loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
   }
-  m_loaded = std::move(loaded);
+  m_records = std::move(loaded);
+  m_loaded = m_records.size();
 }
 
 stdfs::path DigestCache::default_path(const stdfs::path& cache_root, const util::Environment& env)
@@ -114,27 +124,42 @@ stdfs::path DigestCache::default_path(const stdfs::path& cache_root, const util:
   return base / "neuron-cache" / ("digests-" + key + ".tsv");
 }
 
+const util::FileDigests* DigestCache::find(const std::string& key, const FileStamp& stamp)
+{
+  auto it = m_records.find(key);
+  if (it == m_records.end() || it->second.stamp != stamp) {
+    return nullptr;
+  }
+  if (!it->second.used) {
+    it->second.used = true;
+    ++m_used;
+  }
+  return &it->second.digests;
+}
+
 std::optional<util::FileDigests> DigestCache::known(const std::string& key, const FileStamp& stamp)
 {
-  if (auto used = m_used.find(key); used != m_used.end() && used->second.stamp == stamp) {
-    return used->second.digests;
-  }
-  if (auto it = m_loaded.find(key); it != m_loaded.end() && it->second.stamp == stamp) {
-    m_used[key] = it->second;
-    return it->second.digests;
+  if (const auto* digests = find(key, stamp)) {
+    return *digests;
   }
   return std::nullopt;
 }
 
 void DigestCache::remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests)
 {
-  m_used[key] = Record{stamp, digests};
+  auto& record = m_records[key];
+  if (!record.used) {
+    record.used = true;
+    ++m_used;
+  }
+  record.stamp = stamp;
+  record.digests = digests;
   m_changed = true;
 }
 
 util::FileDigests DigestCache::digest(const std::string& key, const stdfs::path& file, const FileStamp& stamp)
 {
-  if (auto cached = known(key, stamp); cached && !cached->sha256.empty() && !cached->git_blob_sha1.empty()) {
+  if (const auto* cached = find(key, stamp); cached && !cached->sha256.empty() && !cached->git_blob_sha1.empty()) {
     return *cached;
   }
   auto digests = util::digest_file(file);
@@ -148,7 +173,7 @@ util::FileDigests DigestCache::digest(const std::string& key, const stdfs::path&
 
 void DigestCache::save()
 {
-  if (m_file.empty() || (!m_changed && m_used.size() == m_loaded.size())) {
+  if (m_file.empty() || (!m_changed && m_used == m_loaded)) {
     return; // nothing new to remember
   }
   try {
@@ -157,7 +182,16 @@ void DigestCache::save()
     std::string text(k_digest_header);
     text += '\n';
     auto field = [](const std::string& hash) { return hash.empty() ? std::string("-") : hash; };
-    for (const auto& [key, record] : m_used) {
+    std::vector<const std::pair<const std::string, Record>*> used;
+    used.reserve(m_used);
+    for (const auto& item : m_records) {
+      if (item.second.used) {
+        used.push_back(&item);
+      }
+    }
+    std::sort(used.begin(), used.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (const auto* item : used) {
+      const auto& [key, record] = *item;
       text += std::to_string(record.stamp.size) + '\t' + std::to_string(record.stamp.mtime_ns) + '\t'
               + std::to_string(record.stamp.inode) + '\t' + field(record.digests.sha256) + '\t'
               + field(record.digests.git_blob_sha1) + '\t' + key + '\n';
@@ -177,17 +211,14 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
     return true;
   }
   FileStamp stamp{local.size, local.mtime_ns, local.inode};
-  auto cached = digests.known(local.path, stamp);
-  if (!remote.sha256.empty()) {
-    if (!cached || cached->sha256.empty()) {
-      cached = digests.digest(local.path, local.source, stamp);
+  if (const auto* cached = digests.find(local.path, stamp)) {
+    const auto& known = remote.sha256.empty() ? cached->git_blob_sha1 : cached->sha256;
+    if (!known.empty()) {
+      return known == (remote.sha256.empty() ? remote.git_blob_sha1 : remote.sha256);
     }
-    return cached->sha256 == remote.sha256;
   }
-  if (!cached || cached->git_blob_sha1.empty()) {
-    cached = digests.digest(local.path, local.source, stamp);
-  }
-  return cached->git_blob_sha1 == remote.git_blob_sha1;
+  auto hashed = digests.digest(local.path, local.source, stamp);
+  return remote.sha256.empty() ? hashed.git_blob_sha1 == remote.git_blob_sha1 : hashed.sha256 == remote.sha256;
 }
 
 namespace {
@@ -379,11 +410,14 @@ std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const 
   return files;
 }
 
-PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::TransferCallback& progress)
+PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::TransferCallback& progress,
+                const std::optional<std::string>& planned_at)
 {
   PushResult result;
   if (plan.uploads.empty()) {
-    result.revision = repo.revision();
+    // Nothing to commit: the head stays what the plan was made against (a directory repo's
+    // revision is a walk of the whole tree: not paid twice).
+    result.revision = planned_at ? planned_at : repo.revision();
     result.plan = std::move(plan);
     return result;
   }
@@ -560,7 +594,7 @@ std::string relative_name(const RepoEntry& entry, const storage::RepoFile& file)
 LocalFile local_file(const std::string& rel, const stdfs::path& path)
 {
   auto stamp = stamp_of(path);
-  return {rel, path, stamp.size, stamp.mtime_ns, stamp.inode};
+  return {rel, path.string(), stamp.size, stamp.mtime_ns, stamp.inode};
 }
 
 // Files below an existing local entry dir (relative names; temp files ignored).

@@ -120,6 +120,27 @@ std::string file_kind(mode_t mode)
   return "not a regular file";
 }
 
+// A 64-bit fingerprint of one file version: FNV-1a over the path, then the stamp the
+// index trusts (size, mtime, ctime, inode) folded in with splitmix64's finalizer.
+std::uint64_t fingerprint(std::string_view path, const struct ::stat& status)
+{
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : path) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  }
+  auto fold = [&](std::uint64_t value) {
+    std::uint64_t x = hash ^ value;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    hash = x ^ (x >> 31);
+  };
+  fold(static_cast<std::uint64_t>(status.st_size));
+  fold(static_cast<std::uint64_t>(nanoseconds(status.st_mtim)));
+  fold(static_cast<std::uint64_t>(nanoseconds(status.st_ctim)));
+  fold(static_cast<std::uint64_t>(status.st_ino));
+  return hash;
+}
+
 bool same_stamp(const struct ::stat& a, const struct ::stat& b)
 {
   return a.st_size == b.st_size && nanoseconds(a.st_mtim) == nanoseconds(b.st_mtim)
@@ -376,12 +397,34 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
   return spec();
 }
 
+std::optional<DirectoryRepository::FileId> DirectoryRepository::index_file_id(std::string_view top) const
+{
+  struct ::stat status {};
+  if (::stat(index_path(top).c_str(), &status) != 0) {
+    return std::nullopt;
+  }
+  return FileId{static_cast<std::uint64_t>(status.st_ino), static_cast<std::uint64_t>(status.st_size),
+                nanoseconds(status.st_mtim), nanoseconds(status.st_ctim)};
+}
+
 DirectoryRepository::IndexFile& DirectoryRepository::index_for(std::string_view top)
 {
+  // Kept across calls while the index file is the one read (other writers replace it by
+  // a rename: a new inode); looked at once per call, not once per file.
   if (auto it = m_indexes.find(top); it != m_indexes.end()) {
-    return it->second;
+    auto& cached = it->second;
+    if (cached.changed || cached.checked == m_call) {
+      return cached;
+    }
+    if (index_file_id(top) == cached.source) {
+      cached.checked = m_call;
+      return cached;
+    }
+    m_indexes.erase(it);
   }
   IndexFile index;
+  index.source = index_file_id(top);
+  index.checked = m_call;
   std::optional<std::string> text;
   try {
     text = util::read_file_if_exists(index_path(top), k_index_read_limit);
@@ -457,8 +500,9 @@ void DirectoryRepository::save_indexes()
       // A read-only repo (or a full disk): the next reader hashes again.
     }
     index.changed = false;
+    // What this object holds is what it wrote; another writer's file is read again.
+    index.source = index_file_id(top);
   }
-  m_indexes.clear(); // reloaded on the next call: other writers may have added records
 }
 
 void DirectoryRepository::record(const std::string& path, const struct ::stat& status, const std::string& sha256)
@@ -497,8 +541,7 @@ std::string DirectoryRepository::sha256_of(const std::string& path, const struct
   return sha256;
 }
 
-void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile>& files, bool with_hashes,
-                               std::vector<std::uint64_t>* stamps)
+void DirectoryRepository::walk(const std::string& relative, const FileVisitor& visit)
 {
   // Iterative depth-first walk with fstatat: no symlink is ever followed.
   struct Pending {
@@ -557,17 +600,7 @@ void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile
                                + "; a cache repo holds only regular files and directories",
                              "remove it from the repo");
       }
-      if (stamps != nullptr) {
-        // What identifies this version of the file: path, size, modification time.
-        util::Hasher stamp(util::HashAlgorithm::sha1);
-        stamp.update(path + '\0' + std::to_string(status.st_size) + '\0' + std::to_string(nanoseconds(status.st_mtim)));
-        stamps->push_back(std::stoull(stamp.hex_digest().substr(0, 16), nullptr, 16));
-      }
-      RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
-      if (with_hashes) {
-        file.sha256 = sha256_of(file.path, status);
-      }
-      files.push_back(std::move(file));
+      visit(std::move(path), status);
     }
   }
 }
@@ -575,9 +608,11 @@ void DirectoryRepository::walk(const std::string& relative, std::vector<RepoFile
 std::optional<std::string> DirectoryRepository::revision()
 {
   require_repo();
-  std::vector<RepoFile> files;
+  // One number per file version (path, size, mtime, ctime, inode: the index's own key, so
+  // a file rewritten in place with its mtime put back still moves the revision), sorted:
+  // the revision does not depend on the order readdir returns names in.
   std::vector<std::uint64_t> stamps;
-  walk({}, files, false, &stamps);
+  walk({}, [&](std::string&& path, const struct ::stat& status) { stamps.push_back(fingerprint(path, status)); });
   std::sort(stamps.begin(), stamps.end());
   util::Hasher hasher(util::HashAlgorithm::sha1);
   hasher.update(stamps.data(), stamps.size() * sizeof(std::uint64_t));
@@ -600,7 +635,12 @@ std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
   }
   std::vector<RepoFile> files;
   std::lock_guard lock(m_index_mutex);
-  walk(folder, files, true, nullptr);
+  ++m_call;
+  walk(folder, [&](std::string&& path, const struct ::stat& status) {
+    RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
+    file.sha256 = sha256_of(file.path, status);
+    files.push_back(std::move(file));
+  });
   save_indexes();
   std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
   return files;
@@ -658,6 +698,7 @@ std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
     return std::nullopt;
   }
   std::lock_guard lock(m_index_mutex);
+  ++m_call;
   RepoFile file{
     std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status), {}};
   save_indexes();
@@ -708,6 +749,7 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
   // The index knows this stamp: the bytes must be the ones it recorded.
   auto sha256 = hasher.hex_digest();
   std::lock_guard lock(m_index_mutex);
+  ++m_call;
   auto& index = index_for(first_component(path));
   if (auto it = index.records.find(std::string(path));
       it != index.records.end() && it->second.size == expected && it->second.mtime_ns == nanoseconds(after.st_mtim)
@@ -717,7 +759,6 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
                            + " changed without its modification time changing (storage corruption?)",
                          "push the entry again");
   }
-  m_indexes.clear();
   out.commit();
 }
 
@@ -770,6 +811,7 @@ void DirectoryRepository::check_writable()
 CommitResult DirectoryRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
 {
   std::lock_guard lock(m_index_mutex); // one commit at a time per object, as the interface says
+  ++m_call;
   if (request.message.empty()) {
     throw InvalidArgument("a commit needs a message");
   }
@@ -805,13 +847,13 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
       continue;
     }
     if (deletion.is_folder && S_ISDIR(status.st_mode)) {
-      std::vector<RepoFile> below;
-      walk(path, below, false, nullptr);
+      std::size_t below = 0;
+      walk(path, [&](std::string&&, const struct ::stat&) { ++below; });
       auto away = next_stage();
       if (::rename(target.c_str(), away.c_str()) != 0) {
         throw IoError("cannot remove " + target.string() + ": " + errno_text(errno));
       }
-      result.files_deleted += below.size();
+      result.files_deleted += below;
     } else if (!deletion.is_folder && !S_ISDIR(status.st_mode)) {
       if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
         throw IoError("cannot remove " + target.string() + ": " + errno_text(errno));

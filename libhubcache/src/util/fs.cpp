@@ -2,6 +2,7 @@
 
 #include "hubcache/error.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -293,16 +295,17 @@ std::size_t read_up_to(const Fd& fd, const stdfs::path& what, char* buffer, std:
 
 std::uint64_t read_chunks(const Fd& fd, const stdfs::path& what, const ChunkConsumer& consume, std::size_t chunk_size)
 {
-  std::vector<char> buffer(chunk_size);
+  // Not zeroed: a file per call, and a megabyte of memset each adds up over a cache.
+  auto buffer = std::make_unique_for_overwrite<char[]>(chunk_size);
   std::uint64_t total = 0;
   for (;;) {
-    auto n = read_up_to(fd, what, buffer.data(), buffer.size());
+    auto n = read_up_to(fd, what, buffer.get(), chunk_size);
     if (n == 0) {
       return total;
     }
-    consume(buffer.data(), n);
+    consume(buffer.get(), n);
     total += n;
-    if (n < buffer.size()) {
+    if (n < chunk_size) {
       return total;
     }
   }
@@ -319,16 +322,32 @@ std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uin
   if (!fd) {
     return std::nullopt;
   }
+  // Read straight into the string, sized from fstat (one byte more, to see the end of
+  // the file in the same read); grown if the file grows meanwhile, never past max_size.
+  auto too_large = [&] {
+    return IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
+  };
+  struct stat info {};
+  std::uint64_t expected = ::fstat(fd->get(), &info) == 0 ? static_cast<std::uint64_t>(info.st_size) : 0;
+  if (expected > max_size) {
+    throw too_large();
+  }
+  auto cap = max_size < UINT64_MAX ? max_size + 1 : max_size;
   std::string content;
-  read_chunks(
-    *fd, path,
-    [&](const char* data, std::size_t size) {
-      if (content.size() + size > max_size) {
-        throw IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
-      }
-      content.append(data, size);
-    },
-    65536);
+  std::size_t filled = 0;
+  std::uint64_t want = expected + 1;
+  for (;;) {
+    content.resize(static_cast<std::size_t>(std::min(std::max<std::uint64_t>(want, 4096), cap)));
+    filled += read_up_to(*fd, path, content.data() + filled, content.size() - filled);
+    if (filled < content.size()) {
+      break; // the end of the file
+    }
+    if (filled > max_size) {
+      throw too_large();
+    }
+    want = std::uint64_t{content.size()} * 2;
+  }
+  content.resize(filled);
   return content;
 }
 

@@ -90,9 +90,11 @@ std::string flags_file_name(const std::vector<EntryFileInfo>& files);
 std::string check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes);
 
 // A file to publish: its repo path and where to read it (symlinks inside the root resolved).
+// `source` is a plain string: a std::filesystem::path keeps a list of its components,
+// several hundred bytes a file, and a scan holds every file of the cache.
 struct LocalFile {
   std::string path;
-  std::filesystem::path source;
+  std::string source;
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
   std::uint64_t inode = 0;

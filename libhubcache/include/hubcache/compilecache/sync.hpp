@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 // Synchronizing a local compile cache with a cache repo, through the Repository
@@ -45,6 +46,8 @@ public:
   util::FileDigests digest(const std::string& key, const std::filesystem::path& file, const FileStamp& stamp);
   // What is known without reading the file; either hash may be empty.
   std::optional<util::FileDigests> known(const std::string& key, const FileStamp& stamp);
+  // The same without a copy: valid until the next call that changes the cache.
+  const util::FileDigests* find(const std::string& key, const FileStamp& stamp);
   // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded).
   void remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests);
   // Writes the records used by this run (atomically); failures are ignored: it is a cache.
@@ -55,10 +58,13 @@ private:
   struct Record {
     FileStamp stamp;
     util::FileDigests digests;
+    bool used = false; // looked up or learnt by this run: what save() keeps
   };
   std::filesystem::path m_file;
-  std::map<std::string, Record, std::less<>> m_loaded;
-  std::map<std::string, Record, std::less<>> m_used;
+  // One record per path (loaded, then updated): tens of thousands in a big cache.
+  std::unordered_map<std::string, Record> m_records;
+  std::size_t m_loaded = 0;
+  std::size_t m_used = 0;
   std::size_t m_hashed = 0;
   bool m_changed = false;
 };
@@ -127,8 +133,10 @@ struct PushResult {
 // Uploads the plan in one commit; no commit at all when nothing is new. The repo's
 // digests of what it uploaded go to `digests`, so the next run hashes nothing. How many
 // files move at once is the repository's business (BackendOptions::max_workers).
+// `planned_at`: the revision the plan was made against, when the caller read it; a plan
+// with nothing to upload reports it instead of asking the repo again.
 PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests,
-                const util::TransferCallback& progress = {});
+                const util::TransferCallback& progress = {}, const std::optional<std::string>& planned_at = {});
 
 // A compile-cache entry as the repo holds it.
 struct RepoEntry {

@@ -48,7 +48,8 @@ public:
   std::string describe() const override;
   bool exists() override;
   std::string create(const RepoCreateOptions& options) override;
-  // A content-derived token: sha1 of every file's path, size and mtime.
+  // A content-derived token: sha1 over every file's path and stat stamp (size, mtime,
+  // ctime, inode), so any change to a file, even in place, moves it.
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::optional<RepoFile> stat(std::string_view path) override;
@@ -80,9 +81,19 @@ private:
     std::string sha256;
   };
   using Index = std::unordered_map<std::string, IndexRecord>;
+  // The index file as last read or written: inode, size, mtime, ctime.
+  struct FileId {
+    std::uint64_t inode = 0;
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    bool operator==(const FileId&) const = default;
+  };
   struct IndexFile {
     Index records;
     bool changed = false;
+    std::optional<FileId> source; // nullopt: there was no index file
+    std::uint64_t checked = 0;    // the call (m_call) that last compared `source` with the file
   };
 
   std::filesystem::path hidden_dir() const;
@@ -90,19 +101,23 @@ private:
   std::filesystem::path staging_dir() const;
   std::filesystem::path index_path(std::string_view top) const;
   void require_repo();
+  std::optional<FileId> index_file_id(std::string_view top) const;
   IndexFile& index_for(std::string_view top);
   void save_indexes();
   // sha256 of the regular file at `path` (repo-relative), from the index when it still
   // matches, else by reading it (and recording it).
   std::string sha256_of(const std::string& path, const struct ::stat& status);
   void record(const std::string& path, const struct ::stat& status, const std::string& sha256);
-  void walk(const std::string& relative, std::vector<RepoFile>& files, bool with_hashes,
-            std::vector<std::uint64_t>* stamps);
+  // Visits every regular file below `relative` (repo-relative path, its lstat), never
+  // following a symlink; throws IntegrityError on anything a cache repo cannot hold.
+  using FileVisitor = std::function<void(std::string&& path, const struct ::stat& status)>;
+  void walk(const std::string& relative, const FileVisitor& visit);
 
   std::filesystem::path m_root;
   // Reads may run on several threads (storage/repository.hpp): the index cache is shared.
   std::mutex m_index_mutex;
-  std::map<std::string, IndexFile, std::less<>> m_indexes; // by top-level name, for one call
+  std::map<std::string, IndexFile, std::less<>> m_indexes; // by top-level name
+  std::uint64_t m_call = 0;                                // counts the calls that use the index (under m_index_mutex)
 };
 
 } // namespace hubcache::storage
