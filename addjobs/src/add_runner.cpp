@@ -2,6 +2,7 @@
 // configuration, push it all in one commit.
 #include "addjobs/add_job.hpp"
 
+#include "registry/config_diff.hpp"
 #include "registry/entry.hpp"
 #include "registry/layout.hpp"
 #include "registry/lookup.hpp"
@@ -294,7 +295,10 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   // Registry files come last: they are what makes the configuration visible, and the
   // one commit publishes them together with the entries.
   for (const auto& [version, entries] : by_version) {
-    auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task, job.model.config,
+    // The config as optimum stores it (transformers' to_diff_dict()), so optimum >= 0.4.5
+    // finds the entry under the digest directory of the architecture.
+    auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task,
+                                               registry::to_diff_dict(job.model.config),
                                                neuron_config(job.configuration, job.model.model_id, version, flags));
     auto bytes = entry.serialize();
     for (const auto& path : {registry::registry_path(version, std::string(k_registry_version), entry),

@@ -1,5 +1,7 @@
 #include "registry/lookup.hpp"
 
+#include "registry/config_diff.hpp"
+
 #include <hubcache/error.hpp>
 #include <hubcache/util/hash.hpp>
 #include <hubcache/util/thread_pool.hpp>
@@ -123,6 +125,8 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
   target.task = task;
   target.config = clean_config(config);
   target.config.erase("neuron");
+  target.diff_config = clean_config(to_diff_dict(config));
+  target.diff_config.erase("neuron");
   std::vector<std::optional<std::string>> tasks;
   if (task) {
     tasks.emplace_back(*task);
@@ -133,17 +137,18 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
     tasks.emplace_back(std::nullopt);
   }
   for (const auto& candidate : tasks) {
-    target.digests.emplace(single_model_arch_digest(target.model_type, candidate, target.config),
-                           candidate.value_or(""));
+    for (const auto* cleaned : {&target.diff_config, &target.config}) {
+      target.digests.emplace(single_model_arch_digest(target.model_type, candidate, *cleaned), candidate.value_or(""));
+    }
   }
   // optimum builds text-generation entries from config.get_text_config().
   auto text_config = config.contains("text_config") ? config["text_config"] : nlohmann::json();
   if (text_config.is_object() && (!task || *task == "text-generation")) {
-    auto text = clean_config(text_config);
-    if (text.contains("model_type") && text["model_type"].is_string()) {
-      target.digests.emplace(
-        single_model_arch_digest(text["model_type"].get<std::string>(), std::string("text-generation"), text),
-        "text-generation");
+    if (text_config.contains("model_type") && text_config["model_type"].is_string()) {
+      auto type = text_config["model_type"].get<std::string>();
+      for (const auto& text : {clean_config(to_diff_dict(text_config)), clean_config(text_config)}) {
+        target.digests.emplace(single_model_arch_digest(type, std::string("text-generation"), text), "text-generation");
+      }
     }
   }
   return target;
@@ -541,7 +546,8 @@ std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTa
   if (!target.model_type.empty() && entry.model_type == target.model_type) {
     bool same = target.multi_model
                   ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
-                  : entry.entry_class == EntryClass::single_model && entry.config == target.config;
+                  : entry.entry_class == EntryClass::single_model
+                      && (entry.config == target.diff_config || entry.config == target.config);
     if (same) {
       return MatchReason::same_config;
     }

@@ -39,8 +39,11 @@ struct LookupTarget {
   std::string model_id;
   std::string model_type;
   bool multi_model = false;
-  std::optional<std::string> task;            // --task; unset = any task
-  nlohmann::json config;                      // cleaned config (single) or component configs (multi)
+  std::optional<std::string> task; // --task; unset = any task
+  nlohmann::json config;           // cleaned config (single) or component configs (multi)
+  // Single: the cleaned to_diff_dict() of the config (config_diff.hpp), what optimum
+  // 0.2+ stores and compares; config above is the cleaned raw config.json.
+  nlohmann::json diff_config;
   std::map<std::string, std::string> digests; // arch digest -> task it was computed for
 };
 
@@ -48,8 +51,10 @@ struct LookupTarget {
 // task inference needs the Python exporters.
 const std::vector<std::string>& known_tasks();
 
-// From a config.json object. Throws InvalidArgument when it has no model_type. A
-// text_config (multimodal models) also yields the digest optimum computes for
+// From a config.json object. Throws InvalidArgument when it has no model_type. Digests
+// are computed from the config as transformers' to_diff_dict() gives it (optimum's) and
+// from the raw config.json (entries written from it, e.g. by other tools). A
+// text_config (multimodal models) also yields the digests optimum computes for
 // text-generation from config.get_text_config().
 LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,
                                 const nlohmann::json& config);
