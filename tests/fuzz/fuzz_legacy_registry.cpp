@@ -3,8 +3,8 @@
 // read is one `list` can show: a model id, a compiler version, and a shape it can compute.
 #include "fuzz_support.hpp"
 
-#include <registry/legacy_registry.hpp>
 #include <registry/json_text.hpp>
+#include <registry/legacy_registry.hpp>
 #include <registry/lookup.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
