@@ -479,6 +479,14 @@ test_pull_one_model_installs_only_its_configurations_graphs() {
   run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --batch-size 3 --cache-dir "$SCRATCH/warm3"
   contains "$ERR" "cached: batch 4, 8 at sequence 128 (2 cores)"
   [[ ! -e "$SCRATCH/warm3" ]] || [[ -z "$(find "$SCRATCH/warm3" -name model.done)" ]] || fail "a failed selection pulled"
+  # With a neuronx-cc on PATH, its version is the default filter.
+  mkdir -p "$SCRATCH/bin" && ln -s "$FAKE" "$SCRATCH/bin/neuronx-cc"
+  PATH="$SCRATCH/bin:$PATH" FAKE_NEURONX_CC_VERSION=2.22.0.0+0badc0de \
+    run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "0 entries of $SCRATCH/tiny for 2.22.0.0+0badc0de; the repo has 2.21.33363.0+82129205"
+  PATH="$SCRATCH/bin:$PATH" run 0 "$NC" synchronize --pull --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm6" --json \
+    || return
+  equals "$(json_get "$OUT" '.compiler_version')" "2.21.33363.0+82129205"
   # An entry written by another tool names no graphs: counted, not guessed.
   local alias_dir="$SCRATCH/repo/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.5/gpt2/org/tiny-gpt2"
   mkdir -p "$alias_dir"
