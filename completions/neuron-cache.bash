@@ -25,6 +25,13 @@ _neuron_cache_option() {
     synchronize:--pull) _nc_kind=flag ;;
     synchronize:--compiler-version | synchronize:--compiler_version) _nc_kind=text ;;
     synchronize:--replace-failed | synchronize:--replace_failed) _nc_kind=flag ;;
+    synchronize:--model) _nc_kind=model ;;
+    synchronize:--task) _nc_kind=text ;;
+    synchronize:--batch-size | synchronize:--batch_size) _nc_kind=integer ;;
+    synchronize:--sequence-length | synchronize:--sequence_length) _nc_kind=integer ;;
+    synchronize:--num-cores | synchronize:--num_cores | synchronize:--tensor-parallel-size | synchronize:--tensor_parallel_size) _nc_kind=integer ;;
+    synchronize:--max-size | synchronize:--max_size) _nc_kind=text ;;
+    synchronize:-y | synchronize:--yes) _nc_kind=flag ;;
     synchronize:--dry-run | synchronize:--dry_run) _nc_kind=flag ;;
     synchronize:--clean-failed | synchronize:--clean_failed) _nc_kind=flag ;;
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
@@ -93,6 +100,13 @@ _neuron_cache_option() {
     sync:--pull) _nc_kind=flag ;;
     sync:--compiler-version | sync:--compiler_version) _nc_kind=text ;;
     sync:--replace-failed | sync:--replace_failed) _nc_kind=flag ;;
+    sync:--model) _nc_kind=model ;;
+    sync:--task) _nc_kind=text ;;
+    sync:--batch-size | sync:--batch_size) _nc_kind=integer ;;
+    sync:--sequence-length | sync:--sequence_length) _nc_kind=integer ;;
+    sync:--num-cores | sync:--num_cores | sync:--tensor-parallel-size | sync:--tensor_parallel_size) _nc_kind=integer ;;
+    sync:--max-size | sync:--max_size) _nc_kind=text ;;
+    sync:-y | sync:--yes) _nc_kind=flag ;;
     sync:--dry-run | sync:--dry_run) _nc_kind=flag ;;
     sync:--clean-failed | sync:--clean_failed) _nc_kind=flag ;;
     sync:--clear-stale-locks | sync:--clear_stale_locks) _nc_kind=integer ;;
@@ -114,7 +128,7 @@ _neuron_cache_option_names() {
     create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet --verbose -h --help' ;;
     set) _nc_words='-n --name --token --format --json -q --quiet --verbose -h --help' ;;
     config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet --verbose -h --help' ;;
     lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
@@ -123,7 +137,7 @@ _neuron_cache_option_names() {
     completion) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
     env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
-    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac

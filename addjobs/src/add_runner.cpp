@@ -4,6 +4,7 @@
 
 #include "registry/config_diff.hpp"
 #include "registry/entry.hpp"
+#include "registry/json_text.hpp"
 #include "registry/layout.hpp"
 #include "registry/lookup.hpp"
 
@@ -40,6 +41,7 @@ std::chrono::milliseconds since(Clock::time_point start)
 struct RootState {
   std::set<std::string> success; // entry paths
   std::set<stdfs::path> lock_files;
+  std::map<std::string, stdfs::path> registry_files; // repo path -> local file
 };
 
 RootState state_of(const stdfs::path& root)
@@ -52,6 +54,11 @@ RootState state_of(const stdfs::path& root)
   for (const auto& entry : cc::scan(root).entries) {
     if (entry.kind == cc::EntryKind::module && entry.state == cc::EntryState::success) {
       state.success.insert(entry.path);
+    }
+    if (entry.kind == cc::EntryKind::registry) {
+      for (const auto& file : entry.files) {
+        state.registry_files.emplace(file.path, file.source);
+      }
     }
     state.lock_files.insert(entry.lock_files.begin(), entry.lock_files.end());
   }
@@ -109,10 +116,34 @@ Runner::Runner(hubcache::storage::Repository& repo, Settings settings) : m_repo(
 void Runner::load_registered(const std::string& model_id)
 {
   if (!m_index) {
-    m_index = registry::index_registry(m_repo.list_files());
+    auto files = m_repo.list_files();
+    m_index = registry::index_registry(files);
+    // Configurations whose registry entries the compile command wrote (optimum's own
+    // format) are known by add's attribution records.
+    for (const auto& file : files) {
+      auto slash = file.path.find('/');
+      auto marker =
+        "/" + std::string(registry::k_registry_dir) + "/" + std::string(registry::k_attribution_version) + "/";
+      if (slash == std::string::npos || file.path.compare(slash, marker.size(), marker) != 0) {
+        continue;
+      }
+      try {
+        auto record = registry::parse_json(m_repo.read_file(file.path), file.path);
+        if (record.is_object() && record.contains("model_id") && record["model_id"].is_string()
+            && record.contains("configuration")) {
+          m_recorded.emplace(record["model_id"].get<std::string>(), record["configuration"]);
+        }
+      } catch (const hubcache::InvalidArgument&) {
+      } catch (const hubcache::EntryNotFound&) {
+      }
+    }
   }
   if (!m_loaded_models.insert(model_id).second) {
     return;
+  }
+  auto [first, last] = m_recorded.equal_range(model_id);
+  for (auto it = first; it != last; ++it) {
+    m_registered.emplace(model_id, it->second);
   }
   // Only this model's alias files: a large repo's registry is never read whole.
   for (const auto& location : m_index->entries) {
@@ -277,6 +308,15 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     return result;
   }
 
+  // Registry entries the command wrote itself (an optimum export does): pushed as they
+  // are, and then ours is not written (optimum reads its own; a second copy would list
+  // the configuration twice).
+  std::map<std::string, stdfs::path> written;
+  for (const auto& [path, source] : state_of(root).registry_files) {
+    if (before.registry_files.count(path) == 0 && registry::parse_registry_path(path)) {
+      written.emplace(path, source);
+    }
+  }
   // One registry entry per compiler version the run used (normally exactly one).
   std::map<std::string, std::vector<const cc::Entry*>> by_version;
   for (const auto* entry : created) {
@@ -294,7 +334,14 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   }
   // Registry files come last: they are what makes the configuration visible, and the
   // one commit publishes them together with the entries.
+  for (const auto& [path, source] : written) {
+    commit.additions.push_back({path, hubcache::storage::FileSource::from_file(source)});
+    result.registry_files.push_back(path);
+  }
   for (const auto& [version, entries] : by_version) {
+    if (!written.empty()) {
+      break;
+    }
     // The config as optimum stores it (transformers' to_diff_dict()), so optimum >= 0.4.5
     // finds the entry under the digest directory of the architecture.
     auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task,
@@ -306,7 +353,33 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
       commit.additions.push_back({path, hubcache::storage::FileSource::from_bytes(bytes)});
       result.registry_files.push_back(path);
     }
+  }
+  for (const auto& [version, entries] : by_version) {
     result.compiler_version += (result.compiler_version.empty() ? "" : ",") + version;
+  }
+  // Which graphs this configuration produced, for `synchronize --pull --model`: one
+  // record per registry entry file (alias and digest copies share a name, so one).
+  std::set<std::pair<std::string, std::string>> recorded;
+  for (const auto& path : result.registry_files) {
+    auto location = registry::parse_registry_path(path);
+    if (!location || location->kind == registry::RegistryPathKind::unexpected
+        || !recorded.emplace(location->compiler_version, location->file_hash).second) {
+      continue;
+    }
+    nlohmann::json record = {
+      {"model_id", job.model.model_id},
+      {"task", job.configuration.task},
+      {"configuration", neuron_config(job.configuration, job.model.model_id, location->compiler_version, flags)},
+      {"registry_files", nlohmann::json::array()},
+      {"modules", result.entries}};
+    for (const auto& other : result.registry_files) {
+      auto other_location = registry::parse_registry_path(other);
+      if (other_location && other_location->file_hash == location->file_hash) {
+        record["registry_files"].push_back(other);
+      }
+    }
+    commit.additions.push_back({registry::attribution_path(location->compiler_version, location->file_hash),
+                                hubcache::storage::FileSource::from_bytes(registry::dumps_indented(record))});
   }
   if (hubcache::util::interrupt_signal() != 0) {
     result.status = JobStatus::interrupted;

@@ -114,17 +114,6 @@ std::string removal_table(const std::vector<cc::Removal>& removals)
   return format_table(table);
 }
 
-// Asks on the terminal; true for y/yes.
-bool confirm(const std::string& question)
-{
-  std::cerr << question << " [y/N] " << std::flush;
-  std::string answer;
-  if (!std::getline(std::cin, answer)) {
-    return false;
-  }
-  return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes";
-}
-
 void check_options(const Invocation& invocation)
 {
   bool wipe = invocation.has("wipe");

@@ -73,6 +73,18 @@ std::optional<registry::ModelConfigs> load_model_configs(Invocation& invocation,
   return configs;
 }
 
+} // namespace
+
+registry::LookupTarget lookup_target_for(Invocation& invocation, const std::string& model,
+                                         const std::optional<std::string>& task)
+{
+  auto configs = load_model_configs(invocation, model);
+  return configs ? registry::make_lookup_target(registry::model_id_of(model, *configs), task, *configs)
+                 : registry::make_alias_lookup_target(model, task);
+}
+
+namespace {
+
 std::string optional_text(const std::optional<long long>& value)
 {
   return value ? std::to_string(*value) : "-";
@@ -103,36 +115,25 @@ int run_lookup(Invocation& invocation)
     filters.mode = *mode;
   }
 
-  auto configs = load_model_configs(invocation, model);
-  auto target = configs ? registry::make_lookup_target(registry::model_id_of(model, *configs), filters.task, *configs)
-                        : registry::make_alias_lookup_target(model, filters.task);
+  auto target = lookup_target_for(invocation, model, filters.task);
 
   auto resolved = resolve_repo(invocation);
   auto repo = open_existing_repository(invocation, resolved);
   auto workers = static_cast<unsigned>(max_workers(invocation));
   // Only the folders that can hold a match are listed, several at once.
-  auto index = registry::index_registry_for(*repo, target, filters.compiler_version, workers);
+  auto outcome = registry::find_entries(
+    *repo, [&] { return open_repository(invocation, resolved.spec); }, target, filters, workers);
   warn_skipped_paths(invocation.out(), *repo);
-  auto candidates = registry::select_candidates(index, target, filters.compiler_version);
-  auto report = registry::load_entries([&] { return open_repository(invocation, resolved.spec); }, candidates, workers);
-  for (const auto& warning : report.warnings) {
+  for (const auto& warning : outcome.warnings) {
     invocation.out().warning(warning);
   }
-  if (!index.unexpected.empty()) {
-    invocation.out().warning(count_of(index.unexpected.size(), "registry file") + " ignored at unexpected paths, e.g. "
-                             + index.unexpected.front().path + " (" + index.unexpected.front().problem + ")");
+  if (!outcome.unexpected.empty()) {
+    invocation.out().warning(count_of(outcome.unexpected.size(), "registry file")
+                             + " ignored at unexpected paths, e.g. " + outcome.unexpected.front().path + " ("
+                             + outcome.unexpected.front().problem + ")");
   }
-
-  std::vector<registry::LookupMatch> matches;
-  std::vector<registry::LoadedEntry> filtered_out; // the model's, but not the configuration asked for
-  for (auto& loaded : report.entries) {
-    if (auto reason = registry::match_entry(loaded, target); reason && registry::passes_filters(loaded, filters)) {
-      matches.push_back({std::move(loaded), *reason});
-    } else if (reason) {
-      filtered_out.push_back(std::move(loaded));
-    }
-  }
-  matches = registry::deduplicate(std::move(matches));
+  auto& matches = outcome.matches;
+  const auto& filtered_out = outcome.filtered_out;
 
   nlohmann::json entries = nlohmann::json::array();
   std::string quiet;

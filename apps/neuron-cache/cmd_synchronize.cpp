@@ -7,18 +7,30 @@
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/compilecache/usage.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/hub/config.hpp>
+#include <registry/lookup.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <map>
+#include <set>
+
+#include <unistd.h>
 
 namespace neuron_cache {
 
 namespace {
 
 namespace cc = hubcache::compilecache;
+
+// Where a push follows symlinks leaving the cache: the Hugging Face cache's hub folder,
+// into which optimum's compile-time proxy links what it downloaded.
+std::vector<std::filesystem::path> followed_directories(const Invocation& invocation)
+{
+  return {hubcache::hub::hf_home(invocation.env()) / "hub"};
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start)
 {
@@ -210,7 +222,7 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
   for (const auto& error : report.errors) {
     invocation.out().warning("could not remove " + error.path + ": " + error.detail);
   }
-  scan = cc::scan(root);
+  scan = cc::scan(root, followed_directories(invocation));
   return cleaned;
 }
 
@@ -229,7 +241,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   // The repo's head is read while the local cache is scanned: one is the network (or, for
   // a directory repo, a walk of its tree), the other the local disk.
   auto head_reader = std::async(std::launch::async, [&repo] { return repo.revision(); });
-  auto scan = cc::scan(root.path);
+  auto scan = cc::scan(root.path, followed_directories(invocation));
   auto cleaned = clean_local_cache(invocation, scan, root.path);
   if (!dry_run) {
     record_usage(invocation, scan, root.path);
@@ -313,7 +325,106 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   return k_exit_ok;
 }
 
-int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
+// --pull --model: the entries of the model's matching configurations, from the registry
+// and add's attribution records. Sets options.only_entries; reports what it could not
+// attribute, and what the repo has when nothing matches (then throws).
+void select_model_entries(Invocation& invocation, hubcache::storage::Repository& repo, cc::PullOptions& options,
+                          const hubcache::storage::RepoSpec& spec)
+{
+  auto model = *invocation.value("model");
+  registry::Filters filters;
+  filters.task = invocation.value("task");
+  filters.batch_size = invocation.integer("batch-size", 1);
+  filters.sequence_length = invocation.integer("sequence-length", 1);
+  filters.num_cores = invocation.integer("num-cores", 1);
+  if (!options.compiler_version) {
+    // The graphs this host's compiler can use.
+    options.compiler_version = cc::installed_compiler_version();
+  }
+  filters.compiler_version = options.compiler_version;
+  auto target = lookup_target_for(invocation, model, filters.task);
+  auto workers = static_cast<unsigned>(max_workers(invocation));
+  auto opener = [&] { return open_repository(invocation, spec); };
+  auto outcome = registry::find_entries(repo, opener, target, filters, workers);
+  for (const auto& warning : outcome.warnings) {
+    invocation.out().warning(warning);
+  }
+  if (outcome.matches.empty()) {
+    std::string asked = model;
+    if (filters.compiler_version) {
+      // What other compiler versions hold, with the same shape filters.
+      auto any_version = filters;
+      any_version.compiler_version.reset();
+      auto elsewhere = registry::find_entries(repo, opener, target, any_version, workers);
+      std::set<std::string> versions;
+      for (const auto& match : elsewhere.matches) {
+        versions.insert(match.loaded.location.compiler_version);
+      }
+      if (!versions.empty()) {
+        std::string list;
+        for (const auto& version : versions) {
+          list += (list.empty() ? "" : ", ") + version;
+        }
+        throw hubcache::EntryNotFound("0 entries of " + model + " for " + *filters.compiler_version + "; the repo has "
+                                        + list,
+                                      "pass --compiler-version with one of them");
+      }
+    }
+    auto nearby = registry::nearby_summary(outcome.filtered_out);
+    throw hubcache::EntryNotFound("no configuration of " + model + " in " + repo.spec() + " matches"
+                                    + (nearby.empty() ? std::string() : "; cached: " + nearby),
+                                  "check the model id and the filters with 'neuron-cache lookup " + model + "'");
+  }
+  auto attribution = registry::attribute_matches(repo, outcome.matches);
+  if (attribution.unattributed > 0) {
+    invocation.out().warning(
+      count_of(attribution.unattributed, "matching configuration") + " of " + model
+      + " cannot be attributed to compiled graphs (their registry entries were written by other tools); "
+        "their graphs are not pulled");
+  }
+  invocation.out().info(count_of(attribution.attributed, "configuration") + " of " + model + ": "
+                        + count_of(attribution.modules.size(), "compiled graph") + " to install");
+  options.only_entries = std::move(attribution.modules);
+}
+
+// A pull larger than --max-size (default 20 GB) asks on a terminal, else needs --yes.
+void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo, const cc::CacheRoot& root,
+                     const cc::PullOptions& options)
+{
+  if (options.dry_run || invocation.has("yes")) {
+    return;
+  }
+  std::uint64_t limit = 20'000'000'000ULL;
+  if (auto text = invocation.value("max-size")) {
+    try {
+      limit = cc::parse_size(*text);
+    } catch (const hubcache::InvalidArgument& error) {
+      throw UsageError(std::string("--max-size: ") + error.what());
+    }
+  }
+  auto plan_options = options;
+  plan_options.dry_run = true;
+  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  auto plan = cc::plan_pull(repo, root.path, digests, plan_options);
+  if (plan.bytes_planned <= limit) {
+    return;
+  }
+  auto question = "The pull would download " + human_size(plan.bytes_planned) + ", more than --max-size "
+                  + human_size(limit) + ". Continue?";
+  if (::isatty(STDIN_FILENO) != 0 && invocation.out().is_human()) {
+    if (confirm(question)) {
+      return;
+    }
+    throw hubcache::InvalidArgument("pull cancelled",
+                                    "narrow it with --model, --compiler-version or the shape filters");
+  }
+  throw hubcache::InvalidArgument("the pull would download " + human_size(plan.bytes_planned)
+                                    + ", more than --max-size " + human_size(limit),
+                                  "pass --yes to download it anyway, a larger --max-size, or narrow it with --model");
+}
+
+int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo,
+             const hubcache::storage::RepoSpec& spec)
 {
   auto start = std::chrono::steady_clock::now();
   cc::PullOptions options;
@@ -321,6 +432,10 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   options.dry_run = invocation.has("dry-run");
   options.replace_failed = invocation.has("replace-failed");
   options.workers = max_workers(invocation);
+  if (invocation.has("model")) {
+    select_model_entries(invocation, repo, options, spec);
+  }
+  check_pull_size(invocation, repo, root, options);
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   auto revision = repo.revision(); // the transfer report names what it pulled from
   cc::PullReport report;
@@ -414,10 +529,21 @@ int run_synchronize(Invocation& invocation)
   if (!pull && invocation.has("replace-failed")) {
     throw UsageError("--replace-failed applies to --pull");
   }
+  for (const std::string name : {"model", "max-size", "yes"}) {
+    if (!pull && invocation.has(name)) {
+      throw UsageError("--" + name + " applies to --pull");
+    }
+  }
+  for (const std::string name : {"task", "batch-size", "sequence-length", "num-cores"}) {
+    if (invocation.has(name) && !invocation.has("model")) {
+      throw UsageError("--" + name + " selects configurations of --model MODEL");
+    }
+  }
   invocation.integer("clear-stale-locks", 0);
   auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
-  auto repo = open_existing_repository(invocation, resolve_repo(invocation));
-  return pull ? run_pull(invocation, root, *repo) : run_push(invocation, root, *repo);
+  auto resolved = resolve_repo(invocation);
+  auto repo = open_existing_repository(invocation, resolved);
+  return pull ? run_pull(invocation, root, *repo, resolved.spec) : run_push(invocation, root, *repo);
 }
 
 } // namespace
@@ -436,7 +562,9 @@ CommandSpec make_synchronize_command()
     "leaving the cache are never pushed; each is reported with its reason.\n"
     "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
     "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone;\n"
-    "--replace-failed replaces local failed entries the repo has complete.\n"
+    "--replace-failed replaces local failed entries the repo has complete. --model MODEL installs only\n"
+    "the graphs of that model's cached configurations (as lookup finds them; add records which graphs\n"
+    "each configuration produced). A pull beyond --max-size (20G) asks on a terminal, else needs --yes.\n"
     "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
     "else /var/tmp/neuron-compile-cache.";
   command.options = {
@@ -463,6 +591,38 @@ CommandSpec make_synchronize_command()
      "With --pull: a complete repo entry replaces a local failed one (else skipped as differing).",
      {},
      {}},
+    {"",
+     "model",
+     ValueKind::model,
+     "MODEL",
+     "With --pull: only the graphs of this model's cached configurations (Hub id or local directory, as lookup); "
+     "--compiler-version then defaults to the installed neuronx-cc.",
+     {},
+     {}},
+    {"", "task", ValueKind::text, "TASK", "With --model: only configurations of this task.", {}, {}},
+    {"", "batch-size", ValueKind::integer, "N", "With --model: only configurations of this batch size.", {}, {}},
+    {"",
+     "sequence-length",
+     ValueKind::integer,
+     "N",
+     "With --model: only configurations of this sequence length.",
+     {},
+     {}},
+    {"",
+     "num-cores",
+     ValueKind::integer,
+     "N",
+     "With --model: only configurations using this many Neuron cores.",
+     {},
+     {"tensor-parallel-size"}},
+    {"",
+     "max-size",
+     ValueKind::text,
+     "SIZE",
+     "With --pull: ask (on a terminal) or refuse before downloading more than SIZE (default 20G).",
+     {},
+     {}},
+    {"y", "yes", ValueKind::flag, "", "With --pull: download even beyond --max-size without asking.", {}, {}},
     {"", "dry-run", ValueKind::flag, "", "Print what would be transferred and change nothing.", {}, {}},
     {"",
      "clean-failed",
@@ -484,6 +644,7 @@ CommandSpec make_synchronize_command()
   command.examples = {"neuron-cache synchronize",
                       "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
+                      "neuron-cache synchronize --pull --model meta-llama/Llama-3.1-8B --batch-size 4",
                       "neuron-cache synchronize --pull --replace-failed",
                       "neuron-cache synchronize --pull --max-workers 16",
                       "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};

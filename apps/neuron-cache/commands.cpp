@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include <iostream>
+
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
@@ -148,6 +150,16 @@ std::unique_ptr<hubcache::storage::Repository> open_existing_repository(Invocati
                                  hubcache::ErrorFacts{resolved.spec.canonical(), token_sent, false});
   }
   return repo;
+}
+
+bool confirm(const std::string& question)
+{
+  std::cerr << question << " [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) {
+    return false;
+  }
+  return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes";
 }
 
 } // namespace neuron_cache

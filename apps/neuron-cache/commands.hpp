@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <memory>
 
+namespace registry {
+struct LookupTarget;
+}
+
 namespace neuron_cache {
 
 // Shared option definitions, so every command spells them the same way.
@@ -44,6 +48,15 @@ open_existing_repository(Invocation& invocation, const hubcache::storage::Resolv
 
 // One warning per path a listing of `repo` left out as unsafe to install.
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo);
+
+// What `lookup MODEL` searches for: a local directory or config.json (filed under its
+// _name_or_path when that is a Hub id), a Hub model's config (diffusers too), or, when a
+// Hub config cannot be fetched, the entries filed under its name (with a warning).
+registry::LookupTarget lookup_target_for(Invocation& invocation, const std::string& model,
+                                         const std::optional<std::string>& task);
+
+// Asks QUESTION [y/N] on the terminal; true for y/yes.
+bool confirm(const std::string& question);
 
 // One per cmd_*.cpp; commands.cpp lists them in help and completion order.
 CommandSpec make_create_command();

@@ -92,6 +92,9 @@ std::optional<RegistryPath> parse_registry_path(std::string_view path)
     return unexpected("no registry version and entry below 0_REGISTRY");
   }
   result.registry_version = std::string(parts[2]);
+  if (result.registry_version == k_attribution_version) {
+    return std::nullopt; // add's attribution records, not entries
+  }
   result.registry_root = join(parts, 0, 3);
   auto file = parts.back();
   if (!ends_with(file, ".json") || file.size() == 5) {
@@ -168,6 +171,11 @@ std::string digest_registry_path(const std::string& compiler_version, const std:
                                     "versions are single path components");
   }
   return path;
+}
+
+std::string attribution_path(const std::string& compiler_version, const std::string& entry_hash)
+{
+  return registry_root(compiler_version, std::string(k_attribution_version)) + "/" + entry_hash + ".json";
 }
 
 } // namespace registry

@@ -1,6 +1,7 @@
 #include "registry/lookup.hpp"
 
 #include "registry/config_diff.hpp"
+#include "registry/json_text.hpp"
 
 #include <hubcache/error.hpp>
 #include <hubcache/util/hash.hpp>
@@ -679,6 +680,67 @@ std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches)
   std::sort(unique.begin(), unique.end(),
             [&](const LookupMatch& a, const LookupMatch& b) { return order(a) < order(b); });
   return unique;
+}
+
+LookupOutcome find_entries(hubcache::storage::Repository& repo, const RepositoryOpener& open,
+                           const LookupTarget& target, const Filters& filters, unsigned parallelism)
+{
+  LookupOutcome outcome;
+  auto index = index_registry_for(repo, target, filters.compiler_version, parallelism);
+  auto candidates = select_candidates(index, target, filters.compiler_version);
+  auto report = load_entries(open, candidates, parallelism);
+  outcome.warnings = std::move(report.warnings);
+  outcome.unexpected = std::move(index.unexpected);
+  for (auto& loaded : report.entries) {
+    if (auto reason = match_entry(loaded, target); reason && passes_filters(loaded, filters)) {
+      outcome.matches.push_back({std::move(loaded), *reason});
+    } else if (reason) {
+      outcome.filtered_out.push_back(std::move(loaded));
+    }
+  }
+  outcome.matches = deduplicate(std::move(outcome.matches));
+  return outcome;
+}
+
+Attribution attribute_matches(hubcache::storage::Repository& repo, const std::vector<LookupMatch>& matches)
+{
+  Attribution attribution;
+  std::map<std::string, std::set<std::string>> folders; // compiler dir -> its sub-folders
+  for (const auto& match : matches) {
+    const auto& location = match.loaded.location;
+    bool found = false;
+    try {
+      auto path = attribution_path(location.compiler_version, location.file_hash);
+      auto record = parse_json(repo.read_file(path), path);
+      auto modules = record.is_object() && record.contains("modules") ? record["modules"] : nlohmann::json();
+      if (modules.is_array()) {
+        for (const auto& module : modules) {
+          // Only graphs of the entry's own compiler dir: a record is read as untrusted.
+          if (module.is_string() && module.get_ref<const std::string&>().starts_with(location.compiler_dir + "/MODULE_")
+              && hubcache::storage::is_valid_path_in_repo(module.get_ref<const std::string&>())) {
+            attribution.modules.insert(module.get<std::string>());
+            found = true;
+          }
+        }
+      }
+    } catch (const hubcache::EntryNotFound&) {
+    } catch (const hubcache::InvalidArgument&) {
+    }
+    if (!found) {
+      // Traced models: optimum keeps the export in MODULE_<entry hash>.
+      auto known = folders.find(location.compiler_dir);
+      if (known == folders.end()) {
+        auto names = repo.list_folders(location.compiler_dir);
+        known = folders.emplace(location.compiler_dir, std::set<std::string>(names.begin(), names.end())).first;
+      }
+      if (known->second.count("MODULE_" + location.file_hash) != 0U) {
+        attribution.modules.insert(location.compiler_dir + "/MODULE_" + location.file_hash);
+        found = true;
+      }
+    }
+    ++(found ? attribution.attributed : attribution.unattributed);
+  }
+  return attribution;
 }
 
 namespace {

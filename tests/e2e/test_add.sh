@@ -457,6 +457,81 @@ test_manifest_env_decides_the_cache_root() {
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "a configuration was compiled again"
 }
 
+test_pull_one_model_installs_only_its_configurations_graphs() {
+  setup_repo || return
+  add_one 0 -q || return # bs 4
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 8 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
+  mkdir -p "$SCRATCH/other" # another architecture
+  echo '{"model_type": "gpt2", "n_layer": 4, "n_embd": 128, "_name_or_path": "org/other-gpt2"}' >"$SCRATCH/other/config.json"
+  run 0 "$NC" add -m "$SCRATCH/other" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 4 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
+  # add recorded which graphs each configuration produced.
+  equals "$(find "$SCRATCH/repo" -path '*0_REGISTRY/neuron-cache-modules/*.json' | wc -l)" "3"
+  run 0 "$NC" synchronize --pull --model "$SCRATCH/tiny" --batch-size 4 --cache-dir "$SCRATCH/warm" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "2"
+  equals "$(find "$SCRATCH/warm" -name model.done | wc -l)" "2"
+  # Both configurations of the model, by its Hub id (offline: the entries filed under it).
+  HF_HUB_OFFLINE=1 run 0 "$NC" synchronize --pull --model org/tiny-gpt2 --cache-dir "$SCRATCH/warm2" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "4"
+  # Nothing for another compiler: what the repo has instead.
+  run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --compiler-version 2.22 --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "0 entries of $SCRATCH/tiny for 2.22; the repo has 2.21.33363.0+82129205"
+  run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --batch-size 3 --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "cached: batch 4, 8 at sequence 128 (2 cores)"
+  [[ ! -e "$SCRATCH/warm3" ]] || [[ -z "$(find "$SCRATCH/warm3" -name model.done)" ]] || fail "a failed selection pulled"
+  # With a neuronx-cc on PATH, its version is the default filter.
+  mkdir -p "$SCRATCH/bin" && ln -s "$FAKE" "$SCRATCH/bin/neuronx-cc"
+  PATH="$SCRATCH/bin:$PATH" FAKE_NEURONX_CC_VERSION=2.22.0.0+0badc0de \
+    run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "0 entries of $SCRATCH/tiny for 2.22.0.0+0badc0de; the repo has 2.21.33363.0+82129205"
+  PATH="$SCRATCH/bin:$PATH" run 0 "$NC" synchronize --pull --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm6" --json \
+    || return
+  equals "$(json_get "$OUT" '.compiler_version')" "2.21.33363.0+82129205"
+  # An entry written by another tool names no graphs: counted, not guessed.
+  local alias_dir="$SCRATCH/repo/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.5/gpt2/org/tiny-gpt2"
+  mkdir -p "$alias_dir"
+  printf '{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "neuron": {"batch_size": 16, "sequence_length": 128, "num_cores": 2}}' \
+    >"$alias_dir/0123456789abcdef0123.json"
+  HF_HUB_OFFLINE=1 run 0 "$NC" synchronize --pull --model org/tiny-gpt2 --cache-dir "$SCRATCH/warm4" --json || return
+  contains "$ERR" "1 matching configuration of org/tiny-gpt2 cannot be attributed to compiled graphs"
+  equals "$(json_get "$OUT" '.transferred | length')" "4"
+  # A pull beyond --max-size is refused without a terminal, unless --yes.
+  run 1 "$NC" synchronize --pull --max-size 10 --cache-dir "$SCRATCH/warm5" </dev/null
+  contains "$ERR" "more than --max-size 10 B"
+  [[ ! -e "$SCRATCH/warm5" ]] || [[ -z "$(find "$SCRATCH/warm5" -name model.done)" ]] || fail "pulled beyond --max-size"
+  run 0 "$NC" synchronize --pull --max-size 10 --yes --cache-dir "$SCRATCH/warm5" -q </dev/null || return
+  run 2 "$NC" synchronize --batch-size 4
+}
+
+test_add_pushes_registry_entries_the_command_wrote_as_they_are() {
+  setup_repo || return
+  # An optimum export writes its own registry entry next to the graphs.
+  local entry='{"model_type": "gpt2", "n_embd": 64, "neuron": {"batch_size": 2, "sequence_length": 64, "tp_degree": 2}}'
+  local script="$SCRATCH/export.sh"
+  cat >"$script" <<EOF
+#!/usr/bin/env bash
+"$FAKE" --model org/tiny-gpt2 --batch-size 2 --sequence-length 64 --num-cores 2 || exit 1
+dir="\$NEURON_COMPILE_CACHE_URL/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.6/gpt2/org/tiny-gpt2"
+mkdir -p "\$dir" && printf '%s' '$entry' >"\$dir/00000000000000000001.json"
+EOF
+  chmod +x "$script"
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 2 \
+    --sequence-length 64 --cache-dir "$SCRATCH/cc" --json -- "$script" "{batch_size}" "{sequence_length}" || return
+  equals "$(json_get "$OUT" '.results[0].registry_files | join(",")')" \
+    "neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.6/gpt2/org/tiny-gpt2/00000000000000000001.json"
+  equals "$(cat "$SCRATCH/repo/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.6/gpt2/org/tiny-gpt2/00000000000000000001.json")" "$entry"
+  [[ ! -e "$SCRATCH/repo/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/neuron-cache-add-1" ]] || fail "our own entry was written too"
+  # The record ties the configuration to its graphs: a re-run compiles nothing, a pull finds them.
+  rm -f "$FAKE_NEURONX_CC_PID_FILE"
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 2 \
+    --sequence-length 64 --cache-dir "$SCRATCH/cc" -- "$script" "{batch_size}" "{sequence_length}" || return
+  contains "$OUT" "already registered"
+  [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "compiled again"
+  HF_HUB_OFFLINE=1 run 0 "$NC" synchronize --pull --model org/tiny-gpt2 --cache-dir "$SCRATCH/warm" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "2"
+}
+
 test_template_without_shape_placeholders_warns_once() {
   setup_repo || return
   write_manifest "$SCRATCH/ci.yaml"

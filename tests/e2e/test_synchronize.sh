@@ -227,6 +227,31 @@ test_symlinks_leaving_the_root_are_not_pushed() {
   ! grep -rq secret "$SCRATCH/fresh" || fail "outside content reached the repo"
 }
 
+test_symlinks_into_the_hugging_face_cache_are_followed() {
+  setup || return
+  # optimum's compile-time proxy leaves Hub downloads as links into $HF_HOME/hub.
+  local blobs="$HF_HOME/hub/models--org--cache/blobs"
+  mkdir -p "$blobs"
+  local v="$SCRATCH/cache/$VERSION_DIR"
+  local entry; entry=$(ls -d "$v"/MODULE_1000000000000001+*)
+  cp "$entry/model.neff" "$blobs/0a1b2c" && rm "$entry/model.neff" && ln -s "$blobs/0a1b2c" "$entry/model.neff"
+  # Anything else leaving the root is still refused: a directory in the HF cache, a file
+  # elsewhere, and a link that only passes through the HF cache on its way out.
+  mkdir -p "$HF_HOME/hub/dir" && cp -r "$(ls -d "$v"/MODULE_1000000000000002+*)/." "$HF_HOME/hub/dir/"
+  ln -s "$HF_HOME/hub/dir" "$v/MODULE_5555+39f12043"
+  echo "secret" >"$SCRATCH/outside.neff"
+  ln -s "$SCRATCH/outside.neff" "$blobs/escape"
+  ln -s "$blobs/escape" "$v/0_REGISTRY/0.4.6/escape.json"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" '.skipped_by_reason["symlink-outside-root"]')" "2"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
+  local pulled="$SCRATCH/fresh/$VERSION_DIR/$(basename "$entry")"
+  [[ -f "$pulled/model.neff" && ! -L "$pulled/model.neff" ]] || fail "the linked neff was not pushed as a file"
+  cmp -s "$pulled/model.neff" "$blobs/0a1b2c" || fail "the pushed neff differs from the linked file"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_5555+39f12043" ]] || fail "a linked directory was pushed"
+  ! grep -rq secret "$SCRATCH/fresh" || fail "outside content reached the repo"
+}
+
 test_odd_names_are_reported_not_fatal() {
   setup || return
   local v="$SCRATCH/cache/$VERSION_DIR"

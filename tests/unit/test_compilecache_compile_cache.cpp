@@ -304,6 +304,38 @@ TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
   CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::success);
 }
 
+TEST_CASE("symlinks: a regular file in a followed directory (the HF cache) is read, nothing else leaving the root")
+{
+  test_support::TempDir root;
+  test_support::TempDir hf_hub;
+  test_support::TempDir outside;
+  write(hf_hub / "blobs" / "neff", "hub neff");
+  write(outside / "secret", "secret");
+  stdfs::create_symlink(outside / "secret", hf_hub / "blobs" / "escape");
+  stdfs::create_directories(hf_hub / "dir");
+  auto entry = make_entry_c(root.path(), "1");
+  stdfs::remove(entry / "model.neff");
+  stdfs::create_symlink(hf_hub / "blobs" / "neff", entry / "model.neff");
+  auto other = make_entry_c(root.path(), "2");
+  stdfs::remove(other / "model.neff");
+  stdfs::create_symlink(hf_hub / "blobs" / "escape", other / "model.neff"); // through the HF cache, out of it
+  stdfs::create_directory_symlink(hf_hub / "dir", root / k_version / "MODULE_3+d41d8cd9");
+
+  // Not followed unless asked: status and cleanup see links as links.
+  CHECK(find_entry(cc::scan(root.path()), "MODULE_1+39f12043")->state == cc::EntryState::unsafe);
+
+  auto scan = cc::scan(root.path(), {hf_hub.path()});
+  auto* followed = find_entry(scan, "MODULE_1+39f12043");
+  REQUIRE(followed);
+  CHECK(followed->state == cc::EntryState::success);
+  bool read_from_hub = false;
+  for (const auto& file : followed->files) {
+    read_from_hub = read_from_hub || file.source.find(hf_hub.path().string()) == 0;
+  }
+  CHECK(read_from_hub);
+  CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::unsafe);
+  CHECK(find_skip(scan, "MODULE_3+")->reason == "symlink-outside-root");
+}
 TEST_CASE("scan errors on a missing or non-directory root, and survives odd names")
 {
   test_support::TempDir dir;

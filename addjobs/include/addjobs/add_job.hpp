@@ -184,6 +184,8 @@ private:
   std::set<std::string> m_loaded_models;
   // model_id -> neuron configs of its registered entries
   std::multimap<std::string, nlohmann::json> m_registered;
+  // model_id -> configurations from add's attribution records (read with the listing)
+  std::multimap<std::string, nlohmann::json> m_recorded;
   unsigned m_job_counter = 0;
 };
 

@@ -308,7 +308,7 @@ struct Listing {
 
 class Scanner {
 public:
-  explicit Scanner(stdfs::path root) : m_root(std::move(root))
+  Scanner(stdfs::path root, const std::vector<stdfs::path>& followed) : m_root(std::move(root))
   {
     char* real = ::realpath(m_root.c_str(), nullptr);
     if (real == nullptr) {
@@ -316,6 +316,13 @@ public:
     }
     m_real_root = real;
     std::free(real);
+    for (const auto& directory : followed) {
+      // Resolved once: a link is followed when its real target lies below the real directory.
+      if (char* resolved = ::realpath(directory.c_str(), nullptr)) {
+        m_followed.emplace_back(resolved);
+        std::free(resolved);
+      }
+    }
   }
 
   Scan run()
@@ -383,8 +390,21 @@ private:
       }
       std::string target(real);
       std::free(real);
-      auto root = m_real_root.string();
-      if (!(target.size() > root.size() && target.starts_with(root) && target[root.size()] == '/')) {
+      auto below = [&](const std::string& directory) {
+        return target.size() > directory.size() && target.starts_with(directory) && target[directory.size()] == '/';
+      };
+      if (!below(m_real_root.string())) {
+        // Only a regular file in a followed directory (the Hugging Face cache, where
+        // optimum's downloads live): anything else leaving the root may be planted.
+        bool followed = std::any_of(m_followed.begin(), m_followed.end(),
+                                    [&](const stdfs::path& directory) { return below(directory.string()); });
+        struct stat target_status {};
+        if (followed && ::stat(target.c_str(), &target_status) == 0 && S_ISREG(target_status.st_mode)) {
+          node.source = target;
+          node.status = target_status;
+          node.type = NodeType::file;
+          return node;
+        }
         node.type = NodeType::outside;
         node.source = target;
         return node;
@@ -575,12 +595,13 @@ private:
 
   stdfs::path m_root;
   stdfs::path m_real_root;
+  std::vector<stdfs::path> m_followed; // real paths whose regular files links may point to
   std::set<std::pair<dev_t, ino_t>> m_visited;
 };
 
 } // namespace
 
-Scan scan(const stdfs::path& root)
+Scan scan(const stdfs::path& root, const std::vector<stdfs::path>& followed)
 {
   struct stat status {};
   if (::stat(root.c_str(), &status) != 0) {
@@ -599,7 +620,7 @@ Scan scan(const stdfs::path& root)
     throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(errno),
                   "check the directory's permissions");
   }
-  return Scanner(root).run();
+  return Scanner(root, followed).run();
 }
 
 bool compiler_running(const stdfs::path& proc)

@@ -764,6 +764,9 @@ PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const stdfs::p
     if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
       continue;
     }
+    if (options.only_entries && options.only_entries->count(entry.path) == 0) {
+      continue;
+    }
     auto decision = decide(entry, root, digests, plan.skipped, options.replace_failed);
     switch (decision.action) {
     case Action::present: plan.entries_present.push_back(entry.path); break;

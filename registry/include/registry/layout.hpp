@@ -46,6 +46,15 @@ bool is_arch_digest(std::string_view text) noexcept;
 // prefix ending at a '.' or '+' boundary ("2.21.33363.0+82129205", "2.21.33363.0", "2.21").
 bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept;
 
+// `add`'s attribution records: which MODULE_* entries the run that wrote a registry
+// entry produced (registry entries written by other tools do not say), so that a pull
+// can install one model's graphs only. One record per registry entry file, named by its
+// hash: neuronxcc-<cv>/0_REGISTRY/neuron-cache-modules/<entry hash>.json holding
+// {"model_id", "task", "registry_files": [...], "modules": ["neuronxcc-<cv>/MODULE_...", ...]}.
+// parse_registry_path() does not take them for entries (nullopt).
+inline constexpr std::string_view k_attribution_version = "neuron-cache-modules";
+std::string attribution_path(const std::string& compiler_version, const std::string& entry_hash);
+
 // Registry root for a compiler and registry version: neuronxcc-<cv>/0_REGISTRY/<rv>.
 std::string registry_root(const std::string& compiler_version, const std::string& registry_version);
 // Our primary layout: <root>/<model_type>/<model_id>/<hash>.json. Throws InvalidArgument

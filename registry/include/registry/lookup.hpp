@@ -160,6 +160,27 @@ struct LookupMatch {
 // cores, batch size, sequence length, dtype.
 std::vector<LookupMatch> deduplicate(std::vector<LookupMatch> matches);
 
+// A whole lookup on one repo: the folders that can hold a match listed, candidates read,
+// matched against `target` and filtered.
+struct LookupOutcome {
+  std::vector<LookupMatch> matches;      // deduplicated and sorted
+  std::vector<LoadedEntry> filtered_out; // the model's entries the filters left out
+  std::vector<std::string> warnings;     // malformed files, names that do not match content
+  std::vector<RegistryPath> unexpected;  // registry files at paths no layout uses
+};
+LookupOutcome find_entries(hubcache::storage::Repository& repo, const RepositoryOpener& open,
+                           const LookupTarget& target, const Filters& filters, unsigned parallelism = 8);
+
+// Which compiled graphs the matched configurations use: add's attribution record of each
+// entry (layout.hpp), else the entry's traced-model folder MODULE_<entry hash>; entries
+// written by other tools name no graphs and are counted as unattributed.
+struct Attribution {
+  std::set<std::string> modules; // repo entry paths, neuronxcc-<v>/MODULE_...
+  std::size_t attributed = 0;
+  std::size_t unattributed = 0;
+};
+Attribution attribute_matches(hubcache::storage::Repository& repo, const std::vector<LookupMatch>& matches);
+
 // What the repo caches for the model near a miss, from the entries that matched its
 // architecture but not the filters: "batch 1, 2, 4 at sequence 4096 (8 cores)", groups
 // joined with "; ", at most `limit` groups. Empty when there are none.

@@ -139,8 +139,11 @@ struct Scan {
 };
 
 // Walks the cache root. Throws IoError when the root is missing, not a directory or
-// unreadable; anything odd below it is reported in `skipped`, never fatal.
-Scan scan(const std::filesystem::path& root);
+// unreadable; anything odd below it is reported in `skipped`, never fatal. A symlink
+// leaving the root is skipped (symlink-outside-root) unless it resolves to a regular file
+// below one of `followed` (optimum's compile-time proxy links Hub downloads from
+// $HF_HOME/hub into the cache): that file is read as the entry's.
+Scan scan(const std::filesystem::path& root, const std::vector<std::filesystem::path>& followed = {});
 
 // A name as it can be shown and put in JSON: bytes that are not UTF-8 become '?'.
 std::string printable(std::string_view name);

@@ -163,6 +163,9 @@ struct PullOptions {
   // A complete repo entry replaces a local FAILED one (else the failure, replayed by the
   // compiler, blocks that graph forever).
   bool replace_failed = false;
+  // Only these entries (repo paths such as neuronxcc-<v>/MODULE_<key>+<flags>): one
+  // model's graphs; unset: every entry.
+  std::optional<std::set<std::string>> only_entries = std::nullopt;
   // Files downloaded at once (at least 1).
   std::size_t workers = 8;
 };
