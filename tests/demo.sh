@@ -14,6 +14,8 @@ else
 fi
 export HF_HOME="$WORK/hf-home"
 export XDG_CONFIG_HOME="$WORK/xdg-config" # neuron-cache's own repo choice (directory repos) too
+export XDG_CACHE_HOME="$WORK/xdg-cache"   # digest cache, completion's model ids
+export XDG_STATE_HOME="$WORK/xdg-state"   # last-use records of the compile caches
 unset CUSTOM_CACHE_REPO NEURON_CC_FLAGS NEURON_COMPILE_CACHE_URL HF_TOKEN
 
 step() {
@@ -59,5 +61,9 @@ set +e
 step lookup "$SOURCE_DIR/tests/data/add/tiny-gpt2" --batch_size 32
 echo "(exit $? = nothing cached for that shape)"
 set -e
+
+echo
+echo "== warm start: a fresh host takes only that model's graphs (the ones add recorded)"
+step synchronize --pull --model "$SOURCE_DIR/tests/data/add/tiny-gpt2" --cache-dir "$WORK/warm-host-cache"
 echo
 echo "== demo finished"

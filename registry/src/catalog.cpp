@@ -2,6 +2,9 @@
 
 #include "registry/legacy_registry.hpp"
 
+#include <hubcache/error.hpp>
+#include <hubcache/util/thread_pool.hpp>
+
 #include <algorithm>
 #include <tuple>
 
@@ -64,6 +67,31 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     configuration.entry = std::move(loaded.entry);
   }
 
+  // Sizes: a traced model's MODULE_<entry hash> folder, else the graphs add's record names.
+  std::vector<Configuration*> recorded;
+  for (auto& [key, configuration] : by_key) {
+    configuration.size = module_size(index, configuration.compiler_dir, configuration.hash);
+    if (!configuration.size && !configuration.model_id.empty()
+        && (!options.model_id || configuration.model_id == *options.model_id)
+        && index.attribution_records.count(attribution_path(configuration.compiler_version, configuration.hash))
+             != 0U) {
+      recorded.push_back(&configuration);
+    }
+  }
+  if (!recorded.empty()) {
+    auto repo = open();
+    hubcache::util::parallel_for(recorded.size(), std::max(1U, options.parallelism), [&](std::size_t i) {
+      auto& configuration = *recorded[i];
+      auto path = attribution_path(configuration.compiler_version, configuration.hash);
+      try {
+        configuration.size =
+          folders_size(index, attributed_modules(repo->read_file(path), path, configuration.compiler_dir));
+      } catch (const hubcache::Error&) {
+        // A record gone or unreadable leaves the size unknown; the listing stands.
+      }
+    });
+  }
+
   for (auto& [key, configuration] : by_key) {
     if (configuration.model_id.empty()) {
       continue; // unreadable digest-only copy: already reported as a warning
@@ -71,7 +99,6 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     if (options.model_id && configuration.model_id != *options.model_id) {
       continue;
     }
-    configuration.size = module_size(index, configuration.compiler_dir, configuration.hash);
     catalog.configurations.push_back(std::move(configuration));
   }
   if (options.legacy_registry) {

@@ -26,6 +26,12 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
   for (const auto& file : files) {
     index.file_sizes[file.path] = file.size;
     auto parsed = parse_registry_path(file.path);
+    if (!parsed
+        && file.path.find("/" + std::string(k_registry_dir) + "/" + std::string(k_attribution_version) + "/")
+             != std::string::npos) {
+      index.attribution_records.insert(file.path);
+      continue;
+    }
     if (!parsed) {
       // neuronxcc-<ver>/MODULE_<x>/...: remember the folder for size lookups.
       auto slash = file.path.find('/');
@@ -53,19 +59,49 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
 std::optional<std::uint64_t> module_size(const RegistryIndex& index, const std::string& compiler_dir,
                                          const std::string& entry_hash)
 {
-  auto folder = compiler_dir + "/MODULE_" + entry_hash;
-  if (!std::binary_search(index.module_dirs.begin(), index.module_dirs.end(), folder)) {
-    return std::nullopt;
-  }
-  std::uint64_t total = 0;
-  auto prefix = folder + "/";
-  for (auto it = index.file_sizes.lower_bound(prefix); it != index.file_sizes.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) {
-      break;
+  return folders_size(index, {compiler_dir + "/MODULE_" + entry_hash});
+}
+
+std::optional<std::uint64_t> folders_size(const RegistryIndex& index, const std::vector<std::string>& folders)
+{
+  std::optional<std::uint64_t> total;
+  for (const auto& folder : folders) {
+    if (!std::binary_search(index.module_dirs.begin(), index.module_dirs.end(), folder)) {
+      continue;
     }
-    total += it->second;
+    total = total.value_or(0);
+    auto prefix = folder + "/";
+    for (auto it = index.file_sizes.lower_bound(prefix); it != index.file_sizes.end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) {
+        break;
+      }
+      *total += it->second;
+    }
   }
   return total;
+}
+
+std::vector<std::string> attributed_modules(std::string_view record_text, const std::string& record_path,
+                                            const std::string& compiler_dir)
+{
+  std::vector<std::string> modules;
+  nlohmann::json record;
+  try {
+    record = parse_json(record_text, record_path);
+  } catch (const hubcache::InvalidArgument&) {
+    return modules;
+  }
+  if (!record.is_object() || !record.contains("modules") || !record["modules"].is_array()) {
+    return modules;
+  }
+  const auto prefix = compiler_dir + "/MODULE_";
+  for (const auto& module : record["modules"]) {
+    if (module.is_string() && module.get_ref<const std::string&>().starts_with(prefix)
+        && hubcache::storage::is_valid_path_in_repo(module.get_ref<const std::string&>())) {
+      modules.push_back(module.get<std::string>());
+    }
+  }
+  return modules;
 }
 
 const std::vector<std::string>& known_tasks()
@@ -711,17 +747,9 @@ Attribution attribute_matches(hubcache::storage::Repository& repo, const std::ve
     bool found = false;
     try {
       auto path = attribution_path(location.compiler_version, location.file_hash);
-      auto record = parse_json(repo.read_file(path), path);
-      auto modules = record.is_object() && record.contains("modules") ? record["modules"] : nlohmann::json();
-      if (modules.is_array()) {
-        for (const auto& module : modules) {
-          // Only graphs of the entry's own compiler dir: a record is read as untrusted.
-          if (module.is_string() && module.get_ref<const std::string&>().starts_with(location.compiler_dir + "/MODULE_")
-              && hubcache::storage::is_valid_path_in_repo(module.get_ref<const std::string&>())) {
-            attribution.modules.insert(module.get<std::string>());
-            found = true;
-          }
-        }
+      for (auto& module : attributed_modules(repo.read_file(path), path, location.compiler_dir)) {
+        attribution.modules.insert(std::move(module));
+        found = true;
       }
     } catch (const hubcache::EntryNotFound&) {
     } catch (const hubcache::InvalidArgument&) {

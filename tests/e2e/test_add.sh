@@ -55,6 +55,14 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
     || fail "unexpected registry path $(json_get "$OUT" '.results[0].registry_files[0]')"
   [[ "$(repo_state)" != "$before" ]] || fail "nothing pushed"
   contains "$ERR" "Compiler status PASS" # the command's output is streamed
+  # list knows the configuration's size from the graphs add recorded for it.
+  run 0 "$NC" list --json || return
+  [[ "$(json_get "$OUT" '.models[] | select(.model_id == "org/tiny-gpt2") | .size')" -gt 0 ]] \
+    || fail "no size for the added configuration: $(cat "$OUT")"
+  run 0 "$NC" list -m org/tiny-gpt2 --json || return
+  # The repo holds this configuration's two graphs and nothing else compiled.
+  equals "$(json_get "$OUT" '.configurations[0].size')" \
+    "$(find "$SCRATCH/repo"/neuronxcc-*/MODULE_* -type f -printf '%s\n' | awk '{s += $1} END {print s}')"
   # The repo now holds the entries: a pull into an empty root installs them whole.
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/pulled" -q || return
   local pulled

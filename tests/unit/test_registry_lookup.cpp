@@ -298,3 +298,25 @@ TEST_CASE("registry: the catalog reads only entries whose model id the paths do 
   CHECK(detail.configurations[0].paths.front().find("/llama/org/a/") != std::string::npos);
   CHECK(registry::entry_shape(*detail.configurations[0].entry).batch_size == 1);
 }
+
+TEST_CASE("registry: attribution records name only safe graphs of their own compiler dir")
+{
+  const std::string dir = "neuronxcc-2.21.33363.0+82129205";
+  auto modules = registry::attributed_modules(R"({"modules": [")" + dir
+                                                + R"(/MODULE_1+d41d8cd9", "neuronxcc-2.19.1.0/MODULE_2+d41d8cd9", ")"
+                                                + dir + R"(/MODULE_3/../../etc", 7]})",
+                                              "record.json", dir);
+  CHECK(modules == std::vector<std::string>{dir + "/MODULE_1+d41d8cd9"});
+  CHECK(registry::attributed_modules("not json", "record.json", dir).empty());
+  CHECK(registry::attributed_modules(R"({"modules": {}})", "record.json", dir).empty());
+
+  registry::RegistryIndex index;
+  index.module_dirs = {dir + "/MODULE_1+d41d8cd9", dir + "/MODULE_2+d41d8cd9"};
+  index.file_sizes = {{dir + "/MODULE_1+d41d8cd9/model.neff", 100},
+                      {dir + "/MODULE_1+d41d8cd9/model.done", 0},
+                      {dir + "/MODULE_2+d41d8cd9/model.neff", 50},
+                      {dir + "/MODULE_10+d41d8cd9/model.neff", 7}};
+  CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9"}) == 100U);
+  CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9", dir + "/MODULE_2+d41d8cd9"}) == 150U);
+  CHECK_FALSE(registry::folders_size(index, {dir + "/MODULE_9+d41d8cd9"}).has_value());
+}

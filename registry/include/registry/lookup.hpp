@@ -22,6 +22,7 @@ struct RegistryIndex {
   std::vector<RegistryPath> unexpected;            // under a 0_REGISTRY but in no known layout
   std::map<std::string, std::uint64_t> file_sizes; // every listed file, for MODULE_<hash> sizes
   std::vector<std::string> module_dirs;            // "<compiler_dir>/MODULE_<x>" folders
+  std::set<std::string> attribution_records;       // add's records (layout.hpp), by path
 
   // Registry roots that hold at least one digest directory (optimum >= 0.4.5 layout).
   std::set<std::string> digest_roots;
@@ -32,6 +33,15 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
 // export there); nullopt when the repo has no such folder.
 std::optional<std::uint64_t> module_size(const RegistryIndex& index, const std::string& compiler_dir,
                                          const std::string& entry_hash);
+// Total size of these MODULE_* folders as the index lists them; nullopt when it lists
+// none of them.
+std::optional<std::uint64_t> folders_size(const RegistryIndex& index, const std::vector<std::string>& folders);
+
+// The MODULE_* folders an attribution record (layout.hpp) names. A record is read as
+// untrusted: only safe repo paths of the entry's own compiler dir count; a record that is
+// not one gives none.
+std::vector<std::string> attributed_modules(std::string_view record_text, const std::string& record_path,
+                                            const std::string& compiler_dir);
 
 // What lookup searches for: built from the model's config.json (or its diffusers
 // components).
