@@ -78,10 +78,10 @@ public:
   }
   std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
   std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
-  void download_file(std::string_view path, const stdfs::path& destination,
-                     const util::ProgressCallback& progress) override
+  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress,
+                     bool flush) override
   {
-    m_inner.download_file(path, destination, progress);
+    m_inner.download_file(path, destination, progress, flush);
   }
   void check_writable() override { m_inner.check_writable(); }
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress) override

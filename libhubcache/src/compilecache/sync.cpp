@@ -855,7 +855,6 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       rename_checked(stage / name, target / name);
     }
   }
-  util::sync_directory(target);
   return std::nullopt;
 }
 
@@ -962,6 +961,46 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     remove_quietly(slot.stage);
   };
 
+  // Entries whose files have all landed are installed in batches: one syncfs makes every
+  // staged file of the batch durable (instead of one fsync per file, which dominated
+  // pulls of many small files), then each entry appears by its rename. One worker at a
+  // time installs; the others keep downloading.
+  std::mutex ready_mutex;
+  std::vector<std::size_t> ready;
+  std::mutex install_mutex;
+  auto install_ready = [&](bool wait) {
+    std::unique_lock installing(install_mutex, std::defer_lock);
+    if (wait) {
+      installing.lock();
+    } else if (!installing.try_lock()) {
+      return; // the installing worker takes this entry in its next batch
+    }
+    for (;;) {
+      std::vector<std::size_t> batch;
+      {
+        std::lock_guard lock(ready_mutex);
+        batch.swap(ready);
+      }
+      if (batch.empty()) {
+        return;
+      }
+      std::exception_ptr flush_error;
+      try {
+        util::sync_filesystem(staging.path());
+      } catch (const Error&) {
+        flush_error = std::current_exception();
+      }
+      for (auto index : batch) {
+        if (flush_error) {
+          fail_entry(index, flush_error);
+          remove_quietly(slots[index].stage);
+        } else {
+          finish_entry(index);
+        }
+      }
+    }
+  };
+
   util::parallel_for(tasks.size(), std::max<std::size_t>(1, options.workers), [&](std::size_t task) {
     auto [index, file_index] = tasks[task];
     auto& install = installs[index];
@@ -972,14 +1011,17 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
       try {
         auto destination = slot.stage / relative_name(install.entry, file);
         stdfs::create_directories(destination.parent_path());
-        repo.download_file(file.path, destination, [&](std::uint64_t done, std::uint64_t) {
-          std::lock_guard lock(mutex);
-          if (done > reported) {
-            state.bytes_done += done - reported;
-            reported = done;
-          }
-          report_progress();
-        });
+        repo.download_file(
+          file.path, destination,
+          [&](std::uint64_t done, std::uint64_t) {
+            std::lock_guard lock(mutex);
+            if (done > reported) {
+              state.bytes_done += done - reported;
+              reported = done;
+            }
+            report_progress();
+          },
+          false); // made durable by one syncfs per batch of entries, before they appear
         std::lock_guard lock(mutex);
         state.bytes_done += file.size > reported ? file.size - reported : 0;
         ++state.files_done;
@@ -990,15 +1032,28 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
         fail_entry(index, std::current_exception());
       }
     }
-    // Whoever lands an entry's last file installs it; a failed entry is dropped whole.
+    // Whoever lands an entry's last file queues it for installing; a failed entry is
+    // dropped whole.
     if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       if (!slot.failed && !stopped) {
-        finish_entry(index);
+        {
+          std::lock_guard lock(ready_mutex);
+          ready.push_back(index);
+        }
+        install_ready(false);
       } else {
         remove_quietly(slot.stage);
       }
     }
   });
+  install_ready(true);
+  if (!report.entries_pulled.empty()) {
+    // The renames that made entries appear, durable once for the whole run.
+    try {
+      util::sync_filesystem(root);
+    } catch (const Error&) {
+    }
+  }
 
   if (stopped) {
     for (std::size_t i = 0; i < installs.size(); ++i) {
