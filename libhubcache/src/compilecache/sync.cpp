@@ -300,52 +300,67 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
   if (!text) {
     return std::nullopt;
   }
-  std::istringstream lines(*text);
-  std::string line;
-  if (!std::getline(lines, line) || line != k_snapshot_header || !std::getline(lines, line)
-      || line != "revision\t" + *revision || !std::getline(lines, line) || !line.starts_with("versions")) {
+  // Parsed in place (tens of thousands of lines): no stream copy of the text, and the
+  // vector sized once from the line count.
+  std::string_view rest(*text);
+  auto next_line = [&](std::string_view& line) {
+    auto end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      return false;
+    }
+    line = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line) || line != k_snapshot_header || !next_line(line) || line != "revision\t" + *revision
+      || !next_line(line) || !line.starts_with("versions")) {
     return std::nullopt;
   }
   std::set<std::string> covered;
-  for (std::size_t start = line.find('\t'); start != std::string::npos;) {
+  for (std::size_t start = line.find('\t'); start != std::string_view::npos;) {
     auto end = line.find('\t', start + 1);
-    covered.insert(line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1));
+    covered.emplace(line.substr(start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1));
     start = end;
   }
   if (!std::includes(covered.begin(), covered.end(), versions.begin(), versions.end())) {
     return std::nullopt;
   }
   std::vector<storage::RepoFile> files;
-  while (std::getline(lines, line)) {
+  files.reserve(static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')));
+  while (next_line(line)) {
     // size \t sha256 \t git blob sha1 \t path
     auto t1 = line.find('\t');
-    auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
-    auto t3 = t2 == std::string::npos ? t2 : line.find('\t', t2 + 1);
-    if (t3 == std::string::npos) {
+    auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+    auto t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
+    if (t3 == std::string_view::npos) {
       return std::nullopt; // corrupt: list instead
     }
+    auto path = line.substr(t3 + 1);
+    if (!versions.contains(std::string(path.substr(0, path.find('/'))))) {
+      continue;
+    }
     storage::RepoFile file;
-    try {
-      file.size = std::stoull(line.substr(0, t1));
-    } catch (const std::exception&) {
+    auto [ptr, error] = std::from_chars(line.data(), line.data() + t1, file.size);
+    if (error != std::errc() || ptr != line.data() + t1) {
       return std::nullopt;
     }
-    file.sha256 = line.substr(t1 + 1, t2 - t1 - 1);
-    file.git_blob_sha1 = line.substr(t2 + 1, t3 - t2 - 1);
-    file.path = line.substr(t3 + 1);
-    if (file.sha256 == "-") {
-      file.sha256.clear();
+    auto sha256 = line.substr(t1 + 1, t2 - t1 - 1);
+    auto sha1 = line.substr(t2 + 1, t3 - t2 - 1);
+    if (sha256 != "-") {
+      file.sha256 = sha256;
     }
-    if (file.git_blob_sha1 == "-") {
-      file.git_blob_sha1.clear();
+    if (sha1 != "-") {
+      file.git_blob_sha1 = sha1;
     }
+    file.path = path;
     if (!storage::is_valid_path_in_repo(file.path)) {
       return std::nullopt;
     }
-    auto version = file.path.substr(0, file.path.find('/'));
-    if (versions.contains(version)) {
-      files.push_back(std::move(file));
-    }
+    files.push_back(std::move(file));
+  }
+  if (!rest.empty()) {
+    return std::nullopt; // truncated
   }
   return files;
 }
