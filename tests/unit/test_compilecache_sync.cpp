@@ -78,10 +78,10 @@ public:
   }
   std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
   std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
-  void download_file(std::string_view path, const stdfs::path& destination,
-                     const util::ProgressCallback& progress) override
+  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress,
+                     bool flush) override
   {
-    m_inner.download_file(path, destination, progress);
+    m_inner.download_file(path, destination, progress, flush);
   }
   void check_writable() override { m_inner.check_writable(); }
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress) override
@@ -232,6 +232,37 @@ TEST_CASE("digest cache: stamps invalidate, corrupt files are ignored")
           .parent_path()
         == "/home/u/.cache/neuron-cache");
   CHECK(cc::DigestCache::default_path("/other", env) != path);
+}
+
+TEST_CASE("remembered listing: only at its revision, only for the versions it covers, never from a damaged file")
+{
+  test_support::TempDir dir;
+  auto file = dir / "remote.tsv";
+  std::vector<RepoFile> files = {
+    {k_version + "/MODULE_1+abcdef12/model.neff", 7, std::string(64, 'a'), std::string(40, 'b')},
+    {k_version + "/MODULE_1+abcdef12/model.done", 0, "", std::string(40, 'c')},
+    {"neuronxcc-1.0/MODULE_2+abcdef12/model.neff", 3, "", ""},
+  };
+  cc::RemoteSnapshot snapshot(file);
+  snapshot.save("rev1", {k_version, "neuronxcc-1.0"}, files);
+  auto back = snapshot.files(std::string("rev1"), {k_version});
+  REQUIRE(back.has_value());
+  REQUIRE(back->size() == 2);
+  CHECK(back->at(0).path == files[0].path);
+  CHECK(back->at(0).size == 7);
+  CHECK(back->at(0).sha256 == files[0].sha256);
+  CHECK(back->at(0).git_blob_sha1 == files[0].git_blob_sha1);
+  CHECK(back->at(1).sha256.empty());
+  CHECK(snapshot.files(std::string("rev1"), {k_version, "neuronxcc-1.0"})->size() == 3);
+  CHECK(!snapshot.files(std::string("rev2"), {k_version}));
+  CHECK(!snapshot.files(std::nullopt, {k_version}));
+  CHECK(!snapshot.files(std::string("rev1"), {"neuronxcc-9.9"}));
+  // A file cut short (a crash mid-write of a foreign tool, a full disk) is not trusted.
+  auto text = util::read_file(file);
+  write(file, text.substr(0, text.size() - 5));
+  CHECK(!snapshot.files(std::string("rev1"), {k_version}));
+  write(file, text + "12\tnot-a-line\n");
+  CHECK(!snapshot.files(std::string("rev1"), {k_version}));
 }
 
 TEST_CASE("repo layout grouping and version filters")

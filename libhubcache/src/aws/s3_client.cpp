@@ -547,7 +547,7 @@ private:
 
 std::uint64_t S3Client::download(const std::string& bucket, const std::string& key,
                                  const std::filesystem::path& destination, const std::optional<S3Object>& expected,
-                                 const util::ProgressCallback& progress)
+                                 const util::ProgressCallback& progress, bool flush)
 {
   Call request{"GET", bucket, key, {}, {}, {}, {}, {}};
   for (int attempt = 1;; ++attempt) {
@@ -577,7 +577,7 @@ std::uint64_t S3Client::download(const std::string& bucket, const std::string& k
     if (is_plain_md5(etag) && sink.md5() != etag) {
       throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer", "retry");
     }
-    out.commit();
+    out.commit(flush);
     return sink.done();
   }
 }

@@ -300,52 +300,67 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
   if (!text) {
     return std::nullopt;
   }
-  std::istringstream lines(*text);
-  std::string line;
-  if (!std::getline(lines, line) || line != k_snapshot_header || !std::getline(lines, line)
-      || line != "revision\t" + *revision || !std::getline(lines, line) || !line.starts_with("versions")) {
+  // Parsed in place (tens of thousands of lines): no stream copy of the text, and the
+  // vector sized once from the line count.
+  std::string_view rest(*text);
+  auto next_line = [&](std::string_view& line) {
+    auto end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      return false;
+    }
+    line = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line) || line != k_snapshot_header || !next_line(line) || line != "revision\t" + *revision
+      || !next_line(line) || !line.starts_with("versions")) {
     return std::nullopt;
   }
   std::set<std::string> covered;
-  for (std::size_t start = line.find('\t'); start != std::string::npos;) {
+  for (std::size_t start = line.find('\t'); start != std::string_view::npos;) {
     auto end = line.find('\t', start + 1);
-    covered.insert(line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1));
+    covered.emplace(line.substr(start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1));
     start = end;
   }
   if (!std::includes(covered.begin(), covered.end(), versions.begin(), versions.end())) {
     return std::nullopt;
   }
   std::vector<storage::RepoFile> files;
-  while (std::getline(lines, line)) {
+  files.reserve(static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')));
+  while (next_line(line)) {
     // size \t sha256 \t git blob sha1 \t path
     auto t1 = line.find('\t');
-    auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
-    auto t3 = t2 == std::string::npos ? t2 : line.find('\t', t2 + 1);
-    if (t3 == std::string::npos) {
+    auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+    auto t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
+    if (t3 == std::string_view::npos) {
       return std::nullopt; // corrupt: list instead
     }
+    auto path = line.substr(t3 + 1);
+    if (!versions.contains(std::string(path.substr(0, path.find('/'))))) {
+      continue;
+    }
     storage::RepoFile file;
-    try {
-      file.size = std::stoull(line.substr(0, t1));
-    } catch (const std::exception&) {
+    auto [ptr, error] = std::from_chars(line.data(), line.data() + t1, file.size);
+    if (error != std::errc() || ptr != line.data() + t1) {
       return std::nullopt;
     }
-    file.sha256 = line.substr(t1 + 1, t2 - t1 - 1);
-    file.git_blob_sha1 = line.substr(t2 + 1, t3 - t2 - 1);
-    file.path = line.substr(t3 + 1);
-    if (file.sha256 == "-") {
-      file.sha256.clear();
+    auto sha256 = line.substr(t1 + 1, t2 - t1 - 1);
+    auto sha1 = line.substr(t2 + 1, t3 - t2 - 1);
+    if (sha256 != "-") {
+      file.sha256 = sha256;
     }
-    if (file.git_blob_sha1 == "-") {
-      file.git_blob_sha1.clear();
+    if (sha1 != "-") {
+      file.git_blob_sha1 = sha1;
     }
+    file.path = path;
     if (!storage::is_valid_path_in_repo(file.path)) {
       return std::nullopt;
     }
-    auto version = file.path.substr(0, file.path.find('/'));
-    if (versions.contains(version)) {
-      files.push_back(std::move(file));
-    }
+    files.push_back(std::move(file));
+  }
+  if (!rest.empty()) {
+    return std::nullopt; // truncated
   }
   return files;
 }
@@ -858,7 +873,6 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       rename_checked(stage / name, target / name);
     }
   }
-  util::sync_directory(target);
   return std::nullopt;
 }
 
@@ -965,6 +979,46 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     remove_quietly(slot.stage);
   };
 
+  // Entries whose files have all landed are installed in batches: one syncfs makes every
+  // staged file of the batch durable (instead of one fsync per file, which dominated
+  // pulls of many small files), then each entry appears by its rename. One worker at a
+  // time installs; the others keep downloading.
+  std::mutex ready_mutex;
+  std::vector<std::size_t> ready;
+  std::mutex install_mutex;
+  auto install_ready = [&](bool wait) {
+    std::unique_lock installing(install_mutex, std::defer_lock);
+    if (wait) {
+      installing.lock();
+    } else if (!installing.try_lock()) {
+      return; // the installing worker takes this entry in its next batch
+    }
+    for (;;) {
+      std::vector<std::size_t> batch;
+      {
+        std::lock_guard lock(ready_mutex);
+        batch.swap(ready);
+      }
+      if (batch.empty()) {
+        return;
+      }
+      std::exception_ptr flush_error;
+      try {
+        util::sync_filesystem(staging.path());
+      } catch (const Error&) {
+        flush_error = std::current_exception();
+      }
+      for (auto index : batch) {
+        if (flush_error) {
+          fail_entry(index, flush_error);
+          remove_quietly(slots[index].stage);
+        } else {
+          finish_entry(index);
+        }
+      }
+    }
+  };
+
   util::parallel_for(tasks.size(), std::max<std::size_t>(1, options.workers), [&](std::size_t task) {
     auto [index, file_index] = tasks[task];
     auto& install = installs[index];
@@ -975,14 +1029,17 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
       try {
         auto destination = slot.stage / relative_name(install.entry, file);
         stdfs::create_directories(destination.parent_path());
-        repo.download_file(file.path, destination, [&](std::uint64_t done, std::uint64_t) {
-          std::lock_guard lock(mutex);
-          if (done > reported) {
-            state.bytes_done += done - reported;
-            reported = done;
-          }
-          report_progress();
-        });
+        repo.download_file(
+          file.path, destination,
+          [&](std::uint64_t done, std::uint64_t) {
+            std::lock_guard lock(mutex);
+            if (done > reported) {
+              state.bytes_done += done - reported;
+              reported = done;
+            }
+            report_progress();
+          },
+          false); // made durable by one syncfs per batch of entries, before they appear
         std::lock_guard lock(mutex);
         state.bytes_done += file.size > reported ? file.size - reported : 0;
         ++state.files_done;
@@ -993,15 +1050,28 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
         fail_entry(index, std::current_exception());
       }
     }
-    // Whoever lands an entry's last file installs it; a failed entry is dropped whole.
+    // Whoever lands an entry's last file queues it for installing; a failed entry is
+    // dropped whole.
     if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       if (!slot.failed && !stopped) {
-        finish_entry(index);
+        {
+          std::lock_guard lock(ready_mutex);
+          ready.push_back(index);
+        }
+        install_ready(false);
       } else {
         remove_quietly(slot.stage);
       }
     }
   });
+  install_ready(true);
+  if (!report.entries_pulled.empty()) {
+    // The renames that made entries appear, durable once for the whole run.
+    try {
+      util::sync_filesystem(root);
+    } catch (const Error&) {
+    }
+  }
 
   if (stopped) {
     for (std::size_t i = 0; i < installs.size(); ++i) {

@@ -206,6 +206,9 @@ std::optional<HubRepoInfo> HubApi::repo_info(std::string_view repo_id)
   http::Request request;
   request.url = api_url(repo_id, "");
   request.url.pop_back(); // no trailing '/'
+  // Only the fields read here: without `expand` the Hub lists every file of the repo
+  // (`siblings`), megabytes for a big cache repo, on every revision check.
+  request.url += "?expand=sha&expand=private";
   request.headers = auth_headers();
   auto response = send(request);
   if (response.status == 404 || response.status == 401) {

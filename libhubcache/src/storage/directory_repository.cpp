@@ -716,7 +716,7 @@ std::string DirectoryRepository::read_file(std::string_view path)
 }
 
 void DirectoryRepository::download_file(std::string_view path, const stdfs::path& destination,
-                                        const util::ProgressCallback& progress)
+                                        const util::ProgressCallback& progress, bool flush)
 {
   require_repo();
   validate_path_in_repo(path);
@@ -759,7 +759,7 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
                            + " changed without its modification time changing (storage corruption?)",
                          "push the entry again");
   }
-  out.commit();
+  out.commit(flush);
 }
 
 std::size_t DirectoryRepository::sweep_stale_staging()

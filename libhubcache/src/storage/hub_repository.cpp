@@ -37,7 +37,7 @@ public:
   }
   void write(std::string_view chunk) override { m_file->write(chunk); }
   util::FileDigests digests() override { return util::digest_file(m_file->temp_path()); }
-  void commit() { m_file->commit(); }
+  void commit(bool flush) { m_file->commit(flush); }
 
 private:
   stdfs::path m_destination;
@@ -309,12 +309,12 @@ std::string HubRepository::read_file(std::string_view path)
 }
 
 void HubRepository::download_file(std::string_view path, const stdfs::path& destination,
-                                  const util::ProgressCallback& progress)
+                                  const util::ProgressCallback& progress, bool flush)
 {
   validate_path_in_repo(path);
   FileDownloadTarget target(destination);
   m_api.download(qualified_id(), k_branch, path, target, progress);
-  target.commit();
+  target.commit(flush);
 }
 
 void HubRepository::check_writable()

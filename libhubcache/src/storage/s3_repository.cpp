@@ -193,11 +193,11 @@ std::string S3Repository::read_file(std::string_view path)
 }
 
 void S3Repository::download_file(std::string_view path, const std::filesystem::path& destination,
-                                 const util::ProgressCallback& progress)
+                                 const util::ProgressCallback& progress, bool flush)
 {
   validate_path_in_repo(path);
   try {
-    m_client->download(m_url.bucket, key_of(path), destination, std::nullopt, progress);
+    m_client->download(m_url.bucket, key_of(path), destination, std::nullopt, progress, flush);
   } catch (const EntryNotFound&) {
     throw EntryNotFound(std::string(path) + " does not exist in " + describe());
   }

@@ -219,9 +219,9 @@ void TemporaryFile::close(bool durable)
 
 AtomicFile::AtomicFile(stdfs::path target) : m_target(std::move(target)), m_temp(m_target, 0644) {}
 
-void AtomicFile::commit()
+void AtomicFile::commit(bool durable)
 {
-  m_temp.close();
+  m_temp.close(durable);
   if (::rename(m_temp.path().c_str(), m_target.c_str()) != 0) {
     throw IoError("cannot rename " + m_temp.path().string() + " to " + m_target.string() + ": " + errno_text(errno));
   }

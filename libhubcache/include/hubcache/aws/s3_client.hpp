@@ -72,9 +72,11 @@ public:
   std::optional<std::string> get_object(const std::string& bucket, const std::string& key, std::size_t limit);
   // Streams the object into `destination` (temp + rename), checking its size and, when the
   // ETag is a plain MD5 (single-part upload), its MD5; `expected` (size, ETag) when given
-  // must still be what S3 serves. Returns the bytes written.
+  // must still be what S3 serves. Returns the bytes written. `flush`: fsync before the
+  // rename (false: the caller flushes many files at once).
   std::uint64_t download(const std::string& bucket, const std::string& key, const std::filesystem::path& destination,
-                         const std::optional<S3Object>& expected, const util::ProgressCallback& progress = {});
+                         const std::optional<S3Object>& expected, const util::ProgressCallback& progress = {},
+                         bool flush = true);
 
   // Uploads bytes in one PUT. `sha256` (hex) lets S3 verify the payload.
   void put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes);

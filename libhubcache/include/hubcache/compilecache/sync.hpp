@@ -75,8 +75,8 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
 
 struct Upload {
   std::string path;
-  std::filesystem::path source;
-  FileStamp stamp; // as scanned: what the repo's digests will describe
+  std::string source; // a string, not a filesystem::path: a push may plan tens of thousands
+  FileStamp stamp;    // as scanned: what the repo's digests will describe
 };
 
 struct PushPlan {

@@ -107,9 +107,11 @@ public:
   // Whole content of a (small) file; throws EntryNotFound when missing.
   virtual std::string read_file(std::string_view path) = 0;
   // Streams a file to `destination` through a temp file + rename, verifying its size and
-  // hash; nothing is left at `destination` on failure.
+  // hash; nothing is left at `destination` on failure. `flush`: the file is fsynced before
+  // its rename; false when the caller makes many files durable at once (one syncfs)
+  // before anything that depends on them is published.
   virtual void download_file(std::string_view path, const std::filesystem::path& destination,
-                             const util::ProgressCallback& progress = {}) = 0;
+                             const util::ProgressCallback& progress = {}, bool flush = true) = 0;
   // Paths a listing left out because they are not safe to install ('..', absolute,
   // '.git', control characters, backslashes), noted so the caller can warn about each;
   // returns those noted since the previous call. One odd name never locks a repo.

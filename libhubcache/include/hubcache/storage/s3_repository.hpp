@@ -28,7 +28,7 @@ public:
   std::optional<RepoFile> stat(std::string_view path) override;
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
-                     const util::ProgressCallback& progress = {}) override;
+                     const util::ProgressCallback& progress = {}, bool flush = true) override;
   void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 

@@ -71,7 +71,7 @@ public:
   void write(std::string_view data) { m_temp.write(data); }
   void write(const void* data, std::size_t size) { m_temp.write(data, size); }
   // fsyncs, then renames over the target.
-  void commit();
+  void commit(bool durable = true);
   // fsyncs and closes, leaving the temp file for the caller (e.g. to link(2) it); it is
   // still removed on destruction.
   const stdfs::path& finish_without_rename();
