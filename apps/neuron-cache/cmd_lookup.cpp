@@ -83,6 +83,16 @@ registry::LookupTarget lookup_target_for(Invocation& invocation, const std::stri
                  : registry::make_alias_lookup_target(model, task);
 }
 
+registry::Filters shape_filters(Invocation& invocation)
+{
+  registry::Filters filters;
+  filters.task = invocation.value("task");
+  filters.batch_size = invocation.integer("batch-size", 1);
+  filters.sequence_length = invocation.integer("sequence-length", 1);
+  filters.num_cores = invocation.integer("num-cores", 1);
+  return filters;
+}
+
 namespace {
 
 std::string optional_text(const std::optional<long long>& value)
@@ -103,11 +113,7 @@ nlohmann::json optional_json(const std::optional<std::string>& value)
 int run_lookup(Invocation& invocation)
 {
   auto model = *invocation.positional("MODEL");
-  registry::Filters filters;
-  filters.task = invocation.value("task");
-  filters.batch_size = invocation.integer("batch-size", 1);
-  filters.sequence_length = invocation.integer("sequence-length", 1);
-  filters.num_cores = invocation.integer("num-cores", 1);
+  auto filters = shape_filters(invocation);
   filters.dtype = invocation.value("dtype");
   filters.instance_type = invocation.value("instance-type");
   filters.compiler_version = invocation.value("compiler-version");

@@ -332,11 +332,7 @@ void select_model_entries(Invocation& invocation, hubcache::storage::Repository&
                           const hubcache::storage::RepoSpec& spec)
 {
   auto model = *invocation.value("model");
-  registry::Filters filters;
-  filters.task = invocation.value("task");
-  filters.batch_size = invocation.integer("batch-size", 1);
-  filters.sequence_length = invocation.integer("sequence-length", 1);
-  filters.num_cores = invocation.integer("num-cores", 1);
+  auto filters = shape_filters(invocation);
   if (!options.compiler_version) {
     // The graphs this host's compiler can use.
     options.compiler_version = cc::installed_compiler_version();

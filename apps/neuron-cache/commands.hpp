@@ -10,7 +10,8 @@
 
 namespace registry {
 struct LookupTarget;
-}
+struct Filters;
+} // namespace registry
 
 namespace neuron_cache {
 
@@ -54,6 +55,10 @@ void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo);
 // Hub config cannot be fetched, the entries filed under its name (with a warning).
 registry::LookupTarget lookup_target_for(Invocation& invocation, const std::string& model,
                                          const std::optional<std::string>& task);
+
+// The shape filters lookup and a targeted pull share: --task, --batch-size,
+// --sequence-length, --num-cores (each a positive integer).
+registry::Filters shape_filters(Invocation& invocation);
 
 // Asks QUESTION [y/N] on the terminal; true for y/yes.
 bool confirm(const std::string& question);
