@@ -16,7 +16,9 @@
 //     (v5 dataclass form; the same defaults, rope_theta 10000.0 from 4.5x).
 //   models/mixtral/configuration_mixtral.py, models/t5/configuration_t5.py, models/gpt2/configuration_gpt2.py,
 //     models/bert/configuration_bert.py - duyy97/transformers ebebfbf58043b749f47a2f701a161f0c12e5f107 (a 4.4x-era
-//     fork; mixtral there predates head_dim and router_jitter_noise, which 4.57 adds: not verified).
+//     fork); mixtral and granite also from zxy9657/transformers 1ff28dc623dbf2d41b68bd12db96fa3707829c03
+//     (setup.py 4.52.0.dev0): MixtralConfig stores head_dim as given (None, as in v5 too), and
+//     GraniteConfig has no rope_scaling "type" -> "rope_type" copy.
 //   optimum-neuron cache/entries/cache_entry.py 1ca0561b21e3d26696c7fac56c409f599c3e657c (CACHE_WHITE_LIST,
 //     14 keys with return_dict) and single_model.py 12817f200b34bd64415710d7bcefea50e5800b3e (to_diff_dict, the
 //     whitelist, get_text_config for text-generation), huggingface/optimum-neuron.
@@ -292,7 +294,8 @@ void derive(std::string_view model_type, json& attributes)
   if (decoder && attributes.contains("num_key_value_heads") && attributes["num_key_value_heads"].is_null()) {
     attributes["num_key_value_heads"] = attributes["num_attention_heads"];
   }
-  if ((model_type == "llama" || model_type == "mistral" || model_type == "mixtral") && attributes.contains("head_dim")
+  // MixtralConfig stores head_dim as given (None stays None).
+  if ((model_type == "llama" || model_type == "mistral") && attributes.contains("head_dim")
       && attributes["head_dim"].is_null()) {
     auto hidden = number("hidden_size");
     auto heads = number("num_attention_heads");
@@ -305,7 +308,8 @@ void derive(std::string_view model_type, json& attributes)
       attributes["head_dim"] = quotient;
     }
   }
-  if ((model_type == "llama" || model_type == "qwen2" || model_type == "granite") && attributes.contains("rope_scaling")
+  // GraniteConfig has no such BC copy.
+  if ((model_type == "llama" || model_type == "qwen2") && attributes.contains("rope_scaling")
       && attributes["rope_scaling"].is_object() && attributes["rope_scaling"].contains("type")) {
     attributes["rope_scaling"]["rope_type"] = attributes["rope_scaling"]["type"];
   }

@@ -31,7 +31,9 @@ Provenance (read through the public-code index, 2026-11; transformers' own main 
     (v5 dataclass form; the same defaults, rope_theta 10000.0 from 4.5x).
   models/mixtral/configuration_mixtral.py, models/t5/configuration_t5.py, models/gpt2/configuration_gpt2.py,
     models/bert/configuration_bert.py - duyy97/transformers ebebfbf58043b749f47a2f701a161f0c12e5f107 (a 4.4x-era
-    fork; mixtral there predates head_dim and router_jitter_noise, which 4.57 adds: not verified).
+    fork); mixtral and granite also from zxy9657/transformers 1ff28dc623dbf2d41b68bd12db96fa3707829c03
+    (setup.py 4.52.0.dev0): MixtralConfig stores head_dim as given (None, as in v5 too), and
+    GraniteConfig has no rope_scaling "type" -> "rope_type" copy.
   optimum-neuron cache/entries/cache_entry.py 1ca0561b21e3d26696c7fac56c409f599c3e657c (CACHE_WHITE_LIST,
     14 keys with return_dict) and single_model.py 12817f200b34bd64415710d7bcefea50e5800b3e (to_diff_dict, the
     whitelist, get_text_config for text-generation), huggingface/optimum-neuron.
@@ -276,7 +278,7 @@ class MixtralConfig(PretrainedConfig):
         self.use_cache = use_cache
         self.rope_theta = rope_theta
         self.attention_dropout = attention_dropout
-        self.head_dim = head_dim if head_dim is not None else hidden_size // num_attention_heads
+        self.head_dim = head_dim  # MixtralConfig keeps it as given (None): no hidden_size // heads
         self.num_experts_per_tok = num_experts_per_tok
         self.num_local_experts = num_local_experts
         self.output_router_logits = output_router_logits
@@ -351,8 +353,7 @@ class GraniteConfig(PretrainedConfig):
         self.logits_scaling = logits_scaling
         self.residual_multiplier = residual_multiplier
         self.attention_multiplier = attention_multiplier
-        if self.rope_scaling is not None and "type" in self.rope_scaling:
-            self.rope_scaling["rope_type"] = self.rope_scaling["type"]
+        # No "type" -> "rope_type" copy here (LlamaConfig and Qwen2Config have it, GraniteConfig not).
         super().__init__(pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id,
                          tie_word_embeddings=tie_word_embeddings, **kwargs)
 
@@ -573,6 +574,8 @@ others = {
     "granite": {"model_type": "granite", "hidden_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
                 "embedding_multiplier": 12.0, "logits_scaling": 8.0, "residual_multiplier": 0.22,
                 "attention_multiplier": 0.0078125, "tie_word_embeddings": True, "max_length": 4096},
+    "granite-rope-type": {"model_type": "granite", "hidden_size": 128, "num_attention_heads": 4,
+                          "num_hidden_layers": 2, "rope_scaling": {"type": "linear", "factor": 2.0}},
     "gpt2": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "activation_function": "gelu_new",
              "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
              "output_past": True, "use_cache": True, "bos_token_id": 50256},
