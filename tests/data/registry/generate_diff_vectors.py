@@ -582,6 +582,11 @@ others = {
     "bert-3-labels": {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
                       "intermediate_size": 128, "num_labels": 3, "gradient_checkpointing": False,
                       "classifier_dropout": None, "output_hidden_states": False},
+    # id2label keys are ints on the loaded config: json.dumps(sort_keys=True) orders them
+    # as numbers (..., "9", "10", "11"), not as the strings of config.json.
+    "bert-12-labels": {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+                       "id2label": {str(i): f"TAG_{i}" for i in range(12)},
+                       "label2id": {f"TAG_{i}": i for i in range(12)}},
     "bert-labels": {"model_type": "bert", "hidden_size": 64, "id2label": {"0": "NEG", "1": "POS"},
                     "label2id": {"NEG": 0, "POS": 1}, "problem_type": "single_label_classification"},
     "t5": {"model_type": "t5", "d_model": 64, "d_ff": 128, "num_layers": 2, "num_heads": 4,
