@@ -1,3 +1,28 @@
+// to_diff_dict() emulation tables (what transformers 4.57 computes; see config_diff.hpp).
+//
+// Provenance (read through the public-code index, 2026-11; transformers' own main is v5 by now):
+//   configuration_utils.py - PretrainedConfig.__init__, _get_global_generation_defaults, to_dict,
+//     to_diff_dict, recursive_diff_dict, _remove_keys_not_serialized, dict_dtype_to_str,
+//     get_text_config, from_dict: a 4.56-4.57 file (dtype argument beside torchscript and
+//     pruned_heads, which v5 dropped); index file id 245946005, whose repository and commit
+//     the index does not expose.
+//   models/llama/configuration_llama.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b
+//     (pre-v5: rope_scaling + rope_config_validation); swiss-ai/transformers
+//     83c688d3a6926dbdaaabdc6711acb71d6faa7335 is identical.
+//   models/qwen2/configuration_qwen2.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b (pre-v5).
+//   models/mistral/configuration_mistral.py - feisenyu/transformers_4573 9c66b2210393d4bb7421896e6456d58fc369dfbf
+//     (v5-dev rope_parameters form: every other default as here; rope_theta 10000.0 from 4.5x).
+//   models/granite/configuration_granite.py - nishu-opsera/transformers-main 2b6079d76303a4157b1f3f104a45a7f89eae3d43
+//     (v5 dataclass form; the same defaults, rope_theta 10000.0 from 4.5x).
+//   models/mixtral/configuration_mixtral.py, models/t5/configuration_t5.py, models/gpt2/configuration_gpt2.py,
+//     models/bert/configuration_bert.py - duyy97/transformers ebebfbf58043b749f47a2f701a161f0c12e5f107 (a 4.4x-era
+//     fork); mixtral and granite also from zxy9657/transformers 1ff28dc623dbf2d41b68bd12db96fa3707829c03
+//     (setup.py 4.52.0.dev0): MixtralConfig stores head_dim as given (None, as in v5 too), and
+//     GraniteConfig has no rope_scaling "type" -> "rope_type" copy.
+//   optimum-neuron cache/entries/cache_entry.py 1ca0561b21e3d26696c7fac56c409f599c3e657c (CACHE_WHITE_LIST,
+//     14 keys with return_dict) and single_model.py 12817f200b34bd64415710d7bcefea50e5800b3e (to_diff_dict, the
+//     whitelist, get_text_config for text-generation), huggingface/optimum-neuron.
+
 #include "registry/config_diff.hpp"
 
 #include <map>
@@ -241,6 +266,22 @@ const std::map<std::string, json, std::less<>>& class_defaults()
   return table;
 }
 
+// Class attribute_map: a config.json key under the standard name is set (through
+// PretrainedConfig.__setattr__) on the class's own attribute, after the class's __init__
+// derived its attributes from its named arguments.
+const std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>& attribute_maps()
+{
+  static const std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> table = {
+    {"gpt2",
+     {{"hidden_size", "n_embd"},
+      {"max_position_embeddings", "n_positions"},
+      {"num_attention_heads", "n_head"},
+      {"num_hidden_layers", "n_layer"}}},
+    {"t5", {{"hidden_size", "d_model"}, {"num_attention_heads", "num_heads"}, {"num_hidden_layers", "num_layers"}}},
+  };
+  return table;
+}
+
 // What each class's __init__ computes from its arguments.
 void derive(std::string_view model_type, json& attributes)
 {
@@ -253,7 +294,8 @@ void derive(std::string_view model_type, json& attributes)
   if (decoder && attributes.contains("num_key_value_heads") && attributes["num_key_value_heads"].is_null()) {
     attributes["num_key_value_heads"] = attributes["num_attention_heads"];
   }
-  if ((model_type == "llama" || model_type == "mistral" || model_type == "mixtral") && attributes.contains("head_dim")
+  // MixtralConfig stores head_dim as given (None stays None).
+  if ((model_type == "llama" || model_type == "mistral") && attributes.contains("head_dim")
       && attributes["head_dim"].is_null()) {
     auto hidden = number("hidden_size");
     auto heads = number("num_attention_heads");
@@ -266,7 +308,8 @@ void derive(std::string_view model_type, json& attributes)
       attributes["head_dim"] = quotient;
     }
   }
-  if ((model_type == "llama" || model_type == "qwen2" || model_type == "granite") && attributes.contains("rope_scaling")
+  // GraniteConfig has no such BC copy.
+  if ((model_type == "llama" || model_type == "qwen2") && attributes.contains("rope_scaling")
       && attributes["rope_scaling"].is_object() && attributes["rope_scaling"].contains("type")) {
     attributes["rope_scaling"]["rope_type"] = attributes["rope_scaling"]["type"];
   }
@@ -336,11 +379,23 @@ json loaded_attributes(const json& config, std::string_view model_type)
   for (const auto* popped : {"num_labels", "attn_implementation", "name_or_path", "_commit_hash"}) {
     given.erase(popped);
   }
+  json mapped = json::object();
+  if (auto aliases = attribute_maps().find(model_type); aliases != attribute_maps().end()) {
+    for (const auto& [alias, target] : aliases->second) {
+      if (auto it = given.find(alias); it != given.end()) {
+        mapped[target] = *it;
+        given.erase(it);
+      }
+    }
+  }
   for (const auto& [key, value] : given.items()) {
     attributes[key] = value;
   }
   if (known != classes.end()) {
     derive(model_type, attributes);
+  }
+  for (const auto& [key, value] : mapped.items()) {
+    attributes[key] = value;
   }
   attributes["model_type"] = std::string(model_type);
   return attributes;
@@ -369,7 +424,9 @@ json diff_attributes(const json& attributes, std::string_view model_type, bool t
     if (known != classes.end() && known->second.contains(key)) {
       class_value = known->second[key];
     }
-    if (value != *base_value || value != class_value) {
+    // to_diff_dict() keeps a base key that differs from either default; recursive_diff_dict()
+    // (sub-configs) compares with the sub-config class's own default only.
+    if ((top_level && value != *base_value) || value != class_value) {
       diff[key] = value;
     }
   }
@@ -377,6 +434,10 @@ json diff_attributes(const json& attributes, std::string_view model_type, bool t
     diff.erase("_name_or_path"); // only to_diff_dict() itself drops it
   } else {
     diff.erase("transformers_version"); // a nested config's to_dict() loses it
+    // A sub-config's _name_or_path (PretrainedConfig's default "") stays unless empty.
+    if (auto name = diff.find("_name_or_path"); name != diff.end() && *name == "") {
+      diff.erase(name);
+    }
   }
   return diff;
 }

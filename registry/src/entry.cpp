@@ -98,13 +98,14 @@ std::string CacheEntry::arch_digest() const
 }
 
 std::string single_model_arch_digest(const std::string& model_type, const std::optional<std::string>& task,
-                                     const nlohmann::json& cleaned_config)
+                                     const nlohmann::json& cleaned_config, bool live_config)
 {
   nlohmann::json config = cleaned_config;
   config.erase("neuron");
   nlohmann::json arch = {
     {"model_type", model_type}, {"task", task ? nlohmann::json(*task) : nlohmann::json(nullptr)}, {"config", config}};
-  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256, dumps_compact(arch));
+  return hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha256,
+                                    live_config ? dumps_compact_live_config(arch) : dumps_compact(arch));
 }
 
 std::string multi_model_arch_digest(const std::string& model_type, const nlohmann::json& component_configs)

@@ -8,6 +8,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace registry {
@@ -86,6 +89,47 @@ std::vector<const nlohmann::json::object_t::value_type*> sorted_items(const nloh
   return items;
 }
 
+// A key PretrainedConfig turned into a Python int ({int(key): ...}), written back as str(int).
+std::optional<std::string> python_int_key(const std::string& key)
+{
+  std::string_view text = key;
+  bool negative = false;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty() || text.size() > 18
+      || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  auto digits = text.find_first_not_of('0');
+  std::string canonical = digits == std::string_view::npos ? "0" : std::string(text.substr(digits));
+  return negative && canonical != "0" ? "-" + canonical : canonical;
+}
+
+// The items of an object whose keys were ints in Python, sorted as sort_keys sorts ints;
+// empty when a key is not an int (or two keys are the same int): then they stay strings.
+std::vector<std::pair<std::string, const nlohmann::json*>> int_keyed_items(const nlohmann::json& object)
+{
+  std::vector<std::pair<long long, std::pair<std::string, const nlohmann::json*>>> numbered;
+  for (const auto& [key, element] : object.items()) {
+    auto canonical = python_int_key(key);
+    if (!canonical) {
+      return {};
+    }
+    numbered.push_back({std::stoll(*canonical), {*canonical, &element}});
+  }
+  std::sort(numbered.begin(), numbered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<std::string, const nlohmann::json*>> items;
+  for (std::size_t i = 0; i < numbered.size(); ++i) {
+    if (i > 0 && numbered[i].first == numbered[i - 1].first) {
+      return {};
+    }
+    items.push_back(numbered[i].second);
+  }
+  return items;
+}
+
 void append_scalar(std::string& out, const nlohmann::json& value)
 {
   switch (value.type()) {
@@ -99,7 +143,10 @@ void append_scalar(std::string& out, const nlohmann::json& value)
   }
 }
 
-void append_value(std::string& out, const nlohmann::json& value, int indent, int level)
+// live_config: the value is (or holds) a config as a PretrainedConfig holds it, whose
+// id2label maps have int keys; int_keyed: this object is such a map.
+void append_value(std::string& out, const nlohmann::json& value, int indent, int level, bool live_config = false,
+                  bool int_keyed = false)
 {
   auto newline = [&](int depth) {
     out += '\n';
@@ -110,9 +157,18 @@ void append_value(std::string& out, const nlohmann::json& value, int indent, int
       out += "{}";
       return;
     }
+    std::vector<std::pair<std::string, const nlohmann::json*>> items;
+    if (int_keyed) {
+      items = int_keyed_items(value);
+    }
+    if (items.empty()) {
+      for (const auto* item : sorted_items(value)) {
+        items.emplace_back(item->first, &item->second);
+      }
+    }
     out += '{';
     bool first = true;
-    for (const auto* item : sorted_items(value)) {
+    for (const auto& [key, element] : items) {
       if (!first) {
         out += indent > 0 ? "," : ", ";
       }
@@ -120,9 +176,9 @@ void append_value(std::string& out, const nlohmann::json& value, int indent, int
       if (indent > 0) {
         newline(level + 1);
       }
-      append_python_string(out, item->first);
+      append_python_string(out, key);
       out += ": ";
-      append_value(out, item->second, indent, level + 1);
+      append_value(out, *element, indent, level + 1, live_config, live_config && key == "id2label");
     }
     if (indent > 0) {
       newline(level);
@@ -143,7 +199,7 @@ void append_value(std::string& out, const nlohmann::json& value, int indent, int
       if (indent > 0) {
         newline(level + 1);
       }
-      append_value(out, element, indent, level + 1);
+      append_value(out, element, indent, level + 1, live_config);
     }
     if (indent > 0) {
       newline(level);
@@ -272,6 +328,13 @@ std::string dumps_compact(const nlohmann::json& value)
 {
   std::string out;
   append_value(out, value, 0, 0);
+  return out;
+}
+
+std::string dumps_compact_live_config(const nlohmann::json& value)
+{
+  std::string out;
+  append_value(out, value, 0, 0, true);
   return out;
 }
 

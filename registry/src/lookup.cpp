@@ -177,15 +177,21 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
     for (const auto* cleaned : {&target.diff_config, &target.config}) {
       target.digests.emplace(single_model_arch_digest(target.model_type, candidate, *cleaned), candidate.value_or(""));
     }
+    // optimum hashes the loaded config, whose id2label keys are ints (ordered as numbers).
+    target.digests.emplace(single_model_arch_digest(target.model_type, candidate, target.diff_config, true),
+                           candidate.value_or(""));
   }
   // optimum builds text-generation entries from config.get_text_config().
   auto text_config = config.contains("text_config") ? config["text_config"] : nlohmann::json();
   if (text_config.is_object() && (!task || *task == "text-generation")) {
     if (text_config.contains("model_type") && text_config["model_type"].is_string()) {
       auto type = text_config["model_type"].get<std::string>();
-      for (const auto& text : {clean_config(to_diff_dict(text_config)), clean_config(text_config)}) {
+      auto text_diff = clean_config(to_diff_dict(text_config));
+      for (const auto& text : {text_diff, clean_config(text_config)}) {
         target.digests.emplace(single_model_arch_digest(type, std::string("text-generation"), text), "text-generation");
       }
+      target.digests.emplace(single_model_arch_digest(type, std::string("text-generation"), text_diff, true),
+                             "text-generation");
     }
   }
   return target;

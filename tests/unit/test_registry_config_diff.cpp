@@ -69,9 +69,10 @@ TEST_CASE("config diff: to_diff_dict() and the arch digest match optimum's for e
     auto config = parse(vector["config"]);
     auto task = vector["task"].get<std::string>();
     auto diff = optimum_config(config, task);
-    CHECK(registry::dumps_compact(diff) == vector["diff_config"].get<std::string>());
+    // The vectors are json.dumps of the loaded config (id2label keys are ints there).
+    CHECK(registry::dumps_compact_live_config(diff) == vector["diff_config"].get<std::string>());
     auto model_type = vector["model_type"].get<std::string>();
-    CHECK(registry::single_model_arch_digest(model_type, task, diff) == vector["arch_digest"].get<std::string>());
+    CHECK(registry::single_model_arch_digest(model_type, task, diff, true) == vector["arch_digest"].get<std::string>());
     // lookup computes it too (without --task: every known task, image-text-to-text included).
     for (const auto& wanted : {std::optional<std::string>(task), std::optional<std::string>()}) {
       auto target = registry::make_lookup_target("acme/model", wanted, config);
@@ -92,6 +93,26 @@ TEST_CASE("config diff: a config.json with default-valued keys, a fine-tuned cop
   CHECK(digests.at("finetuned-copy") == saved);
   CHECK(digests.at("local-directory") == saved);
   CHECK(digests.at("vlm-text-generation") != digests.at("vlm-image-text-to-text"));
+}
+
+TEST_CASE("config diff: id2label keys order as numbers only in a loaded config")
+{
+  nlohmann::json config = {{"model_type", "bert"}, {"id2label", nlohmann::json::object()}};
+  for (int i = 0; i < 11; ++i) {
+    config["id2label"][std::to_string(i)] = "L";
+  }
+  config["pruned"] = {{"10", 1}, {"9", 2}}; // not an id2label: stays a string-keyed dict
+  auto live = registry::dumps_compact_live_config(config);
+  CHECK(live.find(R"("8": "L", "9": "L", "10": "L")") != std::string::npos);
+  CHECK(live.find(R"("pruned": {"10": 1, "9": 2})") != std::string::npos);
+  auto read_back = registry::dumps_compact(config);
+  CHECK(read_back.find(R"("1": "L", "10": "L", "2": "L")") != std::string::npos);
+  // Keys Python's int() reads differently are written as str(int(key)).
+  CHECK(registry::dumps_compact_live_config({{"id2label", {{"01", "a"}, {"-0", "b"}}}})
+        == R"({"id2label": {"0": "b", "1": "a"}})");
+  // Not all ints: left as strings, as PretrainedConfig would have refused the config anyway.
+  CHECK(registry::dumps_compact_live_config({{"id2label", {{"x", "a"}, {"10", "b"}, {"9", "c"}}}})
+        == R"({"id2label": {"10": "b", "9": "c", "x": "a"}})");
 }
 
 TEST_CASE("config diff: the diffusers digest is over the raw component configs")

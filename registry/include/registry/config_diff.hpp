@@ -20,9 +20,11 @@
 //      equals that default and the model class's default (keys the class does not
 //      override are dropped on the base default alone); every other key is kept;
 //      _name_or_path, _commit_hash and attn_implementation never appear.
-// Sub-configs (text_config, vision_config...) are diffed the same way with their own
-// model type. The tables live in config_diff.cpp, with the transformers version they
-// follow (k_transformers_defaults_version).
+// Sub-configs (text_config, vision_config...) follow recursive_diff_dict(): a key of
+// PretrainedConfig's defaults stays only when it differs from the sub-config class's own
+// default (the base default is not compared). Keys under a class's attribute_map names
+// (T5's and GPT-2's hidden_size, num_hidden_layers...) land on the class's own attributes. The tables live in
+// config_diff.cpp, with the transformers version they follow (k_transformers_defaults_version).
 namespace registry {
 
 inline constexpr std::string_view k_transformers_defaults_version = "4.57.1";

@@ -66,8 +66,10 @@ CacheEntry make_registry_entry(const std::string& model_id, const std::optional<
 CacheEntry make_multi_model_entry(const std::string& model_id, const nlohmann::json& component_configs);
 
 // Arch digest of an entry-to-be whose configs may still hold "neuron" keys (ignored).
+// live_config: the config as a PretrainedConfig holds it (to_diff_dict() of a loaded
+// config), whose id2label keys are ints (see dumps_compact_live_config).
 std::string single_model_arch_digest(const std::string& model_type, const std::optional<std::string>& task,
-                                     const nlohmann::json& cleaned_config);
+                                     const nlohmann::json& cleaned_config, bool live_config = false);
 std::string multi_model_arch_digest(const std::string& model_type, const nlohmann::json& component_configs);
 // stable-diffusion when a unet is present, diffusion-transformer with a transformer,
 // else the encoder's model_type; throws InvalidArgument otherwise.

@@ -14,6 +14,10 @@ namespace registry {
 std::string dumps_indented(const nlohmann::json& value);
 // json.dumps(value, sort_keys=True): one line, separators ", " and ": ".
 std::string dumps_compact(const nlohmann::json& value);
+// The same for a config held by a PretrainedConfig (what optimum hashes at export and on
+// lookup): its id2label maps have int keys there, which sort_keys orders as numbers
+// ("2" before "10"); a config read back from an entry file keeps them as strings.
+std::string dumps_compact_live_config(const nlohmann::json& value);
 
 // Python's repr(float): shortest round-trip digits, fixed notation for exponents in
 // [-4, 16), else "1e-05" / "1e+16"; "Infinity", "-Infinity", "NaN" as json.dumps writes them.

@@ -15,6 +15,29 @@ the model config classes the cache holds most (llama, mistral, mixtral, qwen2, g
 gpt2, bert, t5), with the attributes they derive. Read from transformers'
 src/transformers/configuration_utils.py and models/<type>/configuration_<type>.py.
 
+Provenance (read through the public-code index, 2026-11; transformers' own main is v5 by now):
+  configuration_utils.py - PretrainedConfig.__init__, _get_global_generation_defaults, to_dict,
+    to_diff_dict, recursive_diff_dict, _remove_keys_not_serialized, dict_dtype_to_str,
+    get_text_config, from_dict: a 4.56-4.57 file (dtype argument beside torchscript and
+    pruned_heads, which v5 dropped); index file id 245946005, whose repository and commit
+    the index does not expose.
+  models/llama/configuration_llama.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b
+    (pre-v5: rope_scaling + rope_config_validation); swiss-ai/transformers
+    83c688d3a6926dbdaaabdc6711acb71d6faa7335 is identical.
+  models/qwen2/configuration_qwen2.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b (pre-v5).
+  models/mistral/configuration_mistral.py - feisenyu/transformers_4573 9c66b2210393d4bb7421896e6456d58fc369dfbf
+    (v5-dev rope_parameters form: every other default as here; rope_theta 10000.0 from 4.5x).
+  models/granite/configuration_granite.py - nishu-opsera/transformers-main 2b6079d76303a4157b1f3f104a45a7f89eae3d43
+    (v5 dataclass form; the same defaults, rope_theta 10000.0 from 4.5x).
+  models/mixtral/configuration_mixtral.py, models/t5/configuration_t5.py, models/gpt2/configuration_gpt2.py,
+    models/bert/configuration_bert.py - duyy97/transformers ebebfbf58043b749f47a2f701a161f0c12e5f107 (a 4.4x-era
+    fork); mixtral and granite also from zxy9657/transformers 1ff28dc623dbf2d41b68bd12db96fa3707829c03
+    (setup.py 4.52.0.dev0): MixtralConfig stores head_dim as given (None, as in v5 too), and
+    GraniteConfig has no rope_scaling "type" -> "rope_type" copy.
+  optimum-neuron cache/entries/cache_entry.py 1ca0561b21e3d26696c7fac56c409f599c3e657c (CACHE_WHITE_LIST,
+    14 keys with return_dict) and single_model.py 12817f200b34bd64415710d7bcefea50e5800b3e (to_diff_dict, the
+    whitelist, get_text_config for text-generation), huggingface/optimum-neuron.
+
 It is a class-based emulation, independent of the C++ one (registry/src/config_diff.cpp,
 table-based): the doctest compares them. The C++ tests never run Python.
 Regenerate with:
@@ -49,6 +72,11 @@ class PretrainedConfig:
     model_type = ""
     sub_configs = {}
     has_no_defaults_at_init = False
+    attribute_map = {}
+
+    def __setattr__(self, key, value):
+        # attribute_map: a config.json key such as T5's "hidden_size" lands on "d_model".
+        super().__setattr__(type(self).attribute_map.get(key, key), value)
 
     def __init__(self, *, output_hidden_states=False, output_attentions=False, return_dict=True,
                  torchscript=False, dtype=None, pruned_heads=None, tie_word_embeddings=True,
@@ -154,13 +182,15 @@ class PretrainedConfig:
 
 
 def recursive_diff_dict(dict_a, dict_b, config_obj=None):
+    # A key of PretrainedConfig's defaults (dict_b) stays only when it differs from the
+    # sub-config class's own default; the base default itself is not compared.
     diff = {}
     default = config_obj.__class__().to_dict() if config_obj is not None else {}
     for key, value in dict_a.items():
         obj_value = getattr(config_obj, str(key), None)
         if isinstance(obj_value, PretrainedConfig) and key in dict_b and isinstance(dict_b[key], dict):
             diff[key] = recursive_diff_dict(value, dict_b[key], config_obj=obj_value)
-        elif key not in dict_b or value != dict_b[key] or (key in default and value != default[key]):
+        elif key not in dict_b or value != default[key]:
             diff[key] = value
     return diff
 
@@ -248,7 +278,7 @@ class MixtralConfig(PretrainedConfig):
         self.use_cache = use_cache
         self.rope_theta = rope_theta
         self.attention_dropout = attention_dropout
-        self.head_dim = head_dim if head_dim is not None else hidden_size // num_attention_heads
+        self.head_dim = head_dim  # MixtralConfig keeps it as given (None): no hidden_size // heads
         self.num_experts_per_tok = num_experts_per_tok
         self.num_local_experts = num_local_experts
         self.output_router_logits = output_router_logits
@@ -323,14 +353,15 @@ class GraniteConfig(PretrainedConfig):
         self.logits_scaling = logits_scaling
         self.residual_multiplier = residual_multiplier
         self.attention_multiplier = attention_multiplier
-        if self.rope_scaling is not None and "type" in self.rope_scaling:
-            self.rope_scaling["rope_type"] = self.rope_scaling["type"]
+        # No "type" -> "rope_type" copy here (LlamaConfig and Qwen2Config have it, GraniteConfig not).
         super().__init__(pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id,
                          tie_word_embeddings=tie_word_embeddings, **kwargs)
 
 
 class GPT2Config(PretrainedConfig):
     model_type = "gpt2"
+    attribute_map = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions",
+                     "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"}
 
     def __init__(self, vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
                  activation_function="gelu_new", resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1,
@@ -392,6 +423,7 @@ class BertConfig(PretrainedConfig):
 
 class T5Config(PretrainedConfig):
     model_type = "t5"
+    attribute_map = {"hidden_size": "d_model", "num_attention_heads": "num_heads", "num_hidden_layers": "num_layers"}
 
     def __init__(self, vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_decoder_layers=None,
                  num_heads=8, relative_attention_num_buckets=32, relative_attention_max_distance=128,
@@ -542,17 +574,30 @@ others = {
     "granite": {"model_type": "granite", "hidden_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
                 "embedding_multiplier": 12.0, "logits_scaling": 8.0, "residual_multiplier": 0.22,
                 "attention_multiplier": 0.0078125, "tie_word_embeddings": True, "max_length": 4096},
+    "granite-rope-type": {"model_type": "granite", "hidden_size": 128, "num_attention_heads": 4,
+                          "num_hidden_layers": 2, "rope_scaling": {"type": "linear", "factor": 2.0}},
     "gpt2": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "activation_function": "gelu_new",
              "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
              "output_past": True, "use_cache": True, "bos_token_id": 50256},
     "bert-3-labels": {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
                       "intermediate_size": 128, "num_labels": 3, "gradient_checkpointing": False,
                       "classifier_dropout": None, "output_hidden_states": False},
+    # id2label keys are ints on the loaded config: json.dumps(sort_keys=True) orders them
+    # as numbers (..., "9", "10", "11"), not as the strings of config.json.
+    "bert-12-labels": {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+                       "id2label": {str(i): f"TAG_{i}" for i in range(12)},
+                       "label2id": {f"TAG_{i}": i for i in range(12)}},
     "bert-labels": {"model_type": "bert", "hidden_size": 64, "id2label": {"0": "NEG", "1": "POS"},
                     "label2id": {"NEG": 0, "POS": 1}, "problem_type": "single_label_classification"},
     "t5": {"model_type": "t5", "d_model": 64, "d_ff": 128, "num_layers": 2, "num_heads": 4,
            "feed_forward_proj": "gated-gelu", "is_encoder_decoder": True, "decoder_start_token_id": 0,
            "tie_word_embeddings": False, "task_specific_params": {"summarization": {"prefix": "summarize: "}}},
+    # attribute_map: config.json keys under the standard names land on the class's own
+    # attributes after __init__ derived from the defaults (num_decoder_layers stays 6).
+    "t5-attribute-map": {"model_type": "t5", "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+                         "d_ff": 128, "feed_forward_proj": "relu"},
+    "gpt2-attribute-map": {"model_type": "gpt2", "hidden_size": 64, "num_hidden_layers": 2, "n_head": 4,
+                           "max_position_embeddings": 2048},
     "unknown-type": {"model_type": "phi3", "hidden_size": 64, "return_dict": True, "tie_word_embeddings": True,
                      "output_attentions": False, "torch_dtype": "float32", "max_length": 20},
     "dtype-and-torch-dtype": {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
@@ -621,6 +666,15 @@ def registries():
     return out
 
 
+# A VLM whose text_config carries keys at LlamaConfig's own defaults that differ from
+# PretrainedConfig's (tie_word_embeddings, bos/eos): recursive_diff_dict drops them.
+vlm_class_defaults = copy.deepcopy(vlm)
+vlm_class_defaults["text_config"].update({"tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+                                          "use_cache": True, "rope_theta": 10000.0, "is_decoder": False,
+                                          "_name_or_path": "lmsys/vicuna-7b-v1.5"})
+vlm_class_defaults["vision_config"]["_name_or_path"] = ""
+
+
 def main():
     vectors = [
         vector("hub-llama-with-default-keys", json.dumps(hub_llama), "text-generation"),
@@ -629,6 +683,7 @@ def main():
         vector("local-directory", json.dumps(local_llama), "text-generation"),
         vector("vlm-text-generation", json.dumps(vlm), "text-generation"),
         vector("vlm-image-text-to-text", json.dumps(vlm), "image-text-to-text"),
+        vector("vlm-text-config-class-defaults", json.dumps(vlm_class_defaults), "image-text-to-text"),
     ]
     for name, config in others.items():
         task = "text-classification" if name.startswith("bert") else (
