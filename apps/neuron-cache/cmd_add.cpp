@@ -488,14 +488,8 @@ CommandSpec make_add_command()
     {"", "gradient-accumulation-steps", ValueKind::integer, "N", "Gradient accumulation steps (default 1).", {}, {}},
     {"", "max-steps", ValueKind::integer, "N", "Training steps of the run (default 10).", {}, {}},
     repo_id_option(),
-    {"",
-     "cache-dir",
-     ValueKind::directory,
-     "DIR",
-     "Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, "
-     "/var/tmp/neuron-compile-cache).",
-     {},
-     {}},
+    cache_dir_option("Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, "
+                     "/var/tmp/neuron-compile-cache)."),
     {"", "manifest", ValueKind::file, "FILE.yaml", "Add every configuration of a YAML manifest.", {}, {}},
     {"j", "jobs", ValueKind::integer, "N", "Manifest configurations compiled at a time (default 1).", {}, {}},
     {"", "dry-run", ValueKind::flag, "", "Show what would be compiled and pushed; change nothing.", {}, {}},

@@ -354,13 +354,7 @@ CommandSpec make_cleanup_command()
     "AGE: a whole number and a unit s, m, h, d, w (30d, 12h). SIZE: bytes with an optional unit\n"
     "K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 100G.";
   command.options = {
-    {"",
-     "cache-dir",
-     ValueKind::directory,
-     "DIR",
-     "The local compile cache (default: as the Neuron SDK resolves it).",
-     {},
-     {}},
+    cache_dir_option(),
     {"",
      "all",
      ValueKind::flag,

@@ -177,13 +177,7 @@ CommandSpec make_config_command()
     "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.";
   command.options = {
     repo_id_option(),
-    {"",
-     "cache-dir",
-     ValueKind::directory,
-     "DIR",
-     "The local compile cache to report on (default: as the Neuron SDK resolves it).",
-     {},
-     {}},
+    cache_dir_option("The local compile cache to report on (default: as the Neuron SDK resolves it)."),
     token_option(),
   };
   command.examples = {"neuron-cache config", "neuron-cache env --json",

@@ -243,13 +243,7 @@ CommandSpec make_status_command()
     "records live in ${XDG_STATE_HOME:-~/.local/state}/neuron-cache/, outside the cache.\n"
     "-q prints the total size in bytes.";
   command.options = {
-    {"",
-     "cache-dir",
-     ValueKind::directory,
-     "DIR",
-     "The local compile cache (default: as the Neuron SDK resolves it).",
-     {},
-     {}},
+    cache_dir_option(),
     {"",
      "repo",
      ValueKind::flag,

@@ -565,13 +565,7 @@ CommandSpec make_synchronize_command()
     "else /var/tmp/neuron-compile-cache.";
   command.options = {
     repo_id_option(),
-    {"",
-     "cache-dir",
-     ValueKind::directory,
-     "DIR",
-     "The local compile cache (default: as the Neuron SDK resolves it).",
-     {},
-     {}},
+    cache_dir_option(),
     {"", "pull", ValueKind::flag, "", "Download the repo's entries into the local cache instead of pushing.", {}, {}},
     {"",
      "compiler-version",

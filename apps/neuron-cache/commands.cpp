@@ -28,6 +28,11 @@ void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
   }
 }
 
+OptionSpec cache_dir_option(const std::string& help)
+{
+  return {"", "cache-dir", ValueKind::directory, "DIR", help, {}, {}};
+}
+
 OptionSpec repo_id_option()
 {
   return {"",

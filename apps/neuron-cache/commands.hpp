@@ -17,6 +17,9 @@ namespace neuron_cache {
 
 // Shared option definitions, so every command spells them the same way.
 OptionSpec repo_id_option();
+// --cache-dir DIR (alias --cache_dir): the local compile cache; `help` says what for.
+OptionSpec
+cache_dir_option(const std::string& help = "The local compile cache (default: as the Neuron SDK resolves it).");
 OptionSpec token_option();
 // --max-workers N: files moved (and hashed) at once; default 8, as the hf CLI.
 OptionSpec max_workers_option();

@@ -47,6 +47,17 @@ snapshot() {
   fi
 }
 
+# same_entries SRC DST: every complete module entry (MODULE_1*, as make_sample_cache.sh
+# names them) of SRC's $VERSION_DIR is byte-identical in DST.
+same_entries() {
+  local entry count=0
+  for entry in "$1/$VERSION_DIR"/MODULE_1*; do
+    diff -r -x '*.tmp.nc.*' "$entry" "$2/$VERSION_DIR/$(basename "$entry")" >/dev/null || fail "$(basename "$entry") differs"
+    count=$((count + 1))
+  done
+  [[ $count -gt 0 ]] || fail "no entries compared"
+}
+
 # json_get FILE FILTER: a value from JSON output, e.g. json_get "$OUT" .repo
 json_get() { jq -r "$2" "$1"; }
 # valid_json FILE SCHEMA: FILE holds a document valid against docs/schemas/SCHEMA.

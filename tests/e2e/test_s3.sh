@@ -82,15 +82,6 @@ secrets_never_printed() {
   done
 }
 
-same_entries() { # same_entries SRC DST: every complete module entry of SRC is byte-identical in DST
-  local entry count=0
-  for entry in "$1/$VERSION_DIR"/MODULE_1*; do
-    diff -r -x '*.tmp.nc.*' "$entry" "$2/$VERSION_DIR/$(basename "$entry")" >/dev/null || fail "$(basename "$entry") differs"
-    count=$((count + 1))
-  done
-  [[ $count -gt 0 ]] || fail "no entries compared"
-}
-
 test_push_pull_and_the_aws_cli_sees_it_byte_for_byte() {
   start_proxy || return
   "$MAKE_CACHE" "$SCRATCH/cache" --faults

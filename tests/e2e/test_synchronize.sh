@@ -20,16 +20,6 @@ setup() {
   run 0 "$NC" create "$SCRATCH/repo" -q
 }
 
-# same_entries SRC DST: every complete module entry of SRC is byte-identical in DST.
-same_entries() {
-  local entry count=0
-  for entry in "$1/$VERSION_DIR"/MODULE_1*; do
-    diff -r -x '*.tmp.nc.*' "$entry" "$2/$VERSION_DIR/$(basename "$entry")" >/dev/null || fail "$(basename "$entry") differs"
-    count=$((count + 1))
-  done
-  [[ $count -gt 0 ]] || fail "no entries compared"
-}
-
 no_temp_files() {
   local found
   found=$(find "$1" -name '*.tmp.nc.*' -o -name '.neuron-cache-pull*' | grep -v 'somehost' || true)
