@@ -455,6 +455,12 @@ LoadReport load_entries(const RepositoryOpener& open, const std::vector<Registry
     } catch (const hubcache::EntryNotFound&) {
       warnings[i] = location.path + ": listed but gone when read (a concurrent change?); skipped";
       return;
+    } catch (const hubcache::InvalidArgument& error) { // too big to be a registry file
+      warnings[i] = std::string(error.what()) + "; skipped";
+      return;
+    } catch (const hubcache::IoError& error) { // unreadable here: the rest of the repo still lists
+      warnings[i] = std::string(error.what()) + "; skipped";
+      return;
     }
     auto content_hash = hubcache::util::hex_digest(hubcache::util::HashAlgorithm::sha512, text).substr(0, 20);
     try {

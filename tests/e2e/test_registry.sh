@@ -83,6 +83,21 @@ test_human_output_matches_golden_files() {
   matches_golden "$SCRATCH/miss" lookup-miss.txt
 }
 
+test_a_huge_registry_file_is_skipped_not_fatal() {
+  seed_repo || return
+  # 65 MiB (sparse) under a valid registry path: beyond what a registry file may be.
+  local huge="$SCRATCH/repo/neuronxcc-$CV/0_REGISTRY/0.4.5/llama/org/huge-llama/0123456789abcdef0123.json"
+  mkdir -p "$(dirname "$huge")" && truncate -s 65M "$huge"
+  local before; before=$(snapshot "$SCRATCH/repo/neuronxcc-$CV")
+  run 0 "$NC" list -m org/huge-llama || return
+  contains "$ERR" "neuron-cache: warning:"
+  contains "$ERR" "0123456789abcdef0123.json"
+  contains "$ERR" "skipped"
+  run 0 "$NC" list || return
+  contains "$OUT" "org/tiny-llama"
+  equals "$(snapshot "$SCRATCH/repo/neuronxcc-$CV")" "$before" # read-only: the content is untouched
+}
+
 test_lookup_json_and_quiet() {
   seed_repo || return
   run 0 "$NC" lookup "$SCRATCH/llama/config.json" --json || return

@@ -432,3 +432,13 @@ TEST_CASE("tree entries and LFS batch objects with a fractional or negative size
                     json::exception);
   }
 }
+
+TEST_CASE("a file read whole is bounded: StringDownloadTarget refuses to grow past its limit")
+{
+  StringDownloadTarget target(10);
+  target.write("0123456789");
+  CHECK(target.content == "0123456789");
+  CHECK_THROWS_AS(target.write("x"), hubcache::InvalidArgument);
+  target.restart();
+  CHECK_NOTHROW(target.write("abc"));
+}

@@ -11,6 +11,14 @@ using json = nlohmann::json;
 using namespace detail;
 namespace stdfs = std::filesystem;
 
+void StringDownloadTarget::write(std::string_view chunk)
+{
+  if (content.size() + chunk.size() > m_limit) {
+    throw InvalidArgument("larger than " + std::to_string(m_limit) + " bytes, the limit for a file read whole");
+  }
+  content.append(chunk);
+}
+
 util::FileDigests StringDownloadTarget::digests()
 {
   util::FileDigests digests;
@@ -223,7 +231,11 @@ std::string download_hub_file_text(const util::Environment& env, std::optional<s
 {
   HubApi api(HubConfig::from_environment(env, token));
   StringDownloadTarget target;
-  api.download(repo_id, revision, path, target);
+  try {
+    api.download(repo_id, revision, path, target);
+  } catch (const InvalidArgument& error) {
+    throw InvalidArgument(std::string(repo_id) + "/" + std::string(path) + ": " + error.what());
+  }
   return std::move(target.content);
 }
 

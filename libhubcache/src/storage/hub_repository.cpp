@@ -304,7 +304,11 @@ std::string HubRepository::read_file(std::string_view path)
 {
   validate_path_in_repo(path);
   hub::StringDownloadTarget target;
-  m_api.download(qualified_id(), k_branch, path, target);
+  try {
+    m_api.download(qualified_id(), k_branch, path, target);
+  } catch (const InvalidArgument& error) {
+    throw InvalidArgument(std::string(path) + " in " + describe() + ": " + error.what());
+  }
   return std::move(target.content);
 }
 

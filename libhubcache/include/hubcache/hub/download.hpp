@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 
 #include <cstdint>
@@ -18,13 +19,19 @@ public:
   virtual util::FileDigests digests() = 0;
 };
 
-// The content of one file in memory (for small files).
+// The content of one file in memory (for small files). A file beyond `limit` bytes is not
+// one a reader of small files should hold: write() throws InvalidArgument instead of
+// growing without bound (a hostile repo can hold a file of any size).
 class StringDownloadTarget final : public DownloadTarget {
 public:
+  explicit StringDownloadTarget(std::uint64_t limit = util::k_default_read_limit) : m_limit(limit) {}
   void restart() override { content.clear(); }
-  void write(std::string_view chunk) override { content.append(chunk); }
+  void write(std::string_view chunk) override;
   util::FileDigests digests() override;
   std::string content;
+
+private:
+  std::uint64_t m_limit;
 };
 
 struct DownloadResult {
