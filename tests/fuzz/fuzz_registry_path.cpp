@@ -1,6 +1,6 @@
 // Registry paths from a repo listing (every file name in a shared repo reaches this):
-// parse_registry_path classifies without throwing, and what it extracts puts the path
-// back together exactly.
+// parse_registry_path classifies without throwing (add's attribution records aside), and
+// what it extracts puts the path back together exactly.
 #include "fuzz_support.hpp"
 
 #include <registry/layout.hpp>
@@ -17,10 +17,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     has_registry_component = has_registry_component || path.substr(start, slash - start) == registry::k_registry_dir;
     start = slash + 1;
   }
-  FUZZ_CHECK(parsed.has_value() == has_registry_component, "recognised iff a component is 0_REGISTRY");
   if (!parsed) {
+    // Not a registry path at all, or one of add's attribution records, which sit under
+    // 0_REGISTRY but are not entries: neuronxcc-<cv>/0_REGISTRY/neuron-cache-modules/<file>.
+    auto attribution_dir =
+      "/" + std::string(registry::k_registry_dir) + "/" + std::string(registry::k_attribution_version) + "/";
+    auto at = path.find(attribution_dir);
+    bool attribution_record =
+      at != std::string::npos && path.find('/') == at
+      && path.compare(0, registry::k_compiler_dir_prefix.size(), registry::k_compiler_dir_prefix) == 0
+      && at > registry::k_compiler_dir_prefix.size();
+    FUZZ_CHECK(!has_registry_component || attribution_record,
+               "a path with a 0_REGISTRY component is neither classified nor an attribution record");
     return 0;
   }
+  FUZZ_CHECK(has_registry_component, "classified without a 0_REGISTRY component");
   FUZZ_CHECK(parsed->path == path, "the path is not kept as listed");
   if (parsed->kind == registry::RegistryPathKind::unexpected) {
     FUZZ_CHECK(!parsed->problem.empty(), "an unexpected path without a reason");
