@@ -215,7 +215,7 @@ complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging F
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
-complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l replace-failed -l replace_failed -d 'With --pull: a complete repo entry replaces a local failed one (else skipped as differing)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l model -d 'With --pull: only the graphs of this model\'s cached configurations (Hub id or local directory, as lookup); --compiler-version then defaults to the installed neuronx-cc' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l task -d 'With --model: only configurations of this task' -x
@@ -312,7 +312,7 @@ complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face
 complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
-complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l replace-failed -l replace_failed -d 'With --pull: a complete repo entry replaces a local failed one (else skipped as differing)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l model -d 'With --pull: only the graphs of this model\'s cached configurations (Hub id or local directory, as lookup); --compiler-version then defaults to the installed neuronx-cc' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l task -d 'With --model: only configurations of this task' -x

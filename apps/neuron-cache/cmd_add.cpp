@@ -82,32 +82,6 @@ std::string status_word(add::JobStatus status)
   return "?";
 }
 
-// A temp directory removed (with everything below it) when the run ends.
-class StagingDirectory {
-public:
-  explicit StagingDirectory(const hubcache::util::Environment& env)
-  {
-    auto base = env.get_non_empty("TMPDIR").value_or("/tmp");
-    std::string pattern = base + "/neuron-cache-add.XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw hubcache::IoError("cannot create a staging directory in " + base + ": " + std::strerror(errno),
-                              "set TMPDIR to a writable directory");
-    }
-    m_path = pattern;
-  }
-  ~StagingDirectory()
-  {
-    std::error_code ec;
-    std::filesystem::remove_all(m_path, ec);
-  }
-  StagingDirectory(const StagingDirectory&) = delete;
-  StagingDirectory& operator=(const StagingDirectory&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
-
 std::string command_text(const std::vector<std::string>& words)
 {
   std::string text;
@@ -253,9 +227,9 @@ std::vector<add::JobResult> apply_add(Invocation& invocation, AddPlan& plan)
 {
   auto& out = invocation.out();
   auto settings = plan.settings;
-  std::optional<StagingDirectory> staging;
+  std::optional<hubcache::util::TemporaryDirectory> staging;
   if (plan.manifest && !settings.dry_run) {
-    staging.emplace(invocation.env());
+    staging.emplace(hubcache::util::scratch_parent(invocation.env()) / "neuron-cache-add");
     settings.staging_directory = staging->path();
   }
   std::mutex print_mutex;

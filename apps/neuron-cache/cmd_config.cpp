@@ -107,12 +107,14 @@ int run_config(Invocation& invocation)
   std::optional<std::string> digest_cache;
   std::string cache_note;
   try {
-    auto root = hubcache::compilecache::resolve_cache_root(invocation.value("cache-dir"), env);
-    cache_dir = root.path.string();
-    cache_dir_source = root.source == hubcache::compilecache::RootSource::option
+    auto location = hubcache::compilecache::locate_cache(invocation.value("cache-dir"), env);
+    cache_dir = location.display();
+    cache_dir_source = location.source == hubcache::compilecache::RootSource::option
                          ? "--cache-dir"
-                         : hubcache::compilecache::to_string(root.source);
-    digest_cache = hubcache::compilecache::DigestCache::default_path(root.path, env).string();
+                         : hubcache::compilecache::to_string(location.source);
+    if (!location.s3_url) {
+      digest_cache = hubcache::compilecache::DigestCache::default_path(location.root.path, env).string();
+    }
   } catch (const hubcache::Error& error) {
     cache_note = error.what();
   }

@@ -4,13 +4,17 @@
 
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/compilecache/usage.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
+#include <hubcache/util/environment.hpp>
+#include <hubcache/util/text.hpp>
 #include <registry/lookup.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <future>
@@ -68,6 +72,11 @@ std::string skip_hint(const std::string& reason)
     {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
     {"local-file-differs", "the local file is kept; delete it to take the repo's"},
     {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+    {"failed-in-source", "the compiler failed on it there: nothing to copy"},
+    {"flags-mismatch-in-source", "its flags file does not match its name there: compile it again"},
+    {"incomplete-in-source", "a compile still running there, or interrupted: copy again later"},
+    {"target-entry-differs", "the target's complete entry is kept; delete it there to take the source's"},
+    {"target-file-differs", "the target's file is kept; delete it there to take the source's"},
   };
   auto found = hints.find(reason);
   return found == hints.end() ? std::string() : found->second;
@@ -142,7 +151,8 @@ struct Transfer {
   std::string direction;
   bool dry_run = false;
   std::string repo;
-  const cc::CacheRoot* root = nullptr;
+  std::string cache_dir; // a local path or an s3:// URL
+  cc::RootSource cache_dir_source = cc::RootSource::default_path;
   std::optional<std::string> revision;
   std::vector<std::string> planned;
   std::vector<std::string> transferred;
@@ -159,8 +169,8 @@ struct Transfer {
       {"direction", direction},
       {"dry_run", dry_run},
       {"repo", repo},
-      {"cache_dir", root->path.string()},
-      {"cache_dir_source", cc::to_string(root->source)},
+      {"cache_dir", cache_dir},
+      {"cache_dir_source", cc::to_string(cache_dir_source)},
       {"revision", revision ? nlohmann::json(*revision) : nlohmann::json(nullptr)},
       {"planned", planned},
       {"transferred", transferred},
@@ -279,7 +289,8 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.direction = "push";
   transfer.dry_run = dry_run;
   transfer.repo = repo.spec();
-  transfer.root = &root;
+  transfer.cache_dir = root.path.string();
+  transfer.cache_dir_source = root.source;
   transfer.revision = result.revision;
   transfer.planned = done.entries_to_push;
   transfer.present = done.entries_present;
@@ -383,11 +394,10 @@ void select_model_entries(Invocation& invocation, hubcache::storage::Repository&
   options.only_entries = std::move(attribution.modules);
 }
 
-// A pull larger than --max-size (default 20 GB) asks on a terminal, else needs --yes.
-void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo, const cc::CacheRoot& root,
-                     const cc::PullOptions& options)
+// A download larger than --max-size (default 20 GB) asks on a terminal, else needs --yes.
+void confirm_download_size(Invocation& invocation, std::uint64_t bytes)
 {
-  if (options.dry_run || invocation.has("yes")) {
+  if (invocation.has("yes")) {
     return;
   }
   std::uint64_t limit = 20'000'000'000ULL;
@@ -398,15 +408,11 @@ void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo
       throw UsageError(std::string("--max-size: ") + error.what());
     }
   }
-  auto plan_options = options;
-  plan_options.dry_run = true;
-  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-  auto plan = cc::plan_pull(repo, root.path, digests, plan_options);
-  if (plan.bytes_planned <= limit) {
+  if (bytes <= limit) {
     return;
   }
-  auto question = "The pull would download " + human_size(plan.bytes_planned) + ", more than --max-size "
-                  + human_size(limit) + ". Continue?";
+  auto question =
+    "The pull would download " + human_size(bytes) + ", more than --max-size " + human_size(limit) + ". Continue?";
   if (::isatty(STDIN_FILENO) != 0 && invocation.out().is_human()) {
     if (confirm(question)) {
       return;
@@ -414,9 +420,21 @@ void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo
     throw hubcache::InvalidArgument("pull cancelled",
                                     "narrow it with --model, --compiler-version or the shape filters");
   }
-  throw hubcache::InvalidArgument("the pull would download " + human_size(plan.bytes_planned)
-                                    + ", more than --max-size " + human_size(limit),
+  throw hubcache::InvalidArgument("the pull would download " + human_size(bytes) + ", more than --max-size "
+                                    + human_size(limit),
                                   "pass --yes to download it anyway, a larger --max-size, or narrow it with --model");
+}
+
+void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo, const cc::CacheRoot& root,
+                     const cc::PullOptions& options)
+{
+  if (options.dry_run || invocation.has("yes")) {
+    return;
+  }
+  auto plan_options = options;
+  plan_options.dry_run = true;
+  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  confirm_download_size(invocation, cc::plan_pull(repo, root.path, digests, plan_options).bytes_planned);
 }
 
 int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo,
@@ -456,7 +474,8 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.direction = "pull";
   transfer.dry_run = options.dry_run;
   transfer.repo = repo.spec();
-  transfer.root = &root;
+  transfer.cache_dir = root.path.string();
+  transfer.cache_dir_source = root.source;
   transfer.revision = revision;
   transfer.planned = report.entries_pulled;
   for (const auto& error : report.errors) {
@@ -513,15 +532,161 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 
+// A positive whole number from the environment, else `fallback`.
+std::uint64_t batch_setting(const Invocation& invocation, const std::string& name, std::uint64_t fallback)
+{
+  auto text = invocation.env().get_non_empty(name);
+  if (!text) {
+    return fallback;
+  }
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc() || end != text->data() + text->size() || value == 0) {
+    throw hubcache::InvalidArgument(name + " is not a positive whole number: " + hubcache::util::escape_control(*text),
+                                    "unset it or give a number");
+  }
+  return value;
+}
+
+// --cache-dir s3://… (or NEURON_COMPILE_CACHE_URL=s3://…, as on SageMaker): a push copies
+// the S3 cache's entries into the repo, a pull copies the repo's into the S3 cache, each
+// store in its own layout, through local scratch space a batch at a time.
+int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
+                   const hubcache::storage::ResolvedRepo& resolved, bool pull)
+{
+  for (const std::string name : {"clean-failed", "clear-stale-locks", "replace-failed"}) {
+    if (invocation.has(name)) {
+      throw UsageError("--" + name + " works on a local compile cache, not on " + location.display());
+    }
+  }
+  auto start = std::chrono::steady_clock::now();
+  bool dry_run = invocation.has("dry-run");
+  auto cache_spec = hubcache::storage::parse_repo_spec(*location.s3_url);
+  if (cache_spec.canonical() == resolved.spec.canonical()) {
+    throw UsageError("the compile cache and the cache repo are the same store (" + cache_spec.canonical()
+                     + "): name another --repo-id or --cache-dir");
+  }
+  auto repo = open_existing_repository(invocation, resolved);
+  auto cache = open_repository(invocation, cache_spec);
+  auto origin =
+    "from " + (location.source == cc::RootSource::option ? std::string("--cache-dir") : cc::to_string(location.source));
+  if (!pull && !cache->exists()) {
+    throw hubcache::RepoNotFound("the compile cache " + location.display() + " (" + origin
+                                   + ") holds no Neuron compile cache entries",
+                                 "check the URL: a compile cache holds neuronxcc-<version>/ folders");
+  }
+
+  cc::CopyOptions options;
+  options.compiler_version = invocation.value("compiler-version");
+  options.workers = max_workers(invocation);
+  options.scratch_parent = hubcache::util::scratch_parent(invocation.env());
+  options.batch_bytes = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_BYTES", options.batch_bytes);
+  options.batch_files = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_FILES", options.batch_files);
+  options.commit_message = pull ? "Copying compile cache entries from " + repo->spec()
+                                : "Copying compile cache entries from " + location.display();
+  if (pull && invocation.has("model")) {
+    cc::PullOptions selection;
+    selection.compiler_version = options.compiler_version;
+    select_model_entries(invocation, *repo, selection, resolved.spec);
+    options.compiler_version = selection.compiler_version;
+    options.only_entries = std::move(selection.only_entries);
+  }
+  auto& source = pull ? *repo : *cache;
+  auto& target = pull ? *cache : *repo;
+  auto plan = cc::plan_copy(source, target, options);
+  warn_skipped_paths(invocation.out(), source);
+  if (pull && !dry_run) {
+    confirm_download_size(invocation, plan.bytes_planned);
+  }
+
+  cc::CopyReport report;
+  if (dry_run) {
+    for (const auto& copy : plan.copies) {
+      report.entries_copied.push_back(copy.entry.path);
+    }
+    report.entries_present = std::move(plan.entries_present);
+    report.skipped = std::move(plan.skipped);
+    report.files_planned = plan.files_planned;
+    report.bytes_planned = plan.bytes_planned;
+    report.other_files = plan.other_files;
+  } else {
+    if (pull && !plan.copies.empty() && !hubcache::storage::exists_yet(*cache)) {
+      // Like the directory a local pull creates: the bucket (when missing and allowed) and the prefix's marker.
+      cache->create({.is_private = true, .exist_ok = true});
+      invocation.out().info("Made " + location.display() + " a compile cache");
+    }
+    ProgressBar bar(invocation.out(), "Copying");
+    report = cc::apply_copy(source, target, std::move(plan), options,
+                            [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    bar.finish();
+  }
+
+  Transfer transfer;
+  transfer.direction = pull ? "pull" : "push";
+  transfer.dry_run = dry_run;
+  transfer.repo = repo->spec();
+  transfer.cache_dir = location.display();
+  transfer.cache_dir_source = location.source;
+  transfer.revision = pull ? repo->revision() : report.revision;
+  transfer.planned = report.entries_copied;
+  for (const auto& error : report.errors) {
+    transfer.planned.push_back(error.path);
+  }
+  transfer.present = report.entries_present;
+  transfer.skipped = &report.skipped;
+  transfer.errors = report.errors;
+  transfer.files_planned = report.files_planned;
+  transfer.bytes_planned = report.bytes_planned;
+  if (!dry_run) {
+    transfer.transferred = report.entries_copied;
+    transfer.files_transferred = report.files_copied;
+    transfer.bytes_transferred = report.bytes_copied;
+  }
+  transfer.seconds = seconds_since(start);
+
+  auto from = pull ? repo->spec() : location.display();
+  auto to = pull ? location.display() : repo->spec();
+  std::string human;
+  auto entries = count_of(report.entries_copied.size(), "entry", "entries");
+  if (dry_run) {
+    human = "Dry run: would copy " + entries + " (" + count_of(report.files_planned, "file") + ", "
+            + human_size(report.bytes_planned) + ") from " + from + " to " + to;
+  } else if (report.entries_copied.empty() && report.errors.empty()) {
+    human = "Nothing to copy: " + to + " already has every complete entry of " + from;
+  } else {
+    human = "Copied " + entries + " (" + count_of(report.files_copied, "file") + ", " + human_size(report.bytes_copied)
+            + ") from " + from + " to " + to + " in " + count_of(report.commits, "commit");
+  }
+  human += "; " + std::to_string(report.entries_present.size()) + " already present; " + skip_summary(report.skipped);
+  if (!report.errors.empty()) {
+    human += "; " + std::to_string(report.errors.size()) + " failed";
+  }
+  human += "; " + human_duration(transfer.seconds) + ".";
+  if (dry_run && !report.entries_copied.empty()) {
+    human += "\nWould copy:";
+    for (const auto& path : report.entries_copied) {
+      human += "\n  " + path;
+    }
+  }
+  for (const auto& error : report.errors) {
+    invocation.out().warning("not copied: " + error.path + ": " + error.detail);
+  }
+  auto data = transfer.to_json();
+  data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
+  data["other_repo_files"] = report.other_files;
+  data["commits"] = report.commits;
+  invocation.out().result(human, data, lines(report.entries_copied));
+  report_skips(invocation.out(), report.skipped);
+  return report.errors.empty() ? k_exit_ok : k_exit_error;
+}
+
 int run_synchronize(Invocation& invocation)
 {
   bool pull = invocation.has("pull");
   if (pull && (invocation.has("clean-failed") || invocation.has("clear-stale-locks"))) {
     throw UsageError("--clean-failed and --clear-stale-locks apply to a push, not to --pull");
   }
-  if (!pull && invocation.has("compiler-version")) {
-    throw UsageError("--compiler-version filters a --pull");
-  }
+
   if (!pull && invocation.has("replace-failed")) {
     throw UsageError("--replace-failed applies to --pull");
   }
@@ -536,8 +701,15 @@ int run_synchronize(Invocation& invocation)
     }
   }
   invocation.integer("clear-stale-locks", 0);
-  auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
+  auto location = cc::locate_cache(invocation.value("cache-dir"), invocation.env());
+  if (!pull && invocation.has("compiler-version") && !location.s3_url) {
+    throw UsageError("--compiler-version filters a --pull, or a push from an S3 compile cache");
+  }
   auto resolved = resolve_repo(invocation);
+  if (location.s3_url) {
+    return run_store_copy(invocation, location, resolved, pull);
+  }
+  const auto& root = location.local();
   auto repo = open_existing_repository(invocation, resolved);
   return pull ? run_pull(invocation, root, *repo, resolved.spec) : run_push(invocation, root, *repo);
 }
@@ -562,7 +734,9 @@ CommandSpec make_synchronize_command()
     "the graphs of that model's cached configurations (as lookup finds them; add records which graphs\n"
     "each configuration produced). A pull beyond --max-size (20G) asks on a terminal, else needs --yes.\n"
     "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
-    "else /var/tmp/neuron-compile-cache.";
+    "else /var/tmp/neuron-compile-cache. An s3://bucket/prefix cache (the Neuron SDK's S3 cache, as\n"
+    "SageMaker jobs write it) works too: a push copies its complete entries into the repo, a --pull\n"
+    "copies the repo's into it, through $TMPDIR a batch at a time.";
   command.options = {
     repo_id_option(),
     cache_dir_option(),
@@ -571,7 +745,8 @@ CommandSpec make_synchronize_command()
      "compiler-version",
      ValueKind::text,
      "VERSION",
-     "With --pull: only entries of this neuronx-cc version (full, or a prefix like 2.15).",
+     "With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like "
+     "2.15).",
      {},
      {}},
     {"",
@@ -632,6 +807,7 @@ CommandSpec make_synchronize_command()
     token_option(),
   };
   command.examples = {"neuron-cache synchronize",
+                      "neuron-cache synchronize --cache-dir s3://my-bucket/neuron-cache --repo-id my-org/neuron-cache",
                       "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",
                       "neuron-cache synchronize --pull --compiler-version 2.21",
                       "neuron-cache synchronize --pull --model meta-llama/Llama-3.1-8B --batch-size 4",

@@ -26,9 +26,14 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "NEURON_COMPILE_CACHE_URL); add keeps them for the command it runs and records them in the registry entry.",
      ""},
     {"NEURON_COMPILE_CACHE_URL",
-     "The local Neuron compile cache that synchronize and add work on, when neither --cache-dir nor "
-     "NEURON_CC_FLAGS names one.",
+     "The Neuron compile cache that synchronize and add work on, when neither --cache-dir nor NEURON_CC_FLAGS names "
+     "one. An s3://bucket/prefix cache (as SageMaker jobs use) is copied to and from by synchronize.",
      "/var/tmp/neuron-compile-cache"},
+    {"NEURON_CACHE_COPY_BATCH_BYTES",
+     "A copy between an S3 compile cache and a repo stages and commits this many bytes at a time (more for one "
+     "bigger entry).",
+     "2147483648"},
+    {"NEURON_CACHE_COPY_BATCH_FILES", "The same limit in files.", "2000"},
     {"NEURON_CACHE_ADD_COMMAND", "The command template add runs when none is given after -- or in the manifest.", ""},
     {"NEURON_CACHE_HTTP_BACKOFF_BASE_MS",
      "Scales HTTP retry delays: the first retry waits this many milliseconds, later ones in proportion.", "1000"},
@@ -68,7 +73,10 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "http://169.254.169.254"},
     {"AWS_EC2_METADATA_DISABLED", "S3 repos: when true, instance metadata is never asked for credentials.", ""},
     {"HOME", "Expands ~ in paths, and is the base of the default cache directories.", ""},
-    {"TMPDIR", "Where add stages the compile caches of manifest jobs.", "/tmp"},
+    {"TMPDIR",
+     "Where add stages the compile caches of manifest jobs, and copies between an S3 compile cache and a repo "
+     "their batches.",
+     "/tmp"},
     {"PATH", "Where the commands add runs (and neuronx-cc, for config) are looked up.", ""},
   };
   return variables;

@@ -257,4 +257,137 @@ test_credentials_from_profile_container_and_instance_metadata() {
   stop_servers
 }
 
+# start_hub: the project's test Hub on 127.0.0.1 (user alice), for copies between S3 and
+# the Hub; sets HF_ENDPOINT and HF_TOKEN.
+ALICE=hf_alice_s3_e2e_write_token_0001
+start_hub() {
+  mkfifo "$SCRATCH/hub.url"
+  "$BIN_DIR/neuron-cache-test-hub" --port 0 --data "$SCRATCH/hub-data" --user "alice:$ALICE:write" \
+    --lfs-threshold 64 >"$SCRATCH/hub.url" 2>"$SCRATCH/hub.log" &
+  PIDS+=($!)
+  local url
+  read -r -t 20 url <"$SCRATCH/hub.url" || { fail "the test Hub did not start: $(cat "$SCRATCH/hub.log")"; return 1; }
+  export HF_ENDPOINT="$url" HF_TOKEN="$ALICE"
+}
+
+# model.done of ENTRY was PUT after its model.neff under PREFIX (the proxy's log order).
+done_after_neff() {
+  local prefix="$1" entry neff_line done_line
+  entry=$(logged "$2")
+  neff_line=$(grep -n "PUT /$prefix/$entry/model.neff " "$SCRATCH/proxy.log" | head -1 | cut -d: -f1)
+  done_line=$(grep -n "PUT /$prefix/$entry/model.done " "$SCRATCH/proxy.log" | head -1 | cut -d: -f1)
+  [[ -n "$neff_line" && -n "$done_line" && "$done_line" -gt "$neff_line" ]] \
+    || fail "model.done of $2 not after its model.neff ($neff_line, $done_line)"
+}
+
+test_an_s3_compile_cache_is_published_to_the_hub_and_pulled_into_another() {
+  export TMPDIR="$SCRATCH/tmp"
+  mkdir -p "$TMPDIR"
+  start_proxy || return
+  start_hub || { stop_servers; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --faults
+  aws_cli s3 mb s3://nc-bucket-sm >/dev/null 2>&1 || fail "aws s3 mb"
+  # What a SageMaker job leaves with NEURON_COMPILE_CACHE_URL=s3://…: the SDK's layout, no
+  # marker, the failed, locked and unfinished entries included.
+  aws_cli s3 sync --quiet "$SCRATCH/cache" s3://nc-bucket-sm/job-1/neuron-cache 2>"$SCRATCH/sync.err" \
+    || fail "aws s3 sync: $(cat "$SCRATCH/sync.err")"
+  local listing_before; listing_before=$(aws_cli s3 ls --recursive s3://nc-bucket-sm/ 2>&1)
+  run 0 "$NC" create alice/from-sagemaker --no-set -q || { stop_servers; return; }
+
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-sm/job-1/neuron-cache \
+    run 0 "$NC" synchronize --repo-id alice/from-sagemaker --json || { stop_servers; return; }
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .direction)" "push"
+  equals "$(json_get "$OUT" .cache_dir)" "s3://nc-bucket-sm/job-1/neuron-cache"
+  equals "$(json_get "$OUT" .cache_dir_source)" "NEURON_COMPILE_CACHE_URL"
+  # The same entries a push from the local copy carries: 5 graphs, the exported model, the registry.
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  equals "$(json_get "$OUT" '.skipped_by_reason."failed-in-source"')" "1"
+  equals "$(json_get "$OUT" '.skipped_by_reason."flags-mismatch-in-source"')" "1"
+  equals "$(json_get "$OUT" '[.skipped[] | select(.reason == "incomplete-in-source")] | length')" "3"
+  equals "$(json_get "$OUT" .commits)" "1"
+  # The S3 cache is only read.
+  equals "$(aws_cli s3 ls --recursive s3://nc-bucket-sm/ 2>&1)" "$listing_before"
+
+  # Again: nothing moves.
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-sm/job-1/neuron-cache \
+    run 0 "$NC" synchronize --repo-id alice/from-sagemaker || { stop_servers; return; }
+  contains "$OUT" "Nothing to copy: alice/from-sagemaker already has every complete entry of s3://nc-bucket-sm/job-1/neuron-cache"
+  contains "$OUT" "7 already present"
+
+  # A host pulls what the job compiled, byte for byte.
+  run 0 "$NC" synchronize --pull --repo-id alice/from-sagemaker --cache-dir "$SCRATCH/fresh" --json \
+    || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+
+  # The Hub repo into the S3 cache of the next job, in a bucket that does not exist yet;
+  # batches of 3 files show that model.done still goes after each entry's other files.
+  NEURON_CACHE_COPY_BATCH_FILES=3 run 0 "$NC" synchronize --pull --repo-id alice/from-sagemaker \
+    --cache-dir s3://nc-bucket-next/job-2/cache --json || { stop_servers; return; }
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .direction)" "pull"
+  equals "$(json_get "$OUT" ".transferred | length")" "7"
+  [[ "$(json_get "$OUT" .commits)" -gt 1 ]] || fail "expected several batches: $(cat "$OUT")"
+  aws_cli s3 cp --recursive --quiet s3://nc-bucket-next/job-2/cache "$SCRATCH/via-cli" 2>"$SCRATCH/cp.err" \
+    || fail "aws s3 cp: $(cat "$SCRATCH/cp.err")"
+  # The bucket was made, and the prefix marked as a cache repo.
+  [[ -f "$SCRATCH/via-cli/.neuron-cache/repo.json" ]] || fail "no marker in the new S3 cache"
+  same_entries "$SCRATCH/cache" "$SCRATCH/via-cli"
+  done_after_neff nc-bucket-next/job-2/cache "$VERSION_DIR/MODULE_1000000000000000+39f12043"
+  [[ ! -e "$SCRATCH/via-cli/$VERSION_DIR/MODULE_900001+39f12043" ]] || fail "a failed entry was copied"
+  # S3 cache to S3 cache, and nothing left in the scratch space.
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-next/job-2/cache --cache-dir s3://nc-bucket-sm/job-1/neuron-cache \
+    --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".present | length")" "7"
+  [[ -z "$(ls -A "$TMPDIR")" ]] || fail "scratch left behind: $(ls -A "$TMPDIR")"
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
+test_copies_between_stores_refuse_bad_input_and_change_nothing() {
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  run 0 "$NC" create "$SCRATCH/repo" --no-set -q || { stop_servers; return; }
+  aws_cli s3 mb s3://nc-bucket-bad >/dev/null 2>&1 || fail "aws s3 mb"
+  echo "precious" >"$SCRATCH/precious.txt"
+  aws_cli s3 cp --quiet "$SCRATCH/precious.txt" s3://nc-bucket-bad/data/precious.txt || fail "aws s3 cp"
+  local repo_before s3_before
+  repo_before=$(snapshot "$SCRATCH/repo")
+  s3_before=$(aws_cli s3 ls --recursive s3://nc-bucket-bad/ 2>&1)
+  # A prefix that holds something else is neither read as a cache nor written to.
+  run 1 "$NC" synchronize --repo-id "$SCRATCH/repo" --cache-dir s3://nc-bucket-bad/data
+  contains "$ERR" "the compile cache s3://nc-bucket-bad/data (from --cache-dir) holds no Neuron compile cache entries"
+  one_line "$ERR"
+  run 0 "$NC" synchronize --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/cache" -q || { stop_servers; return; }
+  repo_before=$(snapshot "$SCRATCH/repo")
+  run 1 "$NC" synchronize --pull --repo-id "$SCRATCH/repo" --cache-dir s3://nc-bucket-bad/data
+  contains "$ERR" "holds something else than a Neuron compile cache"
+  one_line "$ERR"
+  # A bucket that does not exist is no source.
+  run 1 "$NC" synchronize --repo-id "$SCRATCH/repo" --cache-dir s3://nc-no-such-bucket/cache
+  contains "$ERR" "S3 bucket nc-no-such-bucket does not exist"
+  one_line "$ERR"
+  # Local-cache options, and one store named twice, are usage errors.
+  run 2 "$NC" synchronize --repo-id "$SCRATCH/repo" --cache-dir s3://nc-bucket-bad/cache --clean-failed
+  contains "$ERR" "--clean-failed works on a local compile cache, not on s3://nc-bucket-bad/cache"
+  run 2 "$NC" synchronize --pull --repo-id "$SCRATCH/repo" --cache-dir s3://nc-bucket-bad/cache --replace-failed
+  run 2 "$NC" synchronize --repo-id s3://nc-bucket-bad/cache --cache-dir s3://nc-bucket-bad/cache/
+  contains "$ERR" "are the same store"
+  # config shows an S3 compile cache as it is.
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-bad/cache run 0 "$NC" config --json
+  equals "$(json_get "$OUT" .cache_dir)" "s3://nc-bucket-bad/cache"
+  equals "$(json_get "$OUT" .cache_dir_source)" "NEURON_COMPILE_CACHE_URL"
+  # Where only a local cache works, an S3 one is one clear line.
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-bad/cache run 1 "$NC" cleanup --dry-run
+  contains "$ERR" "is in S3"
+  one_line "$ERR"
+  equals "$(snapshot "$SCRATCH/repo")" "$repo_before"
+  equals "$(aws_cli s3 ls --recursive s3://nc-bucket-bad/ 2>&1)" "$s3_before"
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
 run_tests

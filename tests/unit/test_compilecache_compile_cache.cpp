@@ -100,6 +100,27 @@ TEST_CASE("cache root: option > NEURON_CC_FLAGS > NEURON_COMPILE_CACHE_URL > def
     NotSupported);
 }
 
+TEST_CASE("S3 compile caches are located like local ones, and refused where only a local cache works")
+{
+  auto located = cc::locate_cache(std::nullopt,
+                                  Environment::from_map({{"NEURON_COMPILE_CACHE_URL", "s3://bucket/sagemaker/cache"}}));
+  REQUIRE(located.s3_url);
+  CHECK(*located.s3_url == "s3://bucket/sagemaker/cache");
+  CHECK(located.source == cc::RootSource::environment);
+  CHECK(located.display() == "s3://bucket/sagemaker/cache");
+  CHECK_THROWS_AS(located.local(), NotSupported);
+
+  // The same order as for local caches: the option first, then NEURON_CC_FLAGS.
+  auto env = Environment::from_map(
+    {{"NEURON_CC_FLAGS", "--cache_dir=s3://flags/x"}, {"NEURON_COMPILE_CACHE_URL", "s3://env/y"}});
+  CHECK(*cc::locate_cache(std::nullopt, env).s3_url == "s3://flags/x");
+  CHECK(cc::locate_cache(std::nullopt, env).source == cc::RootSource::cc_flags);
+  auto local = cc::locate_cache(std::string("/data/cache"), env);
+  CHECK_FALSE(local.s3_url);
+  CHECK(local.local().path == "/data/cache");
+  CHECK(local.display() == "/data/cache");
+}
+
 TEST_CASE("NEURON_CC_FLAGS: both forms, quoting, last one wins")
 {
   CHECK(cc::cache_dir_from_cc_flags("--cache_dir=/a") == "/a");

@@ -68,16 +68,30 @@ std::string to_string(Generation generation)
 
 namespace {
 
+bool is_s3_url(std::string_view url)
+{
+  return url.starts_with("s3://");
+}
+
 stdfs::path root_from_url(const std::string& url, const util::Environment& env)
 {
-  if (url.starts_with("s3://")) {
-    throw NotSupported("S3 compile caches are not supported yet: " + url, "use a local compile cache directory");
-  }
   std::string path = url.starts_with("file://") ? url.substr(7) : url;
   if (path.empty()) {
     throw InvalidArgument("empty compile cache path", "name a compile cache directory");
   }
   return stdfs::absolute(util::expand_user(path, env)).lexically_normal();
+}
+
+CacheLocation location_from(const std::string& url, RootSource source, const util::Environment& env)
+{
+  CacheLocation location;
+  location.source = source;
+  if (is_s3_url(url)) {
+    location.s3_url = url;
+  } else {
+    location.root = {root_from_url(url, env), source};
+  }
+  return location;
 }
 
 } // namespace
@@ -106,20 +120,40 @@ std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags)
   return found;
 }
 
-CacheRoot resolve_cache_root(const std::optional<std::string>& option, const util::Environment& env)
+CacheLocation locate_cache(const std::optional<std::string>& option, const util::Environment& env)
 {
   if (option) {
-    return {root_from_url(*option, env), RootSource::option};
+    return location_from(*option, RootSource::option, env);
   }
   if (auto flags = env.get_non_empty("NEURON_CC_FLAGS")) {
     if (auto dir = cache_dir_from_cc_flags(*flags); dir && !dir->empty()) {
-      return {root_from_url(*dir, env), RootSource::cc_flags};
+      return location_from(*dir, RootSource::cc_flags, env);
     }
   }
   if (auto url = env.get_non_empty("NEURON_COMPILE_CACHE_URL")) {
-    return {root_from_url(*url, env), RootSource::environment};
+    return location_from(*url, RootSource::environment, env);
   }
-  return {stdfs::path(k_default_cache_root), RootSource::default_path};
+  return location_from(std::string(k_default_cache_root), RootSource::default_path, env);
+}
+
+std::string CacheLocation::display() const
+{
+  return s3_url ? *s3_url : root.path.string();
+}
+
+const CacheRoot& CacheLocation::local() const
+{
+  if (s3_url) {
+    throw NotSupported("the compile cache " + *s3_url + " (from " + to_string(source)
+                         + ") is in S3: it can be copied to and from a cache repo, not read or changed in place",
+                       "name a local compile cache directory");
+  }
+  return root;
+}
+
+CacheRoot resolve_cache_root(const std::optional<std::string>& option, const util::Environment& env)
+{
+  return locate_cache(option, env).local();
 }
 
 std::string flags_suffix(std::string_view flags_file_bytes)

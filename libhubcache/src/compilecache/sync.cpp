@@ -535,29 +535,6 @@ bool version_matches(std::string_view version, std::string_view filter)
 
 namespace {
 
-// A directory in the cache root for one pull's downloads, removed when done.
-class StagingDir {
-public:
-  explicit StagingDir(const stdfs::path& root) : m_path(util::unique_temp_path(root / std::string(k_staging_name)))
-  {
-    if (::mkdir(m_path.c_str(), 0755) != 0) {
-      throw IoError("cannot create a staging directory in " + root.string() + ": " + errno_text(),
-                    "check that the compile cache is writable");
-    }
-  }
-  ~StagingDir()
-  {
-    std::error_code ec;
-    stdfs::remove_all(m_path, ec);
-  }
-  StagingDir(const StagingDir&) = delete;
-  StagingDir& operator=(const StagingDir&) = delete;
-  const stdfs::path& path() const { return m_path; }
-
-private:
-  stdfs::path m_path;
-};
-
 // Staging left by a pull that died: by a dead process of this host, or older than a day.
 void sweep_stale_staging(const stdfs::path& root)
 {
@@ -738,8 +715,8 @@ void check_root(const stdfs::path& root)
   }
 }
 
-// The remote itself failed (after the backend's retries), or refuses us: nothing more
-// will download, so the run stops instead of trying every other file.
+} // namespace
+
 bool stops_the_run(const std::exception_ptr& error)
 {
   try {
@@ -765,8 +742,6 @@ std::string message_of(const std::exception_ptr& error)
     return "unknown error";
   }
 }
-
-} // namespace
 
 PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const stdfs::path& root, DigestCache& digests,
                    const PullOptions& options)
@@ -897,7 +872,8 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   }
   check_root(root);
   sweep_stale_staging(root);
-  StagingDir staging(root);
+  // One pull's downloads, removed when done.
+  util::TemporaryDirectory staging(root / std::string(k_staging_name));
 
   // One task per file, entry after entry, so entries complete (and appear) one by one
   // while the workers share the files of big entries.

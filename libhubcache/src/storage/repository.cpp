@@ -100,4 +100,13 @@ void validate_path_in_repo(std::string_view path)
   }
 }
 
+bool exists_yet(Repository& store)
+{
+  try {
+    return store.exists();
+  } catch (const RepoNotFound&) {
+    return false;
+  }
+}
+
 } // namespace hubcache::storage

@@ -79,4 +79,9 @@ std::filesystem::path expand_user(const std::string& path, const Environment& en
   return std::filesystem::path(home) / path.substr(path.size() > 1 ? 2 : 1);
 }
 
+std::filesystem::path scratch_parent(const Environment& env)
+{
+  return env.get_non_empty("TMPDIR").value_or("/tmp");
+}
+
 } // namespace hubcache::util

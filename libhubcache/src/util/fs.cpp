@@ -158,6 +158,27 @@ stdfs::path unique_temp_path(const stdfs::path& target)
          / (name + std::string(k_temp_infix) + host + "." + std::to_string(::getpid()) + "." + random_suffix());
 }
 
+TemporaryDirectory::TemporaryDirectory(const stdfs::path& target)
+{
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    m_path = unique_temp_path(target);
+    if (::mkdir(m_path.c_str(), 0755) == 0) {
+      return;
+    }
+    if (errno != EEXIST) {
+      throw IoError("cannot create a scratch directory in " + target.parent_path().string() + ": " + errno_text(errno),
+                    "check that it exists and is writable");
+    }
+  }
+  throw IoError("cannot create a unique scratch directory next to " + target.string());
+}
+
+TemporaryDirectory::~TemporaryDirectory()
+{
+  std::error_code ignored;
+  stdfs::remove_all(m_path, ignored);
+}
+
 TemporaryFile::TemporaryFile(const stdfs::path& target, int mode)
 {
   for (int attempt = 0; attempt < 8 && !m_fd; ++attempt) {

@@ -6,6 +6,7 @@
 #include "hubcache/util/hash.hpp"
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -169,6 +170,11 @@ struct PullOptions {
   // Files downloaded at once (at least 1).
   std::size_t workers = 8;
 };
+
+// A failure of a store itself (after the backend's retries) or a refusal (auth, no repo):
+// nothing more will transfer, so a run stops instead of trying every other file.
+bool stops_the_run(const std::exception_ptr& error);
+std::string message_of(const std::exception_ptr& error);
 
 // One repo entry to install, and how.
 struct PullInstall {

@@ -132,6 +132,10 @@ private:
   std::vector<std::string> m_skipped_paths;
 };
 
+// exists(), except that a store whose container is missing too (an S3 bucket) is "not
+// yet" rather than an error: for callers about to create it, or to treat it as empty.
+bool exists_yet(Repository& store);
+
 // Checks a repo-relative path: no empty, '.', '..' or '.git' components, no leading '/',
 // no control characters. Throws InvalidArgument.
 void validate_path_in_repo(std::string_view path);

@@ -33,4 +33,7 @@ private:
 // `~` and `~/...` expanded with HOME.
 std::filesystem::path expand_user(const std::string& path, const Environment& env);
 
+// Where scratch files go: $TMPDIR, else /tmp.
+std::filesystem::path scratch_parent(const Environment& env);
+
 } // namespace hubcache::util

@@ -48,6 +48,21 @@ private:
   int m_signal_slot = -1; // where the fatal-signal cleanup finds this file
 };
 
+// A new directory under a unique name next to `target` (see unique_temp_path), removed
+// with its content on destruction: scratch space such as a transfer's staging. A directory
+// left by a killed process is recognised by is_abandoned_temp_file.
+class TemporaryDirectory {
+public:
+  explicit TemporaryDirectory(const stdfs::path& target);
+  ~TemporaryDirectory();
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const stdfs::path& path() const { return m_path; }
+
+private:
+  stdfs::path m_path;
+};
+
 // Makes SIGINT, SIGTERM and SIGHUP remove every live TemporaryFile (and AtomicFile temp)
 // of this process before it dies, so an interrupted run leaves no partial files behind.
 // Call once at start-up; an InterruptScope takes the signals over while it lives.

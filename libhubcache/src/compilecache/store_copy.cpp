@@ -1,0 +1,367 @@
+#include "hubcache/compilecache/store_copy.hpp"
+
+#include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace hubcache::compilecache {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// The version directories of the source that the filter keeps.
+std::vector<std::string> source_versions(storage::Repository& source, const CopyOptions& options)
+{
+  std::vector<std::string> versions;
+  for (auto& name : source.list_folders()) {
+    if (!name.starts_with(k_version_prefix) || name.size() == k_version_prefix.size()) {
+      continue;
+    }
+    if (options.compiler_version
+        && !version_matches(std::string_view(name).substr(k_version_prefix.size()), *options.compiler_version)) {
+      continue;
+    }
+    versions.push_back(std::move(name));
+  }
+  return versions;
+}
+
+std::vector<storage::RepoFile> list_below(storage::Repository& store, const std::vector<std::string>& folders)
+{
+  std::vector<storage::RepoFile> files;
+  for (const auto& folder : folders) {
+    try {
+      auto listed = store.list_files(folder);
+      files.insert(files.end(), std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
+    } catch (const EntryNotFound&) {
+      // nothing below it
+    }
+  }
+  return files;
+}
+
+// Same bytes, as far as both stores can tell: a digest both know, else the size.
+bool same_stored_content(const storage::RepoFile& a, const storage::RepoFile& b)
+{
+  if (a.size != b.size) {
+    return false;
+  }
+  if (!a.sha256.empty() && !b.sha256.empty()) {
+    return a.sha256 == b.sha256;
+  }
+  if (!a.git_blob_sha1.empty() && !b.git_blob_sha1.empty()) {
+    return a.git_blob_sha1 == b.git_blob_sha1;
+  }
+  return true;
+}
+
+Classification classify_stored(const RepoEntry& entry, const std::vector<const storage::RepoFile*>& files)
+{
+  std::vector<EntryFileInfo> infos;
+  infos.reserve(files.size());
+  for (const auto* file : files) {
+    infos.push_back({file->path.substr(entry.path.size() + 1), file->size});
+  }
+  return classify_module_files(infos);
+}
+
+struct Decision {
+  std::vector<const storage::RepoFile*> to_copy;
+  std::optional<Skipped> skip;
+};
+
+Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, const storage::RepoFile*>& at_target,
+                std::vector<Skipped>& skipped_files)
+{
+  Decision decision;
+  std::vector<const storage::RepoFile*> source_files;
+  for (const auto& file : entry.files) {
+    source_files.push_back(&file);
+  }
+  bool is_module = entry.kind == EntryKind::module;
+  if (is_module) {
+    auto state = classify_stored(entry, source_files);
+    if (state.state == EntryState::failed) {
+      decision.skip = Skipped{entry.path, "failed-in-source", state.reason};
+      return decision;
+    }
+    if (state.state != EntryState::success) {
+      decision.skip = Skipped{entry.path, "incomplete-in-source", state.reason};
+      return decision;
+    }
+  }
+  std::vector<const storage::RepoFile*> target_files;
+  std::vector<const storage::RepoFile*> differing;
+  for (const auto* file : source_files) {
+    auto found = at_target.find(file->path);
+    if (found == at_target.end()) {
+      decision.to_copy.push_back(file);
+      continue;
+    }
+    target_files.push_back(found->second);
+    if (!same_stored_content(*file, *found->second)) {
+      differing.push_back(file);
+    }
+  }
+  if (differing.empty()) {
+    return decision;
+  }
+  if (!is_module) {
+    // Registry and exported-model trees: the target's version of a file stays.
+    for (const auto* file : differing) {
+      skipped_files.push_back({file->path, "target-file-differs", "kept the target's version"});
+    }
+    return decision;
+  }
+  // A complete entry at the target is in use there; a partial one is completed.
+  if (classify_stored(entry, target_files).state == EntryState::success && target_files.size() == source_files.size()) {
+    decision.to_copy.clear();
+    decision.skip = Skipped{entry.path, "target-entry-differs",
+                            differing.front()->path.substr(entry.path.size() + 1) + " differs from the source's"};
+    return decision;
+  }
+  decision.to_copy.insert(decision.to_copy.end(), differing.begin(), differing.end());
+  return decision;
+}
+
+// A module entry is copied only when its flags file gives its name's suffix, as a push
+// from a local cache checks: read (small) for the entries to copy only, several at once.
+void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t workers)
+{
+  std::vector<std::string> problems(plan.copies.size());
+  util::parallel_for(plan.copies.size(), std::max<std::size_t>(workers, 1), [&](std::size_t i) {
+    const auto& entry = plan.copies[i].entry;
+    if (entry.kind != EntryKind::module) {
+      return;
+    }
+    std::vector<EntryFileInfo> infos;
+    for (const auto& file : entry.files) {
+      infos.push_back({file.path.substr(entry.path.size() + 1), file.size});
+    }
+    auto flags_name = flags_file_name(infos);
+    std::optional<std::string> flags;
+    if (!flags_name.empty()) {
+      flags = source.read_file(entry.path + "/" + flags_name);
+    }
+    auto name = parse_module_name(entry.path.substr(entry.path.find('/') + 1));
+    problems[i] = name ? check_flags_suffix(*name, flags) : "not a module name";
+  });
+  std::vector<CopyItem> kept;
+  for (std::size_t i = 0; i < plan.copies.size(); ++i) {
+    auto& item = plan.copies[i];
+    if (problems[i].empty()) {
+      kept.push_back(std::move(item));
+      continue;
+    }
+    plan.skipped.push_back({item.entry.path, "flags-mismatch-in-source", problems[i]});
+    plan.files_planned -= item.to_copy.size();
+    plan.bytes_planned -= item.bytes;
+  }
+  plan.copies = std::move(kept);
+}
+
+} // namespace
+
+CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, const CopyOptions& options)
+{
+  CopyPlan plan;
+  auto versions = source_versions(source, options);
+  auto layout = group_repo_files(list_below(source, versions));
+  plan.other_files = layout.other_files;
+
+  std::vector<storage::RepoFile> target_listing;
+  if (storage::exists_yet(target)) {
+    target_listing = list_below(target, versions);
+  }
+  std::unordered_map<std::string, const storage::RepoFile*> at_target;
+  at_target.reserve(target_listing.size());
+  for (const auto& file : target_listing) {
+    at_target.emplace(file.path, &file);
+  }
+
+  std::vector<CopyItem> registries;
+  for (auto& entry : layout.entries) {
+    if (options.only_entries && options.only_entries->count(entry.path) == 0) {
+      continue;
+    }
+    auto decision = decide(entry, at_target, plan.skipped);
+    if (decision.skip) {
+      plan.skipped.push_back(std::move(*decision.skip));
+      continue;
+    }
+    if (decision.to_copy.empty()) {
+      plan.entries_present.push_back(entry.path);
+      continue;
+    }
+    CopyItem item;
+    for (const auto* file : decision.to_copy) {
+      item.to_copy.push_back(*file);
+      item.bytes += file->size;
+    }
+    plan.files_planned += item.to_copy.size();
+    plan.bytes_planned += item.bytes;
+    item.entry = std::move(entry);
+    (item.entry.kind == EntryKind::registry ? registries : plan.copies).push_back(std::move(item));
+  }
+  check_flags(source, plan, options.workers);
+  // A registry names graphs: it lands after them.
+  std::move(registries.begin(), registries.end(), std::back_inserter(plan.copies));
+  return plan;
+}
+
+CopyReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
+                      const CopyOptions& options, const util::TransferCallback& progress)
+{
+  CopyReport report;
+  report.entries_present = std::move(plan.entries_present);
+  report.skipped = std::move(plan.skipped);
+  report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
+  report.bytes_planned = plan.bytes_planned;
+  if (plan.copies.empty()) {
+    report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
+    return report;
+  }
+  auto parent = options.scratch_parent.empty() ? stdfs::path("/tmp") : options.scratch_parent;
+  util::TemporaryDirectory scratch(parent / "neuron-cache-copy");
+
+  // Every byte is read from the source and written to the target: progress counts half a
+  // byte for each, so that the bar's rate and ETA cover the whole copy.
+  std::mutex mutex; // guards the report, the progress state and the stop reason
+  std::uint64_t downloaded = 0;
+  std::uint64_t uploaded = 0;
+  util::TransferProgress state{0, plan.bytes_planned, 0, plan.files_planned};
+  auto report_progress = [&] {
+    state.bytes_done = (downloaded + uploaded) / 2;
+    if (progress) {
+      progress(state);
+    }
+  };
+  {
+    std::lock_guard lock(mutex);
+    report_progress();
+  }
+
+  std::atomic<bool> stopped{false};
+  std::string stop_reason;
+  auto& copies = plan.copies;
+  std::size_t next = 0;
+  std::size_t batch_number = 0;
+  while (next < copies.size() && !stopped) {
+    // The next batch: whole entries, within the byte and file budgets (at least one entry).
+    auto begin = next;
+    std::uint64_t batch_bytes = 0;
+    std::size_t batch_files = 0;
+    do {
+      batch_bytes += copies[next].bytes;
+      batch_files += copies[next].to_copy.size();
+      ++next;
+    } while (next < copies.size() && batch_bytes + copies[next].bytes <= options.batch_bytes
+             && batch_files + copies[next].to_copy.size() <= options.batch_files);
+    auto stage = scratch.path() / std::to_string(batch_number++);
+
+    std::vector<std::pair<std::size_t, std::size_t>> tasks; // (copy, file)
+    for (auto i = begin; i < next; ++i) {
+      for (std::size_t f = 0; f < copies[i].to_copy.size(); ++f) {
+        tasks.emplace_back(i, f);
+      }
+    }
+    std::vector<std::atomic<bool>> failed(next - begin);
+    util::parallel_for(tasks.size(), std::max<std::size_t>(options.workers, 1), [&](std::size_t t) {
+      auto [index, file_index] = tasks[t];
+      if (stopped || failed[index - begin]) {
+        return;
+      }
+      const auto& file = copies[index].to_copy[file_index];
+      std::uint64_t seen = 0;
+      auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
+        std::lock_guard lock(mutex);
+        downloaded += done > seen ? done - seen : 0;
+        seen = std::max(seen, done);
+        report_progress();
+      };
+      try {
+        auto destination = stage / file.path;
+        stdfs::create_directories(destination.parent_path());
+        // Staged without fsync: the scratch copy only has to outlive the commit.
+        source.download_file(file.path, destination, on_bytes, false);
+      } catch (...) {
+        auto error = std::current_exception();
+        bool first = !failed[index - begin].exchange(true);
+        std::lock_guard lock(mutex);
+        if (first) {
+          report.errors.push_back({copies[index].entry.path, "error", message_of(error)});
+        }
+        if (stops_the_run(error) && !stopped.exchange(true)) {
+          stop_reason = message_of(error);
+        }
+      }
+    });
+    if (stopped) {
+      break;
+    }
+
+    storage::CommitRequest request;
+    request.message = options.commit_message;
+    std::vector<std::size_t> landed;
+    std::uint64_t landed_bytes = 0;
+    for (auto i = begin; i < next; ++i) {
+      if (failed[i - begin]) {
+        continue;
+      }
+      landed.push_back(i);
+      landed_bytes += copies[i].bytes;
+      for (const auto& file : copies[i].to_copy) {
+        request.additions.push_back({file.path, storage::FileSource::from_file(stage / file.path)});
+      }
+    }
+    if (request.additions.empty()) {
+      continue;
+    }
+    auto uploaded_before = uploaded;
+    auto result = target.commit(request, [&](std::uint64_t done, std::uint64_t) {
+      std::lock_guard lock(mutex);
+      uploaded = std::max(uploaded, uploaded_before + done);
+      report_progress();
+    });
+    std::lock_guard lock(mutex);
+    uploaded = uploaded_before + landed_bytes;
+    ++report.commits;
+    report.revision = result.revision;
+    report.files_copied += request.additions.size();
+    report.bytes_copied += landed_bytes;
+    for (auto i : landed) {
+      report.entries_copied.push_back(copies[i].entry.path);
+    }
+    state.files_done += request.additions.size();
+    report_progress();
+    std::error_code ignored;
+    stdfs::remove_all(stage, ignored);
+  }
+  if (stopped) {
+    // Everything not committed yet is left out, each entry reported once.
+    std::set<std::string> reported(report.entries_copied.begin(), report.entries_copied.end());
+    for (const auto& error : report.errors) {
+      reported.insert(error.path);
+    }
+    for (const auto& copy : copies) {
+      const auto& path = copy.entry.path;
+      if (reported.insert(path).second) {
+        report.errors.push_back({path, "error", "not copied: " + stop_reason});
+      }
+    }
+  }
+  if (report.commits == 0) {
+    report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
+  }
+  return report;
+}
+
+} // namespace hubcache::compilecache
