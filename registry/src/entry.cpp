@@ -115,6 +115,13 @@ std::string multi_model_arch_digest(const std::string& model_type, const nlohman
     if (is_unchecked_component(name)) {
       continue;
     }
+    // The entry's own keys share the dict with the components (as in optimum's serialize):
+    // a folder of that name would be overwritten and the entry never read back as written.
+    if (name == "_entry_class" || name == "_model_id" || name == "_task") {
+      throw hubcache::InvalidArgument("the model has a component folder named '" + name
+                                        + "', which a registry entry cannot hold (the name is the entry's own key)",
+                                      "rename or remove that folder");
+    }
     auto cleaned = clean_config(component);
     if (cleaned.is_object()) {
       cleaned.erase("neuron");
@@ -183,6 +190,13 @@ CacheEntry make_multi_model_entry(const std::string& model_id, const nlohmann::j
   for (const auto& [name, component] : component_configs.items()) {
     if (is_unchecked_component(name)) {
       continue;
+    }
+    // The entry's own keys share the dict with the components (as in optimum's serialize):
+    // a folder of that name would be overwritten and the entry never read back as written.
+    if (name == "_entry_class" || name == "_model_id" || name == "_task") {
+      throw hubcache::InvalidArgument("the model has a component folder named '" + name
+                                        + "', which a registry entry cannot hold (the name is the entry's own key)",
+                                      "rename or remove that folder");
     }
     auto cleaned = clean_config(component);
     if (cleaned.is_object() && cleaned.contains("neuron") && cleaned["neuron"].is_object()) {

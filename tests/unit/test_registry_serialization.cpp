@@ -139,3 +139,13 @@ TEST_CASE("registry: clean_config removes exactly the CACHE_WHITE_LIST keys")
   auto cleaned = registry::clean_config(config);
   CHECK(cleaned == nlohmann::json::parse(R"({"model_type": "llama", "hidden_size": 64})"));
 }
+
+TEST_CASE("registry: a pipeline component named like an entry key is refused, not silently overwritten")
+{
+  nlohmann::json components = {{"unet", {{"_class_name", "UNet2DConditionModel"}, {"sample_size", 64}}},
+                               {"_entry_class", {{"model_type", "clip_text_model"}}}};
+  CHECK_THROWS_AS(registry::make_multi_model_entry("org/pipeline", components), hubcache::InvalidArgument);
+  components.erase("_entry_class");
+  auto entry = registry::make_multi_model_entry("org/pipeline", components);
+  CHECK(registry::CacheEntry::deserialize(entry.serialize(), "entry").serialize() == entry.serialize());
+}
