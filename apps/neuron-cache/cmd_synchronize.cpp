@@ -163,6 +163,24 @@ struct Transfer {
   std::uint64_t bytes_planned = 0, bytes_transferred = 0;
   double seconds = 0;
 
+  // The summary's end: "; 3 already present; 2 skipped (…); 1 failed; 1.2s." and, on a dry
+  // run, what would move ("Would push:" and one path a line).
+  std::string summary_tail(const std::string& verb) const
+  {
+    std::string text = "; " + std::to_string(present.size()) + " already present; " + skip_summary(*skipped);
+    if (!errors.empty()) {
+      text += "; " + std::to_string(errors.size()) + " failed";
+    }
+    text += "; " + human_duration(seconds) + ".";
+    if (dry_run && !planned.empty()) {
+      text += "\nWould " + verb + ":";
+      for (const auto& path : planned) {
+        text += "\n  " + path;
+      }
+    }
+    return text;
+  }
+
   nlohmann::json to_json() const
   {
     return {
@@ -318,14 +336,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
       human += " " + result.revision->substr(0, 12);
     }
   }
-  human += "; " + std::to_string(done.entries_present.size()) + " already present; " + skip_summary(done.skipped) + "; "
-           + human_duration(transfer.seconds) + ".";
-  if (dry_run && !done.entries_to_push.empty()) {
-    human += "\nWould push:";
-    for (const auto& path : done.entries_to_push) {
-      human += "\n  " + path;
-    }
-  }
+  human += transfer.summary_tail("push");
 
   auto data = transfer.to_json();
   data["committed"] = result.committed;
@@ -508,17 +519,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     human += " (" + std::to_string(report.entries_replaced.size()) + (options.dry_run ? " would replace" : " replaced")
              + " a failed local entry)";
   }
-  human += "; " + std::to_string(report.entries_present.size()) + " already present; " + skip_summary(report.skipped);
-  if (!report.errors.empty()) {
-    human += "; " + std::to_string(report.errors.size()) + " failed";
-  }
-  human += "; " + human_duration(transfer.seconds) + ".";
-  if (options.dry_run && !report.entries_pulled.empty()) {
-    human += "\nWould pull:";
-    for (const auto& path : report.entries_pulled) {
-      human += "\n  " + path;
-    }
-  }
+  human += transfer.summary_tail("pull");
   for (const auto& error : report.errors) {
     invocation.out().warning("not installed: " + error.path + ": " + error.detail);
   }
@@ -657,17 +658,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
     human = "Copied " + entries + " (" + count_of(report.files_copied, "file") + ", " + human_size(report.bytes_copied)
             + ") from " + from + " to " + to + " in " + count_of(report.commits, "commit");
   }
-  human += "; " + std::to_string(report.entries_present.size()) + " already present; " + skip_summary(report.skipped);
-  if (!report.errors.empty()) {
-    human += "; " + std::to_string(report.errors.size()) + " failed";
-  }
-  human += "; " + human_duration(transfer.seconds) + ".";
-  if (dry_run && !report.entries_copied.empty()) {
-    human += "\nWould copy:";
-    for (const auto& path : report.entries_copied) {
-      human += "\n  " + path;
-    }
-  }
+  human += transfer.summary_tail("copy");
   for (const auto& error : report.errors) {
     invocation.out().warning("not copied: " + error.path + ": " + error.detail);
   }
