@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <shared_mutex>
 
@@ -35,24 +36,52 @@ struct StreamedDigest {
   std::string md5;
 };
 
-// Streams the request body into `path`, hashing on the way.
-StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path)
+// Streams the request body into `path`, hashing on the way (the sha256 only when asked:
+// a multipart part is checked by its MD5 ETag, the object's sha256 once assembled).
+StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path, bool with_sha256 = true)
 {
   hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
   hubcache::util::Hasher md5(hubcache::util::HashAlgorithm::md5);
   StreamedDigest digest;
   std::ofstream out(path, std::ios::binary);
+  // The body arrives in small pieces; it is gathered in blocks so that, for a big object,
+  // the MD5 of a block runs on a second core while this one takes its sha256 and writes
+  // it (a multi-GB PUT otherwise spends most of its time hashing in one thread).
+  constexpr std::size_t k_block = 4u << 20;
+  std::string block;
+  const auto take_block = [&] {
+    if (block.empty())
+      return;
+    std::future<void> other;
+    if (block.size() == k_block)
+      other = std::async(std::launch::async, [&] { md5.update(block.data(), block.size()); });
+    else
+      md5.update(block.data(), block.size());
+    if (with_sha256)
+      sha256.update(block.data(), block.size());
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    if (other.valid())
+      other.get();
+    block.clear();
+  };
   const bool complete = body.read([&](const char* data, std::size_t size) {
-    out.write(data, static_cast<std::streamsize>(size));
-    sha256.update(data, size);
-    md5.update(data, size);
     digest.size += size;
+    while (size > 0) {
+      const auto n = std::min(size, k_block - block.size());
+      block.append(data, n);
+      data += n;
+      size -= n;
+      if (block.size() == k_block)
+        take_block();
+    }
     return static_cast<bool>(out);
   });
+  take_block();
   out.close();
   if (!complete || !out)
     throw HubError(400, "Upload interrupted or unreadable body");
-  digest.sha256 = sha256.hex_digest();
+  if (with_sha256)
+    digest.sha256 = sha256.hex_digest();
   digest.md5 = md5.hex_digest();
   return digest;
 }
@@ -237,10 +266,14 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
     throw HubError(400, "Invalid part number " + part);
   const auto expected = number < parts ? chunk : size - chunk * (parts - 1);
   TempFile temp{m_storage.temp_path("part")};
-  const auto digest = receive_to_file(ctx.body, temp.path);
+  const auto digest = receive_to_file(ctx.body, temp.path, false);
   if (digest.size != expected)
     throw HubError(400, "Part " + std::to_string(number) + " must hold " + std::to_string(expected) + " bytes, got "
                           + std::to_string(digest.size));
+  // Like S3, the part's ETag is remembered as it arrives and the completion is checked
+  // against it, without reading the part again. The ETag goes first, the part last: a part
+  // file always has the ETag of its content.
+  hubcache::util::write_file_atomically(dir / (part_file_name(number) + ".etag"), digest.md5);
   stdfs::rename(temp.path, dir / part_file_name(number));
   temp.keep = true;
   Reply reply;
@@ -265,34 +298,29 @@ Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
     throw HubError(400, "Completion oid does not match the upload");
   if (!body.contains("parts") || !body.at("parts").is_array() || body.at("parts").size() != parts)
     throw HubError(400, "Completion must list all " + std::to_string(parts) + " parts");
+  std::uint64_t expected_number = 1;
+  for (const auto& item : body.at("parts")) {
+    const auto number = item.value("partNumber", std::uint64_t{0});
+    if (number != expected_number++)
+      throw HubError(400, "Parts must be listed in order, starting at 1");
+    const auto etag = hubcache::util::read_file_if_exists(dir / (part_file_name(number) + ".etag"));
+    if (!etag || !stdfs::exists(dir / part_file_name(number)))
+      throw HubError(400, "Part " + std::to_string(number) + " was never uploaded");
+    if (strip_quotes(item.value("etag", std::string{})) != *etag)
+      throw HubError(400, "ETag of part " + std::to_string(number) + " does not match the uploaded part");
+  }
+  // Assembled in order, hashed on the way: the object must be what the batch announced.
   TempFile temp{m_storage.temp_path("complete")};
   hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
   std::uint64_t total = 0;
   {
     std::ofstream out(temp.path, std::ios::binary);
-    std::uint64_t expected_number = 1;
-    for (const auto& item : body.at("parts")) {
-      const auto number = item.value("partNumber", std::uint64_t{0});
-      if (number != expected_number++)
-        throw HubError(400, "Parts must be listed in order, starting at 1");
+    for (std::uint64_t number = 1; number <= parts; ++number) {
       const auto part_path = dir / part_file_name(number);
-      std::ifstream in(part_path, std::ios::binary);
-      if (!in)
-        throw HubError(400, "Part " + std::to_string(number) + " was never uploaded");
-      hubcache::util::Hasher md5(hubcache::util::HashAlgorithm::md5);
-      std::vector<char> buffer(64 * 1024);
-      while (in) {
-        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-        const auto got = static_cast<std::size_t>(in.gcount());
-        if (got == 0)
-          break;
-        md5.update(buffer.data(), got);
-        sha256.update(buffer.data(), got);
-        out.write(buffer.data(), static_cast<std::streamsize>(got));
-        total += got;
-      }
-      if (strip_quotes(item.value("etag", std::string{})) != md5.hex_digest())
-        throw HubError(400, "ETag of part " + std::to_string(number) + " does not match the uploaded part");
+      total += hubcache::util::read_file_chunks(part_path, [&](const char* data, std::size_t count) {
+        sha256.update(data, count);
+        out.write(data, static_cast<std::streamsize>(count));
+      });
     }
     if (!out)
       throw HubError(500, "Cannot assemble the uploaded parts");

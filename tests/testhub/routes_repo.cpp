@@ -209,19 +209,33 @@ Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, con
   std::shared_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::read);
   const auto head = resolve_commit(repo, revision, true);
-  const bool blobs = ctx.flag("blobs");
+  auto expand = ctx.params("expand");
+  for (const auto& value : ctx.params("expand[]"))
+    expand.push_back(value);
+  for (const auto& field : expand) {
+    if (!known_expand_fields().count(field))
+      throw HubError(400, "\"expand\" must be one of the model fields (got \"" + field + "\")");
+  }
+  const auto wanted = [&](const char* field) {
+    return expand.empty() || std::find(expand.begin(), expand.end(), field) != expand.end();
+  };
+  // The file list is built only when asked for: like the Hub, an answer restricted by
+  // `expand` costs the same whatever the size of the repo.
   json siblings = json::array();
   std::uint64_t used = 0;
-  for (const auto& [path, entry] : head->files) {
-    json sibling = {{"rfilename", path}};
-    if (blobs) {
-      sibling["size"] = entry.size;
-      sibling["blobId"] = entry.oid;
-      if (entry.is_lfs())
-        sibling["lfs"] = {{"sha256", entry.lfs_sha256}, {"size", entry.size}, {"pointerSize", entry.pointer_size}};
+  if (wanted("siblings") || wanted("usedStorage")) {
+    const bool blobs = ctx.flag("blobs");
+    for (const auto& [path, entry] : head->files) {
+      json sibling = {{"rfilename", path}};
+      if (blobs) {
+        sibling["size"] = entry.size;
+        sibling["blobId"] = entry.oid;
+        if (entry.is_lfs())
+          sibling["lfs"] = {{"sha256", entry.lfs_sha256}, {"size", entry.size}, {"pointerSize", entry.pointer_size}};
+      }
+      used += entry.size;
+      siblings.push_back(std::move(sibling));
     }
-    used += entry.size;
-    siblings.push_back(sibling);
   }
   json full = {{"_id", repo.uid},
                {"id", repo.repo_id},
@@ -241,21 +255,15 @@ Reply HubServer::model_info(RequestContext& ctx, const std::string& repo_id, con
                {"pipeline_tag", nullptr},
                {"tags", json::array()},
                {"cardData", json::object()},
-               {"siblings", siblings},
+               {"siblings", std::move(siblings)},
                {"spaces", json::array()},
                {"usedStorage", used},
                {"xetEnabled", false}};
-  auto expand = ctx.params("expand");
-  for (const auto& value : ctx.params("expand[]"))
-    expand.push_back(value);
   if (expand.empty())
     return json_reply(200, full);
   json partial = {{"_id", repo.uid}, {"id", repo.repo_id}};
-  for (const auto& field : expand) {
-    if (!known_expand_fields().count(field))
-      throw HubError(400, "\"expand\" must be one of the model fields (got \"" + field + "\")");
+  for (const auto& field : expand)
     partial[field] = full.contains(field) ? full[field] : json(nullptr);
-  }
   return json_reply(200, partial);
 }
 

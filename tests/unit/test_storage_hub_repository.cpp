@@ -17,6 +17,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <sys/wait.h>
 #include <thread>
@@ -411,6 +412,45 @@ TEST_CASE("hub repository on the test Hub: regular, LFS and multipart files in o
   auto changed = repo->commit(request);
   CHECK(changed.files_added == 1);
   CHECK(repo->read_file("neuronxcc-2.0/MODULE_1/compile_flags.json") == "changed");
+}
+
+TEST_CASE("hub repository on the test Hub: commit progress rises byte by byte during one big upload, never back")
+{
+  // 4 MiB at 40 Mbit/s per connection take most of a second: progress counted per
+  // finished file or part would only ever show 0 and the part boundaries.
+  for (std::uint64_t chunk : {std::uint64_t{1} << 30, std::uint64_t{1} << 20}) {
+    CAPTURE(chunk);
+    TestHub hub({"--multipart-chunk-size", std::to_string(chunk), "--bandwidth-mbps", "40"});
+    test_support::TempDir dir;
+    auto repo = hub.repo("cache");
+    repo->create({});
+    auto big = pattern(std::size_t{4} << 20, 7);
+    util::write_file_atomically(dir / "big.neff", big);
+    std::mutex mutex;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    CommitRequest request;
+    request.message = "Synchronizing local compiler cache.";
+    request.additions = {{"neuronxcc-2.0/MODULE_1/model.neff", FileSource::from_file(dir / "big.neff")}};
+    auto result = repo->commit(request, [&](std::uint64_t done, std::uint64_t total) {
+      std::lock_guard lock(mutex);
+      seen.emplace_back(done, total);
+    });
+    CHECK(result.files_added == 1);
+    REQUIRE(seen.size() >= 3);
+    std::size_t between_parts = 0;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      CHECK(seen[i].second == big.size());
+      CHECK(seen[i].first <= big.size());
+      if (i > 0) {
+        CHECK(seen[i].first >= seen[i - 1].first);
+      }
+      if (seen[i].first > 0 && seen[i].first < big.size() && seen[i].first % (std::uint64_t{1} << 20) != 0) {
+        ++between_parts;
+      }
+    }
+    CHECK(seen.back().first == big.size());
+    CHECK(between_parts >= 2);
+  }
 }
 
 TEST_CASE("hub repository on the test Hub: deletions of files and folders; missing paths are no-ops")

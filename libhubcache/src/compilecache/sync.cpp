@@ -15,6 +15,7 @@
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -36,6 +37,106 @@ std::string errno_text()
   return std::strerror(errno);
 }
 
+// Hands each '\n'-terminated line of a remembered file (digests, snapshot) to `on_line`
+// (false stops), reading a block at a time: the text of tens of thousands of records is
+// never held whole beside what is built from it. Returns false when the file is missing,
+// unreadable, larger than read_file's bound, or ends without a newline.
+bool for_each_line(const stdfs::path& file, const std::function<bool(std::string_view)>& on_line)
+{
+  std::optional<util::Fd> fd;
+  try {
+    fd = util::open_regular_file_if_exists(file);
+  } catch (const Error&) {
+    return false;
+  }
+  if (!fd) {
+    return false;
+  }
+  std::string carry;
+  bool going = true;
+  try {
+    auto read = util::read_chunks(*fd, file, [&](const char* data, std::size_t size) {
+      std::string_view chunk(data, size);
+      while (going && !chunk.empty()) {
+        auto end = chunk.find('\n');
+        if (end == std::string_view::npos) {
+          carry.append(chunk);
+          return;
+        }
+        if (carry.empty()) {
+          going = on_line(chunk.substr(0, end));
+        } else {
+          carry.append(chunk.substr(0, end));
+          going = on_line(carry);
+          carry.clear();
+        }
+        chunk.remove_prefix(end + 1);
+      }
+    });
+    if (read > util::k_default_read_limit) {
+      return false;
+    }
+  } catch (const Error&) {
+    return false;
+  }
+  return going && carry.empty();
+}
+
+// Lowercase hex <-> bytes for the digests the cache keeps as bytes.
+template <std::size_t N>
+bool hex_to_bytes(std::string_view hex, std::array<unsigned char, N>& out)
+{
+  if (hex.size() != 2 * N) {
+    return false;
+  }
+  auto value = [](char c) -> int { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  for (std::size_t i = 0; i < N; ++i) {
+    int high = value(hex[2 * i]);
+    int low = value(hex[2 * i + 1]);
+    if (high < 0 || low < 0) {
+      return false;
+    }
+    out[i] = static_cast<unsigned char>(high * 16 + low);
+  }
+  return true;
+}
+
+template <std::size_t N>
+std::string bytes_to_hex(const std::array<unsigned char, N>& bytes)
+{
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex(2 * N, '0');
+  for (std::size_t i = 0; i < N; ++i) {
+    hex[2 * i] = digits[bytes[i] >> 4];
+    hex[2 * i + 1] = digits[bytes[i] & 0xf];
+  }
+  return hex;
+}
+
+// Writes a remembered file atomically, formatted and written a block at a time.
+class BlockWriter {
+public:
+  explicit BlockWriter(const stdfs::path& target) : m_file(target) {}
+  std::string& text() { return m_text; }
+  void flush_if_full()
+  {
+    if (m_text.size() >= 256 * 1024) {
+      m_file.write(m_text);
+      m_text.clear();
+    }
+  }
+  void commit()
+  {
+    m_file.write(m_text);
+    m_text.clear();
+    m_file.commit();
+  }
+
+private:
+  util::AtomicFile m_file;
+  std::string m_text;
+};
+
 } // namespace
 
 FileStamp stamp_of(const stdfs::path& file)
@@ -51,32 +152,20 @@ FileStamp stamp_of(const stdfs::path& file)
 
 DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
 {
-  std::optional<std::string> text;
-  try {
-    text = util::read_file_if_exists(m_file);
-  } catch (const Error&) {
-    return;
-  }
-  if (!text || !text->starts_with(k_digest_header)) {
-    return;
-  }
-  std::string_view rest(*text);
-  rest.remove_prefix(std::min(rest.size(), k_digest_header.size() + 1));
   std::unordered_map<std::string, Record> loaded;
-  while (!rest.empty()) {
-    auto end = rest.find('\n');
-    if (end == std::string_view::npos) {
-      return; // truncated: ignore the whole file
+  bool header = false;
+  auto parse = [&](std::string_view line) {
+    if (!header) {
+      header = true;
+      return line == k_digest_header;
     }
-    auto line = rest.substr(0, end);
-    rest.remove_prefix(end + 1);
     // size \t mtime_ns \t inode \t sha256 \t git blob sha1 \t path
     std::string_view fields[5];
     std::size_t start = 0;
     for (auto& field : fields) {
       auto tab = line.find('\t', start);
       if (tab == std::string_view::npos) {
-        return; // corrupt: ignore the whole file
+        return false; // corrupt: ignore the whole file
       }
       field = line.substr(start, tab - start);
       start = tab + 1;
@@ -88,27 +177,22 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
     };
     if (!number(fields[0], record.stamp.size) || !number(fields[1], record.stamp.mtime_ns)
         || !number(fields[2], record.stamp.inode)) {
-      return;
+      return false;
     }
-    auto hash_field = [](std::string_view field, std::size_t length) -> std::optional<std::string> {
-      if (field == "-") {
-        return std::string();
-      }
-      if (field.size() != length) {
-        return std::nullopt;
-      }
-      return std::string(field);
-    };
-    auto sha256 = hash_field(fields[3], 64);
-    auto sha1 = hash_field(fields[4], 40);
-    if (!sha256 || !sha1 || start >= line.size()) {
-      return;
+    record.has_sha256 = fields[3] != "-";
+    record.has_git_blob_sha1 = fields[4] != "-";
+    if ((record.has_sha256 && !hex_to_bytes(fields[3], record.sha256))
+        || (record.has_git_blob_sha1 && !hex_to_bytes(fields[4], record.git_blob_sha1)) || start >= line.size()) {
+      return false;
     }
-    record.digests = {record.stamp.size, std::move(*sha256), std::move(*sha1)};
-    loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
+    loaded.insert_or_assign(std::string(line.substr(start)), record);
+    return true;
+  };
+  // A missing, truncated or corrupt file is ignored whole.
+  if (for_each_line(m_file, parse) && header) {
+    m_records = std::move(loaded);
+    m_loaded = m_records.size();
   }
-  m_records = std::move(loaded);
-  m_loaded = m_records.size();
 }
 
 stdfs::path DigestCache::default_path(const stdfs::path& cache_root, const util::Environment& env)
@@ -130,11 +214,15 @@ const util::FileDigests* DigestCache::find(const std::string& key, const FileSta
   if (it == m_records.end() || it->second.stamp != stamp) {
     return nullptr;
   }
-  if (!it->second.used) {
+  const auto& record = it->second;
+  if (!record.used) {
     it->second.used = true;
     ++m_used;
   }
-  return &it->second.digests;
+  m_found.size = record.stamp.size;
+  m_found.sha256 = record.has_sha256 ? bytes_to_hex(record.sha256) : std::string();
+  m_found.git_blob_sha1 = record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string();
+  return &m_found;
 }
 
 std::optional<util::FileDigests> DigestCache::known(const std::string& key, const FileStamp& stamp)
@@ -145,6 +233,13 @@ std::optional<util::FileDigests> DigestCache::known(const std::string& key, cons
   return std::nullopt;
 }
 
+void DigestCache::set_digests(Record& record, const util::FileDigests& digests)
+{
+  // A digest that is not lowercase hex is not kept: unknown, not wrong.
+  record.has_sha256 = hex_to_bytes(digests.sha256, record.sha256);
+  record.has_git_blob_sha1 = hex_to_bytes(digests.git_blob_sha1, record.git_blob_sha1);
+}
+
 void DigestCache::remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests)
 {
   auto& record = m_records[key];
@@ -153,7 +248,7 @@ void DigestCache::remember(const std::string& key, const FileStamp& stamp, const
     ++m_used;
   }
   record.stamp = stamp;
-  record.digests = digests;
+  set_digests(record, digests);
   m_changed = true;
 }
 
@@ -179,9 +274,10 @@ void DigestCache::save()
   try {
     std::error_code ec;
     stdfs::create_directories(m_file.parent_path(), ec);
-    std::string text(k_digest_header);
+    BlockWriter writer(m_file);
+    auto& text = writer.text();
+    text = k_digest_header;
     text += '\n';
-    auto field = [](const std::string& hash) { return hash.empty() ? std::string("-") : hash; };
     std::vector<const std::pair<const std::string, Record>*> used;
     used.reserve(m_used);
     for (const auto& item : m_records) {
@@ -193,10 +289,12 @@ void DigestCache::save()
     for (const auto* item : used) {
       const auto& [key, record] = *item;
       text += std::to_string(record.stamp.size) + '\t' + std::to_string(record.stamp.mtime_ns) + '\t'
-              + std::to_string(record.stamp.inode) + '\t' + field(record.digests.sha256) + '\t'
-              + field(record.digests.git_blob_sha1) + '\t' + key + '\n';
+              + std::to_string(record.stamp.inode) + '\t'
+              + (record.has_sha256 ? bytes_to_hex(record.sha256) : std::string("-")) + '\t'
+              + (record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string("-")) + '\t' + key + '\n';
+      writer.flush_if_full();
     }
-    util::write_file_atomically(m_file, text);
+    writer.commit();
   } catch (const Error&) {
     // Only a cache: the next run hashes again.
   }
@@ -291,59 +389,56 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
   if (m_file.empty() || !revision || revision->empty()) {
     return std::nullopt;
   }
-  std::optional<std::string> text;
-  try {
-    text = util::read_file_if_exists(m_file);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  if (!text) {
-    return std::nullopt;
-  }
-  // Parsed in place (tens of thousands of lines): no stream copy of the text, and the
-  // vector sized once from the line count.
-  std::string_view rest(*text);
-  auto next_line = [&](std::string_view& line) {
-    auto end = rest.find('\n');
-    if (end == std::string_view::npos) {
-      return false;
-    }
-    line = rest.substr(0, end);
-    rest.remove_prefix(end + 1);
-    return true;
-  };
-  std::string_view line;
-  if (!next_line(line) || line != k_snapshot_header || !next_line(line) || line != "revision\t" + *revision
-      || !next_line(line) || !line.starts_with("versions")) {
-    return std::nullopt;
-  }
-  std::set<std::string> covered;
-  for (std::size_t start = line.find('\t'); start != std::string_view::npos;) {
-    auto end = line.find('\t', start + 1);
-    covered.emplace(line.substr(start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1));
-    start = end;
-  }
-  if (!std::includes(covered.begin(), covered.end(), versions.begin(), versions.end())) {
+  // Read a block at a time (tens of thousands of lines), the vector sized once from a
+  // first pass that only counts lines.
+  std::size_t lines = 0;
+  if (!for_each_line(m_file, [&](std::string_view) {
+        ++lines;
+        return true;
+      })) {
     return std::nullopt;
   }
   std::vector<storage::RepoFile> files;
-  files.reserve(static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')));
-  while (next_line(line)) {
+  files.reserve(lines > 3 ? lines - 3 : 0);
+  std::size_t number = 0;
+  bool covers = false;
+  auto parse = [&](std::string_view line) {
+    ++number;
+    if (number == 1) {
+      return line == k_snapshot_header;
+    }
+    if (number == 2) {
+      return line == "revision\t" + *revision;
+    }
+    if (number == 3) {
+      if (!line.starts_with("versions")) {
+        return false;
+      }
+      std::set<std::string> covered;
+      for (std::size_t start = line.find('\t'); start != std::string_view::npos;) {
+        auto end = line.find('\t', start + 1);
+        covered.emplace(
+          line.substr(start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1));
+        start = end;
+      }
+      covers = std::includes(covered.begin(), covered.end(), versions.begin(), versions.end());
+      return covers;
+    }
     // size \t sha256 \t git blob sha1 \t path
     auto t1 = line.find('\t');
     auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
     auto t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
     if (t3 == std::string_view::npos) {
-      return std::nullopt; // corrupt: list instead
+      return false; // corrupt: list instead
     }
     auto path = line.substr(t3 + 1);
     if (!versions.contains(std::string(path.substr(0, path.find('/'))))) {
-      continue;
+      return true;
     }
     storage::RepoFile file;
     auto [ptr, error] = std::from_chars(line.data(), line.data() + t1, file.size);
     if (error != std::errc() || ptr != line.data() + t1) {
-      return std::nullopt;
+      return false;
     }
     auto sha256 = line.substr(t1 + 1, t2 - t1 - 1);
     auto sha1 = line.substr(t2 + 1, t3 - t2 - 1);
@@ -355,12 +450,13 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
     }
     file.path = path;
     if (!storage::is_valid_path_in_repo(file.path)) {
-      return std::nullopt;
+      return false;
     }
     files.push_back(std::move(file));
-  }
-  if (!rest.empty()) {
-    return std::nullopt; // truncated
+    return true;
+  };
+  if (!for_each_line(m_file, parse) || !covers) {
+    return std::nullopt; // another revision, other versions, or a corrupt or truncated file
   }
   return files;
 }
@@ -374,7 +470,9 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
   try {
     std::error_code ec;
     stdfs::create_directories(m_file.parent_path(), ec);
-    std::string text(k_snapshot_header);
+    BlockWriter writer(m_file);
+    auto& text = writer.text();
+    text = k_snapshot_header;
     text += "\nrevision\t" + revision + "\nversions";
     for (const auto& version : versions) {
       text += "\t" + version;
@@ -384,8 +482,9 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
     for (const auto& file : files) {
       text += std::to_string(file.size) + '\t' + field(file.sha256) + '\t' + field(file.git_blob_sha1) + '\t'
               + file.path + '\n';
+      writer.flush_if_full();
     }
-    util::write_file_atomically(m_file, text);
+    writer.commit();
   } catch (const Error&) {
     // Only a cache: the next push lists the repo.
   }
@@ -436,25 +535,33 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     result.plan = std::move(plan);
     return result;
   }
+  // The plan lends its paths to the request (tens of thousands of them: not copied) and
+  // gets them back once the commit is done.
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
   request.additions.reserve(plan.uploads.size());
-  for (const auto& upload : plan.uploads) {
+  for (auto& upload : plan.uploads) {
+    auto known = digests.known(upload.path, upload.stamp);
     request.additions.push_back(
-      {upload.path, storage::FileSource::from_file(upload.source), digests.known(upload.path, upload.stamp)});
+      {std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)), std::move(known)});
   }
+
   util::ProgressCallback bytes_progress;
   if (progress) {
     // The commit reports bytes; files count once it is done.
     bytes_progress = [&](std::uint64_t done, std::uint64_t total) { progress({done, total, 0, 0}); };
   }
   auto commit = repo.commit(request, bytes_progress);
+  for (std::size_t i = 0; i < plan.uploads.size(); ++i) {
+    plan.uploads[i].path = std::move(request.additions[i].path_in_repo);
+    plan.uploads[i].source = request.additions[i].source.take();
+  }
+  request = {};
   if (progress) {
     progress({plan.bytes_to_upload, plan.bytes_to_upload, plan.uploads.size(), plan.uploads.size()});
   }
   result.committed = commit.created;
   result.revision = commit.revision;
-  result.committed_files = commit.files;
 
   // The commit reports the digests of what it holds now: remember them for files that did
   // not change meanwhile, so the next push hashes nothing and lists nothing twice.
@@ -478,15 +585,23 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     } catch (const Error&) {
     }
   }
+  committed.clear();
+  result.committed_files = std::move(commit.files);
   result.plan = std::move(plan);
   return result;
 }
 
 RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files)
 {
+  auto copy = files;
+  return group_repo_files(std::move(copy));
+}
+
+RepoLayout group_repo_files(std::vector<storage::RepoFile>&& files)
+{
   RepoLayout layout;
   std::map<std::string, RepoEntry> entries;
-  for (const auto& file : files) {
+  for (auto& file : files) {
     auto first = file.path.find('/');
     auto second = first == std::string::npos ? std::string::npos : file.path.find('/', first + 1);
     auto name = stdfs::path(file.path).filename().string();
@@ -516,8 +631,11 @@ RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files)
       it->second.path = path;
       it->second.compiler_version = file.path.substr(k_version_prefix.size(), first - k_version_prefix.size());
     }
-    it->second.files.push_back(file);
+    it->second.files.push_back(std::move(file));
   }
+  files.clear();
+  files.shrink_to_fit();
+  layout.entries.reserve(entries.size());
   for (auto& [path, entry] : entries) {
     layout.entries.push_back(std::move(entry));
   }
@@ -746,9 +864,18 @@ std::string message_of(const std::exception_ptr& error)
 PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const stdfs::path& root, DigestCache& digests,
                    const PullOptions& options)
 {
+  auto copy = listing;
+  return plan_pull(std::move(copy), root, digests, options);
+}
+
+PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const stdfs::path& root, DigestCache& digests,
+                   const PullOptions& options)
+{
   check_root(root);
   PullPlan plan;
-  auto layout = group_repo_files(listing);
+  // The listing is consumed as it is grouped, and each entry's files move into its
+  // install: one copy of the repo's file list at any time.
+  auto layout = group_repo_files(std::move(listing));
   plan.other_files = layout.other_files;
   for (auto& entry : layout.entries) {
     if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
@@ -765,9 +892,17 @@ PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const stdfs::p
       PullInstall install;
       install.fresh = decision.fresh;
       install.replace = decision.replace;
-      for (const auto* file : decision.to_download) {
-        install.to_download.push_back(*file);
-        install.bytes += file->size;
+      if (decision.fresh) {
+        // Every file of the entry: moved, not copied (install_entry reads them there).
+        install.to_download = std::move(entry.files);
+        entry.files.clear();
+      } else {
+        for (const auto* file : decision.to_download) {
+          install.to_download.push_back(*file);
+        }
+      }
+      for (const auto& file : install.to_download) {
+        install.bytes += file.size;
       }
       plan.bytes_planned += install.bytes;
       plan.files_planned += install.to_download.size();
@@ -789,7 +924,7 @@ PullPlan plan_pull(storage::Repository& repo, const stdfs::path& root, DigestCac
   } catch (const EntryNotFound&) {
     // an empty repo
   }
-  return plan_pull(listing, root, digests, options);
+  return plan_pull(std::move(listing), root, digests, options);
 }
 
 namespace {
@@ -803,7 +938,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
   if (entry.kind == EntryKind::module) {
     // The flags suffix can only be checked with the flags file's bytes.
     std::vector<EntryFileInfo> infos;
-    for (const auto& file : entry.files) {
+    for (const auto& file : install.fresh ? install.to_download : entry.files) {
       infos.push_back({relative_name(entry, file), file.size});
     }
     auto flags_name = flags_file_name(infos);
@@ -878,15 +1013,15 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   // One task per file, entry after entry, so entries complete (and appear) one by one
   // while the workers share the files of big entries.
   struct Slot {
-    stdfs::path stage;
     std::atomic<std::size_t> remaining{0};
     std::atomic<bool> failed{false};
   };
   auto& installs = plan.installs;
   std::vector<Slot> slots(installs.size());
+  // Each entry's staging directory, named by its index (not kept: one path per entry).
+  auto stage_of = [&](std::size_t index) { return staging.path() / std::to_string(index); };
   std::vector<std::pair<std::size_t, std::size_t>> tasks; // (install, file)
   for (std::size_t i = 0; i < installs.size(); ++i) {
-    slots[i].stage = staging.path() / std::to_string(i);
     slots[i].remaining = installs[i].to_download.size();
     for (std::size_t f = 0; f < installs[i].to_download.size(); ++f) {
       tasks.emplace_back(i, f);
@@ -925,9 +1060,8 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
 
   auto finish_entry = [&](std::size_t index) {
     auto& install = installs[index];
-    auto& slot = slots[index];
     try {
-      auto skipped = install_entry(install, slot.stage, root);
+      auto skipped = install_entry(install, stage_of(index), root);
       std::lock_guard lock(mutex);
       if (skipped) {
         report.skipped.push_back(std::move(*skipped));
@@ -952,7 +1086,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     } catch (const stdfs::filesystem_error&) {
       fail_entry(index, std::current_exception());
     }
-    remove_quietly(slot.stage);
+    remove_quietly(stage_of(index));
   };
 
   // Entries whose files have all landed are installed in batches: one syncfs makes every
@@ -987,7 +1121,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
       for (auto index : batch) {
         if (flush_error) {
           fail_entry(index, flush_error);
-          remove_quietly(slots[index].stage);
+          remove_quietly(stage_of(index));
         } else {
           finish_entry(index);
         }
@@ -1003,7 +1137,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     if (!stopped && !slot.failed) {
       std::uint64_t reported = 0;
       try {
-        auto destination = slot.stage / relative_name(install.entry, file);
+        auto destination = stage_of(index) / relative_name(install.entry, file);
         stdfs::create_directories(destination.parent_path());
         repo.download_file(
           file.path, destination,
@@ -1036,7 +1170,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
         }
         install_ready(false);
       } else {
-        remove_quietly(slot.stage);
+        remove_quietly(stage_of(index));
       }
     }
   });

@@ -100,6 +100,7 @@ struct Client::Impl {
   std::uint64_t body_position = 0;
   util::Fd body_fd;
   std::uint64_t body_remaining = 0;
+  const std::function<void(std::uint64_t)>* upload_progress = nullptr;
 };
 
 namespace {
@@ -175,6 +176,21 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
   return 0;
 }
 
+int on_transfer_info(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t upload_now)
+{
+  auto& impl = *static_cast<Client::Impl*>(user);
+  if (impl.upload_progress == nullptr || upload_now <= 0) {
+    return 0;
+  }
+  try {
+    (*impl.upload_progress)(static_cast<std::uint64_t>(upload_now));
+  } catch (...) {
+    impl.callback_error = std::current_exception();
+    return 1; // makes curl fail with CURLE_ABORTED_BY_CALLBACK
+  }
+  return 0;
+}
+
 } // namespace
 
 Client::Client() : m_impl(std::make_unique<Impl>())
@@ -211,6 +227,7 @@ Response Client::perform(const Request& request, BodySink* sink)
   impl.body_position = 0;
   impl.body_fd.reset();
   impl.body_remaining = 0;
+  impl.upload_progress = nullptr;
   // The file is closed when the request ends, however it ends.
   struct CloseBody {
     util::Fd& fd;
@@ -286,6 +303,12 @@ Response Client::perform(const Request& request, BodySink* sink)
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(curl, CURLOPT_READDATA, &impl);
     curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
+    if (request.on_upload_progress) {
+      impl.upload_progress = &request.on_upload_progress;
+      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_transfer_info);
+      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &impl);
+      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
   }
 
   struct curl_slist* header_list = nullptr;
@@ -310,6 +333,7 @@ Response Client::perform(const Request& request, BodySink* sink)
   curl_slist_free_all(header_list);
   impl.response = nullptr;
   impl.sink = nullptr;
+  impl.upload_progress = nullptr;
 
   if (impl.callback_error) {
     std::rethrow_exception(impl.callback_error);

@@ -312,26 +312,14 @@ std::vector<HubTreeEntry> HubApi::paths_info(std::string_view repo_id, std::stri
 PreuploadResult HubApi::preupload(std::string_view repo_id, std::string_view revision,
                                   const std::vector<PreuploadFile>& files)
 {
-  auto error_context = context("prepare the upload to " + std::string(repo_id), repo_id, true);
   // Batches are independent: asked at once, merged in order.
   auto ranges = batch_ranges(files.size(), k_preupload_batch_size);
   std::vector<PreuploadResult> batches(ranges.size());
-  util::parallel_for(ranges.size(), m_config.workers, [&](std::size_t index) {
-    auto [begin, end] = ranges[index];
-    http::Request request;
-    request.method = "POST";
-    request.url = api_url(repo_id, "preupload/" + http::url_encode(revision));
-    request.headers = auth_headers();
-    request.headers.emplace_back("Content-Type", "application/json");
-    request.body = preupload_request_body(files, begin, end);
-    auto response = call(request, error_context);
-    parse_json_answer(response, "preupload");
-    try {
-      batches[index] = parse_preupload_response(response.body);
-    } catch (const json::exception& error) {
-      throw_bad_shape("preupload", error);
-    }
-  });
+  preupload(
+    repo_id, revision, files.size(), [&](std::size_t i) { return files[i]; },
+    [&](std::size_t begin, std::size_t, PreuploadResult& answers) {
+      batches[begin / k_preupload_batch_size] = std::move(answers);
+    });
   PreuploadResult result;
   for (auto& batch : batches) {
     if (!result.commit_oid) {
@@ -340,6 +328,40 @@ PreuploadResult HubApi::preupload(std::string_view repo_id, std::string_view rev
     std::move(batch.files.begin(), batch.files.end(), std::back_inserter(result.files));
   }
   return result;
+}
+
+void HubApi::preupload(
+  std::string_view repo_id, std::string_view revision, std::size_t count,
+  const std::function<PreuploadFile(std::size_t index)>& file_at,
+  const std::function<void(std::size_t begin, std::size_t end, PreuploadResult& answers)>& on_batch)
+{
+  auto error_context = context("prepare the upload to " + std::string(repo_id), repo_id, true);
+  auto ranges = batch_ranges(count, k_preupload_batch_size);
+  util::parallel_for(ranges.size(), m_config.workers, [&](std::size_t index) {
+    auto [begin, end] = ranges[index];
+    http::Request request;
+    request.method = "POST";
+    request.url = api_url(repo_id, "preupload/" + http::url_encode(revision));
+    request.headers = auth_headers();
+    request.headers.emplace_back("Content-Type", "application/json");
+    {
+      std::vector<PreuploadFile> files;
+      files.reserve(end - begin);
+      for (auto i = begin; i < end; ++i) {
+        files.push_back(file_at(i));
+      }
+      request.body = preupload_request_body(files, 0, files.size());
+    }
+    auto response = call(request, error_context);
+    parse_json_answer(response, "preupload");
+    PreuploadResult answers;
+    try {
+      answers = parse_preupload_response(response.body);
+    } catch (const json::exception& error) {
+      throw_bad_shape("preupload", error);
+    }
+    on_batch(begin, end, answers);
+  });
 }
 
 std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::string_view branch,
@@ -470,6 +492,22 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
     } else if (source.bytes != nullptr) {
       request.body = source.bytes->substr(transfer.offset, transfer.length);
     }
+    // Bytes count as they go out (a retry restarts the body: only new highs count), so a
+    // big file moves the progress all along, not once per part.
+    std::uint64_t reported = 0;
+    auto count_sent = [&](std::uint64_t sent) {
+      sent = std::min(sent, transfer.length);
+      std::lock_guard lock(progress_mutex);
+      if (sent > reported) {
+        if (on_bytes_sent) {
+          on_bytes_sent(sent - reported);
+        }
+        reported = sent;
+      }
+    };
+    if (on_bytes_sent) {
+      request.on_upload_progress = count_sent;
+    }
     auto error_context = context("upload the large file " + object.oid.substr(0, 12), {}, true);
     auto response = call(request, error_context);
     if (transfer.part > 0) {
@@ -481,12 +519,7 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
       }
       etags[transfer.object][transfer.part - 1] = *etag;
     }
-    {
-      std::lock_guard lock(progress_mutex);
-      if (on_bytes_sent) {
-        on_bytes_sent(transfer.length);
-      }
-    }
+    count_sent(transfer.length);
     // acq_rel: the last one sees every other part's ETag.
     if (pending[transfer.object].fetch_sub(1, std::memory_order_acq_rel) == 1
         && (plans[transfer.object] || object.verify)) {

@@ -159,12 +159,12 @@ Staged stage_content(const FileSource& source, const stdfs::path& near)
   Staged staged;
   staged.file = std::make_unique<util::TemporaryFile>(near, 0644);
   util::Hasher hasher(util::HashAlgorithm::sha256);
-  if (const auto* bytes = std::get_if<std::string>(&source.content)) {
-    hasher.update(*bytes);
-    staged.file->write(*bytes);
-    staged.size = bytes->size();
+  if (!source.is_file()) {
+    hasher.update(source.bytes());
+    staged.file->write(source.bytes());
+    staged.size = source.bytes().size();
   } else {
-    const auto& path = std::get<stdfs::path>(source.content);
+    stdfs::path path(source.file());
     auto fd = util::open_regular_file(path);
     staged.size = util::read_chunks(fd, path, [&](const char* data, std::size_t n) {
       hasher.update(data, n);
@@ -486,16 +486,24 @@ void DirectoryRepository::save_indexes()
     if (!index.changed) {
       continue;
     }
-    std::string text(k_index_header);
-    text += '\n';
-    for (const auto& [path, record] : index.records) {
-      text += std::to_string(record.size) + '\t' + std::to_string(record.mtime_ns) + '\t'
-              + std::to_string(record.ctime_ns) + '\t' + std::to_string(record.inode) + '\t' + record.sha256 + '\t'
-              + path + '\n';
-    }
     try {
       make_directories(index_path(top).parent_path());
-      util::write_file_atomically(index_path(top), text);
+      // Written as it is formatted, a block at a time: tens of thousands of records never
+      // sit in memory a second time as one text.
+      util::AtomicFile file(index_path(top));
+      std::string text(k_index_header);
+      text += '\n';
+      for (const auto& [path, record] : index.records) {
+        text += std::to_string(record.size) + '\t' + std::to_string(record.mtime_ns) + '\t'
+                + std::to_string(record.ctime_ns) + '\t' + std::to_string(record.inode) + '\t' + record.sha256 + '\t'
+                + path + '\n';
+        if (text.size() >= 256 * 1024) {
+          file.write(text);
+          text.clear();
+        }
+      }
+      file.write(text);
+      file.commit();
     } catch (const Error&) {
       // A read-only repo (or a full disk): the next reader hashes again.
     }
@@ -868,12 +876,11 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   std::vector<const Addition*> registry;
   std::uint64_t total = 0;
   for (const auto& addition : request.additions) {
-    if (const auto* file = std::get_if<stdfs::path>(&addition.source.content)) {
-      std::error_code ec;
-      auto size = stdfs::file_size(*file, ec);
-      total += ec ? 0 : size;
+    if (addition.source.is_file()) {
+      struct ::stat status {};
+      total += ::stat(addition.source.file().c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
     } else {
-      total += std::get<std::string>(addition.source.content).size();
+      total += addition.source.bytes().size();
     }
     if (auto entry = entry_of(addition.path_in_repo); !entry.empty()) {
       entries[entry].push_back(&addition);
@@ -885,14 +892,15 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   }
 
   // 1. Everything is staged first, without one fsync per file...
+  // Paths as plain strings: a commit may stage tens of thousands of files.
   struct StagedFile {
     const Addition* addition = nullptr;
-    stdfs::path path; // inside the staging folder
+    std::string path; // inside the staging folder
     std::string sha256;
   };
   struct PendingEntry {
     std::string entry;
-    std::optional<stdfs::path> whole; // a new entry, staged as its final directory
+    std::optional<std::string> whole; // a new entry, staged as its final directory
     std::vector<StagedFile> files;    // in publishing order, model.done last
   };
   auto stage_file = [&](const Addition* addition, const stdfs::path& destination) {
@@ -901,7 +909,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     if (!place(content, destination, false)) {
       throw InvalidArgument("'" + addition->path_in_repo + "' is added twice in one commit");
     }
-    return StagedFile{addition, destination, content.sha256};
+    return StagedFile{addition, destination.native(), content.sha256};
   };
   std::vector<PendingEntry> pending;
   for (auto& [entry, files] : entries) {
@@ -913,7 +921,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     struct ::stat status {};
     auto stage = next_stage();
     if (::lstat((m_root / entry).c_str(), &status) != 0) {
-      unit.whole = stage; // staged as the entry directory itself
+      unit.whole = stage.native(); // staged as the entry directory itself
     }
     for (const auto* addition : files) {
       unit.files.push_back(stage_file(addition, stage / addition->path_in_repo.substr(entry.size() + 1)));
@@ -1024,7 +1032,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     // An existing entry: completed file by file, model.neff then model.done last.
     for (const auto& staged : unit.files) {
       auto source =
-        unit.whole ? *unit.whole / staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
+        unit.whole ? *unit.whole + "/" + staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
       publish_file(StagedFile{staged.addition, source, staged.sha256});
     }
   }

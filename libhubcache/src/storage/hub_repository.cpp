@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace hubcache::storage {
 
@@ -56,46 +57,54 @@ std::string normalize_prefix(std::string_view prefix)
   return folder;
 }
 
-// What we know of one addition before talking to the Hub.
+// What we know of one addition before talking to the Hub. The preupload sample is read
+// again when its batch is asked (512 bytes a file, tens of thousands of files: not kept).
 struct LocalFile {
   const Addition* addition = nullptr;
   std::uint64_t size = 0;
   std::string sha256;
   std::string git_blob_sha1;
-  std::string sample;
 };
 
 LocalFile describe_addition(const Addition& addition)
 {
   LocalFile local;
   local.addition = &addition;
-  if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
-    local.size = bytes->size();
-    local.sha256 = util::hex_digest(util::HashAlgorithm::sha256, *bytes);
-    local.git_blob_sha1 = util::git_blob_sha1(*bytes);
-    local.sample = bytes->substr(0, hub::k_preupload_sample_size);
+  if (!addition.source.is_file()) {
+    const auto& bytes = addition.source.bytes();
+    local.size = bytes.size();
+    local.sha256 = util::hex_digest(util::HashAlgorithm::sha256, bytes);
+    local.git_blob_sha1 = util::git_blob_sha1(bytes);
     return local;
   }
-  const auto& path = std::get<stdfs::path>(addition.source.content);
   const auto& known = addition.digests;
   if (known && !known->sha256.empty() && !known->git_blob_sha1.empty()) {
     local.size = known->size;
     local.sha256 = known->sha256;
     local.git_blob_sha1 = known->git_blob_sha1;
-    local.sample = known->head;
-    if (local.sample.size() < std::min<std::uint64_t>(local.size, hub::k_preupload_sample_size)) {
-      local.sample.resize(hub::k_preupload_sample_size);
-      local.sample.resize(
-        util::read_up_to(util::open_regular_file(path), path, local.sample.data(), local.sample.size()));
-    }
     return local;
   }
-  auto digests = util::digest_file(path, hub::k_preupload_sample_size);
+  auto digests = util::digest_file(addition.source.file());
   local.size = digests.size;
   local.sha256 = std::move(digests.sha256);
   local.git_blob_sha1 = std::move(digests.git_blob_sha1);
-  local.sample = std::move(digests.head);
   return local;
+}
+
+// The preupload sample: the first bytes of the content.
+std::string sample_of(const LocalFile& local)
+{
+  const auto& source = local.addition->source;
+  auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(local.size, hub::k_preupload_sample_size));
+  if (!source.is_file()) {
+    return source.bytes().substr(0, wanted);
+  }
+  std::string sample(wanted, '\0');
+  if (wanted > 0) {
+    stdfs::path path(source.file());
+    sample.resize(util::read_up_to(util::open_regular_file(path), path, sample.data(), sample.size()));
+  }
+  return sample;
 }
 
 std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
@@ -119,11 +128,11 @@ public:
   void append_regular_file(const std::string& path_in_repo, const FileSource& source)
   {
     append(hub::commit_file_line_prefix(path_in_repo));
-    if (const auto* bytes = std::get_if<std::string>(&source.content)) {
-      append(hub::base64_encode(*bytes));
+    if (!source.is_file()) {
+      append(hub::base64_encode(source.bytes()));
     } else {
       // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
-      const auto& file = std::get<stdfs::path>(source.content);
+      stdfs::path file(source.file());
       util::read_chunks(
         util::open_regular_file(file), file,
         [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
@@ -355,7 +364,8 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
   std::vector<LocalFile> locals(request.additions.size());
   util::parallel_for(locals.size(), m_api.config().workers,
                      [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
-  std::map<std::string, const LocalFile*> by_oid;
+  std::unordered_map<std::string_view, const LocalFile*> by_oid;
+  by_oid.reserve(locals.size());
   for (const auto& local : locals) {
     by_oid.emplace(local.sha256, &local);
   }
@@ -386,30 +396,43 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     };
     std::vector<Planned> planned;
     if (!locals.empty()) {
-      std::vector<hub::PreuploadFile> files;
-      files.reserve(locals.size());
-      for (const auto& local : locals) {
-        files.push_back({local.addition->path_in_repo, local.size, local.sample});
-      }
-      auto answer = m_api.preupload(m_repo_id, k_branch, files);
-      std::map<std::string, const hub::PreuploadAnswer*> answers;
-      for (const auto& file : answer.files) {
-        answers[file.path] = &file;
-      }
-      for (const auto& local : locals) {
-        auto it = answers.find(local.addition->path_in_repo);
-        if (it == answers.end()) {
-          throw RemoteError("the Hub did not say how to upload '" + local.addition->path_in_repo + "'", "retry later");
+      // Each batch's answers are turned into a decision per file as they arrive.
+      enum class Way : unsigned char { unanswered, skip, regular, lfs };
+      std::vector<Way> ways(locals.size(), Way::unanswered);
+      m_api.preupload(
+        m_repo_id, k_branch, locals.size(),
+        [&](std::size_t i) {
+          return hub::PreuploadFile{locals[i].addition->path_in_repo, locals[i].size, sample_of(locals[i])};
+        },
+        [&](std::size_t begin, std::size_t end, hub::PreuploadResult& answer) {
+          std::unordered_map<std::string_view, std::size_t> index;
+          index.reserve(end - begin);
+          for (auto i = begin; i < end; ++i) {
+            index.emplace(locals[i].addition->path_in_repo, i);
+          }
+          for (const auto& remote : answer.files) {
+            auto it = index.find(remote.path);
+            if (it == index.end()) {
+              continue;
+            }
+            const auto& local = locals[it->second];
+            bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
+            if (remote.should_ignore
+                || (remote.remote_oid && *remote.remote_oid == (lfs ? local.sha256 : local.git_blob_sha1))) {
+              ways[it->second] = Way::skip; // ignored, or already there with this content
+            } else {
+              ways[it->second] = lfs ? Way::lfs : Way::regular;
+            }
+          }
+        });
+      for (std::size_t i = 0; i < locals.size(); ++i) {
+        if (ways[i] == Way::unanswered) {
+          throw RemoteError("the Hub did not say how to upload '" + locals[i].addition->path_in_repo + "'",
+                            "retry later");
         }
-        const auto& remote = *it->second;
-        if (remote.should_ignore) {
-          continue;
+        if (ways[i] != Way::skip) {
+          planned.push_back({&locals[i], ways[i] == Way::lfs});
         }
-        bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
-        if (remote.remote_oid && *remote.remote_oid == (lfs ? local.sha256 : local.git_blob_sha1)) {
-          continue; // already there with this content
-        }
-        planned.push_back({&local, lfs});
       }
     }
 
@@ -471,11 +494,11 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
         batch,
         [&](const std::string& oid) {
           hub::HubApi::UploadSource source;
-          const auto& content = by_oid.at(oid)->addition->source.content;
-          if (const auto* file = std::get_if<stdfs::path>(&content)) {
-            source.file = *file;
+          const auto& content = by_oid.at(oid)->addition->source;
+          if (content.is_file()) {
+            source.file = content.file();
           } else {
-            source.bytes = &std::get<std::string>(content);
+            source.bytes = &content.bytes();
           }
           return source;
         },

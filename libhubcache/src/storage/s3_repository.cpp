@@ -254,15 +254,15 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   std::vector<std::uint64_t> sizes(request.additions.size());
   std::array<std::vector<std::size_t>, 4> phases;
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
-    const auto& source = request.additions[i].source.content;
-    if (const auto* file = std::get_if<std::filesystem::path>(&source)) {
+    const auto& source = request.additions[i].source;
+    if (source.is_file()) {
       std::error_code ec;
-      sizes[i] = std::filesystem::file_size(*file, ec);
+      sizes[i] = std::filesystem::file_size(source.file(), ec);
       if (ec) {
-        throw IoError("cannot read " + file->string() + ": " + ec.message());
+        throw IoError("cannot read " + source.file() + ": " + ec.message());
       }
     } else {
-      sizes[i] = std::get<std::string>(source).size();
+      sizes[i] = source.bytes().size();
     }
     total += sizes[i];
     phases[static_cast<std::size_t>(phase_of(request.additions[i].path_in_repo))].push_back(i);
@@ -272,11 +272,11 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   auto upload = [&](std::size_t index) {
     const auto& addition = request.additions[index];
     auto key = key_of(addition.path_in_repo);
-    if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
-      m_client->put_bytes(m_url.bucket, key, *bytes);
+    if (!addition.source.is_file()) {
+      m_client->put_bytes(m_url.bucket, key, addition.source.bytes());
     } else {
       auto sha256 = addition.digests ? addition.digests->sha256 : std::string();
-      m_client->put_file(m_url.bucket, key, std::get<std::filesystem::path>(addition.source.content), sha256);
+      m_client->put_file(m_url.bucket, key, addition.source.file(), sha256);
     }
     auto now = done += sizes[index];
     if (progress) {
@@ -292,8 +292,8 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
     const auto& addition = request.additions[i];
     RepoFile file{addition.path_in_repo, sizes[i], {}, {}};
-    if (const auto* bytes = std::get_if<std::string>(&addition.source.content)) {
-      file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, *bytes);
+    if (!addition.source.is_file()) {
+      file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, addition.source.bytes());
     } else if (addition.digests && addition.digests->size == sizes[i]) {
       // S3 verified the payload against this sha256 (x-amz-content-sha256) on a single PUT.
       file.sha256 = addition.digests->sha256;

@@ -5,6 +5,7 @@
 #include "hubcache/util/environment.hpp"
 #include "hubcache/util/hash.hpp"
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -47,7 +48,7 @@ public:
   util::FileDigests digest(const std::string& key, const std::filesystem::path& file, const FileStamp& stamp);
   // What is known without reading the file; either hash may be empty.
   std::optional<util::FileDigests> known(const std::string& key, const FileStamp& stamp);
-  // The same without a copy: valid until the next call that changes the cache.
+  // The same without a copy: valid until the next call of find, known or digest.
   const util::FileDigests* find(const std::string& key, const FileStamp& stamp);
   // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded).
   void remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests);
@@ -56,11 +57,17 @@ public:
   std::size_t hashed() const { return m_hashed; }
 
 private:
+  // Digests kept as bytes, not hex strings: one record per file of the cache.
   struct Record {
     FileStamp stamp;
-    util::FileDigests digests;
+    std::array<unsigned char, 32> sha256{};
+    std::array<unsigned char, 20> git_blob_sha1{};
+    bool has_sha256 = false;
+    bool has_git_blob_sha1 = false;
     bool used = false; // looked up or learnt by this run: what save() keeps
   };
+  static void set_digests(Record& record, const util::FileDigests& digests);
+  util::FileDigests m_found; // what find() returned last
   std::filesystem::path m_file;
   // One record per path (loaded, then updated): tens of thousands in a big cache.
   std::unordered_map<std::string, Record> m_records;
@@ -153,6 +160,8 @@ struct RepoLayout {
 };
 // Groups a repo listing into entries; the registry of a version is one entry.
 RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files);
+// The same, consuming the listing (its files move into the entries).
+RepoLayout group_repo_files(std::vector<storage::RepoFile>&& files);
 
 // `filter` matches the full version (2.15.128.0+56dc5a86) or a prefix of it ending at
 // a '.' or '+' boundary (2.15.128.0, 2.15).
@@ -179,9 +188,11 @@ std::string message_of(const std::exception_ptr& error);
 // One repo entry to install, and how.
 struct PullInstall {
   RepoEntry entry;
-  std::vector<storage::RepoFile> to_download; // the files the local entry lacks
-  bool fresh = false;                         // no local entry: it appears by one directory rename
-  bool replace = false;                       // a failed local entry makes way for it
+  // The files the local entry lacks; for a fresh entry every file, moved out of
+  // entry.files (which is then empty).
+  std::vector<storage::RepoFile> to_download;
+  bool fresh = false;   // no local entry: it appears by one directory rename
+  bool replace = false; // a failed local entry makes way for it
   std::uint64_t bytes = 0;
 };
 
@@ -214,6 +225,9 @@ PullPlan plan_pull(storage::Repository& repo, const std::filesystem::path& root,
 // The same from a listing already made.
 PullPlan plan_pull(const std::vector<storage::RepoFile>& listing, const std::filesystem::path& root,
                    DigestCache& digests, const PullOptions& options);
+// The same, consuming the listing as it is grouped.
+PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const std::filesystem::path& root, DigestCache& digests,
+                   const PullOptions& options);
 
 // Installs a plan's entries into the cache root, `options.workers` files at a time over
 // the one repository (whose reads are thread-safe). Each file is downloaded and verified

@@ -62,6 +62,10 @@ struct Request {
   std::optional<AwsSigV4> aws_sigv4;
   // Connection timeout (0: the 10 s default); metadata services want a short one.
   std::chrono::milliseconds connect_timeout{0};
+  // Called as the body goes out with the bytes of it sent so far by this attempt (from
+  // libcurl's transfer-info callback, several times a second): byte-level progress of a
+  // big upload. A retry starts again from 0. May throw to abort the transfer.
+  std::function<void(std::uint64_t sent)> on_upload_progress;
 };
 
 struct Response {

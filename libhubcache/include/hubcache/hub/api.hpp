@@ -67,6 +67,14 @@ public:
                                        const std::vector<std::string>& paths);
   PreuploadResult preupload(std::string_view repo_id, std::string_view revision,
                             const std::vector<PreuploadFile>& files);
+  // The same for `count` files described on demand: `file_at(i)` is called while its
+  // batch is built and each batch's answers go to `on_batch(begin, end, answers)` as they
+  // arrive, so the samples and answers of tens of thousands of files are never all in
+  // memory. Both run on worker threads, several batches at a time (each with its own
+  // indices).
+  void preupload(std::string_view repo_id, std::string_view revision, std::size_t count,
+                 const std::function<PreuploadFile(std::size_t index)>& file_at,
+                 const std::function<void(std::size_t begin, std::size_t end, PreuploadResult& answers)>& on_batch);
   std::vector<LfsBatchObject> lfs_batch(std::string_view repo_id, std::string_view branch,
                                         const std::vector<LfsObjectRef>& objects);
 
@@ -76,7 +84,9 @@ public:
     const std::string* bytes = nullptr;
   };
   // Uploads every object that needs it (basic PUT or multipart parts + completion, then
-  // verify), `workers` transfers at a time. `progress` gets bytes sent so far.
+  // verify), `workers` transfers at a time. `on_bytes_sent` gets each increment of bytes
+  // sent as they go out (libcurl's transfer-info callback, several times a second per
+  // transfer; one call at a time), so their sum rises steadily during one big file.
   void lfs_upload(const std::vector<LfsBatchObject>& objects,
                   const std::function<UploadSource(const std::string& oid)>& source_of,
                   const std::function<void(std::uint64_t)>& on_bytes_sent);

@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 namespace hubcache::storage {
@@ -25,11 +24,28 @@ struct RepoFile {
   std::string git_blob_sha1;
 };
 
-// Content to add: a local file (streamed, never held in memory whole) or bytes.
-struct FileSource {
-  std::variant<std::filesystem::path, std::string> content;
-  static FileSource from_file(std::filesystem::path path) { return FileSource{std::move(path)}; }
-  static FileSource from_bytes(std::string bytes) { return FileSource{std::move(bytes)}; }
+// Content to add: a local file (streamed, never held in memory whole) or bytes. The path
+// is kept as a plain string: a std::filesystem::path also keeps a list of its components,
+// several hundred bytes a file, and a push may carry tens of thousands of additions.
+class FileSource {
+public:
+  static FileSource from_file(const std::filesystem::path& path) { return FileSource(true, path.native()); }
+  static FileSource from_file(std::string path) { return FileSource(true, std::move(path)); }
+  static FileSource from_file(const char* path) { return FileSource(true, path); }
+  static FileSource from_bytes(std::string bytes) { return FileSource(false, std::move(bytes)); }
+
+  bool is_file() const { return m_is_file; }
+  // The local file's path; only when is_file().
+  const std::string& file() const { return m_data; }
+  // The content; only when !is_file().
+  const std::string& bytes() const { return m_data; }
+  // The path, given back to a caller that lent it (the source is left empty).
+  std::string take() { return std::move(m_data); }
+
+private:
+  FileSource(bool is_file, std::string data) : m_is_file(is_file), m_data(std::move(data)) {}
+  bool m_is_file = false;
+  std::string m_data;
 };
 
 struct Addition {
