@@ -478,8 +478,14 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
     }
   };
 
+  // Completion and verify are small calls to the Hub's API, which on the real Hub is another
+  // host than the storage the parts go to: they run on their own lane, so a worker moves on
+  // to its next upload instead of waiting a round trip per object.
+  util::TaskQueue finishers(m_config.workers);
+
   // Upload URLs are pre-signed: like the official clients, no Authorization goes there.
   util::parallel_for(transfers.size(), m_config.workers, [&](std::size_t index) {
+    finishers.rethrow_if_failed();
     const auto& transfer = transfers[index];
     const auto& object = objects[transfer.object];
     auto source = source_of(object.oid);
@@ -523,9 +529,10 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
     // acq_rel: the last one sees every other part's ETag.
     if (pending[transfer.object].fetch_sub(1, std::memory_order_acq_rel) == 1
         && (plans[transfer.object] || object.verify)) {
-      finish_object(transfer.object);
+      finishers.submit([&finish_object, object_index = transfer.object] { finish_object(object_index); });
     }
   });
+  finishers.wait();
 }
 
 HubApi::CommitAnswer HubApi::commit(std::string_view repo_id, std::string_view revision,
