@@ -497,13 +497,13 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.present = report.entries_present;
   transfer.skipped = &report.skipped;
   transfer.errors = report.errors;
+  transfer.files_planned = report.files_planned;
   transfer.bytes_planned = report.bytes_planned;
   if (!options.dry_run) {
     transfer.transferred = report.entries_pulled;
     transfer.files_transferred = report.files_downloaded;
     transfer.bytes_transferred = report.bytes_downloaded;
   }
-  transfer.files_planned = report.files_downloaded; // the pull reports files only as it downloads them
   transfer.seconds = seconds_since(start);
 
   std::string human;

@@ -431,6 +431,30 @@ test_json_report_fields() {
   equals "$(wc -l <"$OUT")" "7"
 }
 
+test_files_planned_counts_the_plan_in_both_directions() {
+  setup || return
+  # files.planned counts the files the plan would move, dry run or not, in both directions.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json || return
+  local push_files; push_files=$(json_get "$OUT" .files.planned)
+  [[ "$push_files" -gt 0 ]] || fail "a push dry run plans no file: $(cat "$OUT")"
+  equals "$(json_get "$OUT" .files.transferred)" "0"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "$push_files"
+  equals "$(json_get "$OUT" .files.transferred)" "$push_files"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/planned" --dry-run --json || return
+  local pull_files; pull_files=$(json_get "$OUT" .files.planned)
+  [[ "$(json_get "$OUT" .bytes.planned)" -gt 0 ]] || fail "a pull dry run plans no byte"
+  [[ "$pull_files" -gt 0 ]] || fail "a pull dry run plans no file next to bytes: $(jq -c '{files, bytes}' "$OUT")"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/planned" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "$pull_files"
+  equals "$(json_get "$OUT" .files.transferred)" "$pull_files"
+  equals "$(find "$SCRATCH/planned" -type f | wc -l)" "$pull_files"
+  rm -rf "$SCRATCH/planned"
+  # A push with nothing new plans nothing.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "0"
+}
+
 test_clean_failed_and_stale_locks() {
   setup || return
   local v="$SCRATCH/cache/$VERSION_DIR"

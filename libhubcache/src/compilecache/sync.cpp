@@ -995,6 +995,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   report.entries_present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   if (plan.installs.empty()) {
     return report;
@@ -1216,6 +1217,7 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
   report.entries_present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   for (const auto& install : plan.installs) {
     report.entries_pulled.push_back(install.entry.path);

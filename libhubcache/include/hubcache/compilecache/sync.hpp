@@ -213,6 +213,7 @@ struct PullReport {
   std::vector<Skipped> skipped;              // not installed, by design (locked, failed in repo, ...)
   std::vector<Skipped> errors;               // not installed because something failed
   std::size_t files_downloaded = 0;
+  std::size_t files_planned = 0; // as planned, dry run or not (files_downloaded counts what landed)
   std::uint64_t bytes_downloaded = 0;
   std::uint64_t bytes_planned = 0;
   std::size_t other_files = 0;
