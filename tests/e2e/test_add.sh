@@ -485,6 +485,10 @@ test_pull_one_model_installs_only_its_configurations_graphs() {
   # Nothing for another compiler: what the repo has instead.
   run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --compiler-version 2.22 --cache-dir "$SCRATCH/warm3"
   contains "$ERR" "0 entries of $SCRATCH/tiny for 2.22; the repo has 2.21.33363.0+82129205"
+  # A whole pull says it the same way, with the same exit code.
+  run 1 "$NC" synchronize --pull --compiler-version 2.22 --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "0 entries for 2.22; the repo has 2.21.33363.0+82129205"
+  one_line "$ERR"
   run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --batch-size 3 --cache-dir "$SCRATCH/warm3"
   contains "$ERR" "cached: batch 4, 8 at sequence 128 (2 cores)"
   [[ ! -e "$SCRATCH/warm3" ]] || [[ -z "$(find "$SCRATCH/warm3" -name model.done)" ]] || fail "a failed selection pulled"

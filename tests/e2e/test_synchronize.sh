@@ -109,6 +109,23 @@ test_pull_filters_compiler_version() {
   equals "$(ls "$SCRATCH/fresh")" "neuronxcc-2.15.128.0+56dc5a86"
   run 2 "$NC" synchronize --cache-dir "$SCRATCH/cache" --compiler-version 2.15
   one_line "$ERR"
+  # A version the repo lacks is an error saying what it has, as a --model pull says it.
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/none" --compiler-version 2.22
+  contains "$ERR" "neuron-cache: error: 0 entries for 2.22; the repo has 2.15.128.0+56dc5a86, 2.21.33363.0+82129205"
+  contains "$ERR" "pass --compiler-version with one of them"
+  one_line "$ERR"
+  lacks "$OUT" "Pulled"
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/none" --compiler-version 2.2 --dry-run --json
+  equals "$(json_get "$OUT" .error)" "0 entries for 2.2; the repo has 2.15.128.0+56dc5a86, 2.21.33363.0+82129205"
+  equals "$(json_get "$OUT" .exit_code)" "1"
+  valid_json "$OUT" error.schema.json
+  [[ ! -e "$SCRATCH/none" ]] || fail "a pull matching no version made the root"
+  # A repo with nothing in it has no version to offer.
+  run 0 "$NC" create "$SCRATCH/empty-repo" -q || return
+  run 1 "$NC" synchronize --pull --repo-id "$SCRATCH/empty-repo" --cache-dir "$SCRATCH/none" --compiler-version 2.21
+  contains "$ERR" "0 entries for 2.21; the repo holds no compiler version's entries"
+  # Without a filter an empty repo is simply nothing to pull.
+  run 0 "$NC" synchronize --pull --repo-id "$SCRATCH/empty-repo" --cache-dir "$SCRATCH/none" -q || return
 }
 
 test_root_missing_or_not_a_directory() {

@@ -204,6 +204,9 @@ struct PullPlan {
   std::size_t other_files = 0;
   std::size_t files_planned = 0;
   std::uint64_t bytes_planned = 0;
+  // Every compiler version the repo holds entries of, whatever the filter: what to say
+  // when options.compiler_version matches none of them.
+  std::set<std::string> compiler_versions;
 };
 
 struct PullReport {
@@ -217,6 +220,7 @@ struct PullReport {
   std::uint64_t bytes_downloaded = 0;
   std::uint64_t bytes_planned = 0;
   std::size_t other_files = 0;
+  std::set<std::string> compiler_versions; // as in PullPlan
 };
 
 // Lists the repo once and decides, entry by entry, what to install. Throws IoError when
