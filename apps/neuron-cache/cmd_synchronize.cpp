@@ -29,11 +29,11 @@ namespace {
 
 namespace cc = hubcache::compilecache;
 
-// Where a push follows symlinks leaving the cache: the Hugging Face cache's hub folder,
-// into which optimum's compile-time proxy links what it downloaded.
+// Where a push follows symlinks leaving the cache: the Hugging Face Hub cache, into which
+// optimum's compile-time proxy links what it downloaded.
 std::vector<std::filesystem::path> followed_directories(const Invocation& invocation)
 {
-  return {hubcache::hub::hf_home(invocation.env()) / "hub"};
+  return {hubcache::hub::hf_hub_cache(invocation.env())};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start)

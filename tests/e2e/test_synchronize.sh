@@ -260,6 +260,34 @@ test_symlinks_into_the_hugging_face_cache_are_followed() {
   ! grep -rq secret "$SCRATCH/fresh" || fail "outside content reached the repo"
 }
 
+test_symlinks_into_a_relocated_hub_cache_are_followed() {
+  setup || return
+  # huggingface_hub's HF_HUB_CACHE (then HUGGINGFACE_HUB_CACHE) moves the Hub cache out of $HF_HOME.
+  local v="$SCRATCH/cache/$VERSION_DIR" hub="$SCRATCH/hub-cache" old="$SCRATCH/old-hub-cache"
+  mkdir -p "$hub/blobs" "$old/blobs" "$HF_HOME/hub/blobs"
+  local first second third
+  first=$(ls -d "$v"/MODULE_1000000000000001+*) second=$(ls -d "$v"/MODULE_1000000000000002+*)
+  third=$(ls -d "$v"/MODULE_1000000000000003+*)
+  cp "$first/model.neff" "$hub/blobs/1" && ln -sf "$hub/blobs/1" "$first/model.neff"
+  cp "$second/model.neff" "$old/blobs/2" && ln -sf "$old/blobs/2" "$second/model.neff"
+  cp "$third/model.neff" "$HF_HOME/hub/blobs/3" && ln -sf "$HF_HOME/hub/blobs/3" "$third/model.neff"
+  # HF_HUB_CACHE wins: the links into the older name's cache and $HF_HOME/hub leave the root.
+  HF_HUB_CACHE="$hub" HUGGINGFACE_HUB_CACHE="$old" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json \
+    || return
+  equals "$(json_get "$OUT" '[.skipped[] | select(.reason == "symlink-outside-root") | .path | split("/")[1]] | sort | join(",")')" \
+    "$(basename "$second"),$(basename "$third")"
+  # HUGGINGFACE_HUB_CACHE alone.
+  HUGGINGFACE_HUB_CACHE="$old" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json || return
+  equals "$(json_get "$OUT" '[.skipped[] | select(.reason == "symlink-outside-root") | .path | split("/")[1]] | sort | join(",")')" \
+    "$(basename "$first"),$(basename "$third")"
+  HF_HUB_CACHE="$hub" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
+  local pulled="$SCRATCH/fresh/$VERSION_DIR/$(basename "$first")"
+  [[ -f "$pulled/model.neff" && ! -L "$pulled/model.neff" ]] || fail "the neff linked into HF_HUB_CACHE was not pushed"
+  cmp -s "$pulled/model.neff" "$hub/blobs/1" || fail "the pushed neff differs from the linked file"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/$(basename "$third")" ]] || fail "a link into \$HF_HOME/hub was followed"
+}
+
 test_odd_names_are_reported_not_fatal() {
   setup || return
   local v="$SCRATCH/cache/$VERSION_DIR"
