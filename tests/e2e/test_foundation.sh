@@ -279,6 +279,15 @@ test_config_diagnoses_the_setup() {
   equals "$(json_get "$OUT" .token_source)" "null"
   equals "$(json_get "$OUT" .repo_source)" "default"
   equals "$(json_get "$OUT" .endpoint)" "https://huggingface.co"
+  # --cache-dir is "option" here as in every report that names the compile cache's source.
+  run 0 "$NC" config --cache-dir "$SCRATCH/cc" --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "option"
+  valid_json "$OUT" config.schema.json
+  mkdir -p "$SCRATCH/cc"
+  run 0 "$NC" status --cache-dir "$SCRATCH/cc" --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "option"
+  run 0 "$NC" config --cache-dir "$SCRATCH/cc" || return
+  contains "$OUT" "Compile cache: $SCRATCH/cc (from --cache-dir)"
   PATH="/usr/bin:/bin" run 0 "$NC" config || return
   contains "$OUT" "neuronx-cc:    - (not found on PATH)"
   contains "$OUT" "Repo source:   the built-in default"
