@@ -125,8 +125,8 @@ int run_config(Invocation& invocation)
     {"version", NEURON_CACHE_VERSION},
     {"repo", resolved.spec.canonical()},
     {"repo_kind", kind},
+    // One field for where the repo came from: the file it names is config_file or own_config_file.
     {"repo_source", std::string(to_string(resolved.source))},
-    {"repo_origin", resolved.origin},
     {"config_file", config_file.string()},
     {"own_config_file", own_file.string()},
     {"hf_home", hubcache::hub::hf_home(env).string()},

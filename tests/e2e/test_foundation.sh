@@ -30,12 +30,16 @@ test_config_file_has_no_trailing_newline() {
 test_resolution_precedence() {
   run 0 "$NC" create "$SCRATCH/from-file" -q || return
   run 0 "$NC" config --json
-  equals "$(json_get "$OUT" .repo_source)" "config-file"
+  # One field says where the repo came from (no second "origin" field).
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
+  equals "$(jq 'has("repo_origin")' "$OUT")" "false"
+  valid_json "$OUT" config.schema.json
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "org/from-env"
   equals "$(json_get "$OUT" .repo_source)" "environment"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo-id /opt/from-option
   equals "$(json_get "$OUT" .repo)" "file:///opt/from-option"
+  equals "$(json_get "$OUT" .repo_source)" "option"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo_id hf://org/underscore
   equals "$(json_get "$OUT" .repo)" "org/underscore"
   rm "$(own_file)"
@@ -321,7 +325,7 @@ test_help_and_version() {
 test_global_options_before_command() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   run 0 "$NC" --json config
-  equals "$(json_get "$OUT" .repo_source)" "config-file"
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
   run 0 "$NC" -q config
   equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }

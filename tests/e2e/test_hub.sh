@@ -157,14 +157,14 @@ test_set_hub_and_directory_repos_keep_to_their_own_files() {
   equals "$(cat "$own")" "file://$SCRATCH/dir-repo"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "file://$SCRATCH/dir-repo"
-  equals "$(json_get "$OUT" .repo_origin)" "$own"
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
   # Setting a Hub id again writes optimum's file as optimum would and clears the own choice.
   HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-files || return
   [[ ! -e "$own" ]] || fail "own choice not cleared"
   equals "$(od -An -tx1 "$(config_file)")" "$before"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "alice/cache-files"
-  equals "$(json_get "$OUT" .repo_origin)" "$(config_file)"
+  equals "$(json_get "$OUT" .repo_source)" "config-file"
 }
 
 test_set_missing_repo_hints_create() {

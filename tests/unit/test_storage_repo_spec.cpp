@@ -114,6 +114,7 @@ TEST_CASE("resolution precedence: option > env > file > default")
   CHECK(util::read_file(config) == "from/file"); // optimum's file untouched
   resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
   CHECK(resolved.spec.canonical() == "file:///data/repo");
+  CHECK(resolved.source == RepoSource::own_config_file);
   CHECK(resolved.origin == own.string());
   // A Hub id goes to optimum's file, byte for byte, and clears the own choice.
   CHECK(record_repo_choice(parse_repo_spec("org/hub"), "org/hub", Environment::from_map(vars)) == config);
