@@ -179,9 +179,22 @@ test_command_failure_pushes_nothing_and_shows_output() {
   FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml" --continue-on-error --json
   equals "$(json_get "$OUT" '.summary.failed')" "3"
   equals "$(json_get "$OUT" '.results[0].output_tail | map(select(test("Compilation failed"))) | length')" "1"
+  # A failing add reports as every failing command: the error object's fields beside the
+  # results, and one error line on stderr.
+  valid_json "$OUT" add.schema.json
+  equals "$(json_get "$OUT" .exit_code)" "1"
+  equals "$(json_get "$OUT" .results | jq length)" "3"
+  contains "$ERR" "neuron-cache: error: 3 of 3 configurations failed; the first: org/tiny-gpt2 text-generation bs=1"
+  equals "$(grep -c '^neuron-cache: error: ' "$ERR")" "1"
+  equals "$(json_get "$OUT" .error)" "$(grep '^neuron-cache: error: ' "$ERR" | sed 's/^neuron-cache: error: //; s/; a re-run skips.*//')"
   FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml"
   contains "$OUT" "FAILED"
   contains "$OUT" "not run"
+  contains "$ERR" "neuron-cache: error: could not add org/tiny-gpt2 text-generation bs=1 seq=128 cores=2 bf16 to the cache: the command exited with status 70; nothing was pushed"
+  FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml" --json
+  valid_json "$OUT" add.schema.json
+  equals "$(json_get "$OUT" .summary.failed)" "1"
+  equals "$(json_get "$OUT" '.error | startswith("could not add org/tiny-gpt2 text-generation bs=1")')" "true"
   equals "$(snapshot "$SCRATCH/repo")" "$before"
 }
 
