@@ -529,6 +529,54 @@ test_pull_one_model_installs_only_its_configurations_graphs() {
   run 2 "$NC" synchronize --batch-size 4
 }
 
+# add_config NAME TASK BATCH SEQUENCE CORES: adds one configuration of the tiny model and
+# keeps the entries it produced in $SCRATCH/entries-NAME (one path a line, sorted).
+add_config() {
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task "$2" --precision bf16 --train-batch-size "$3" --sequence-length "$4" \
+    --num-cores "$5" --cache-dir "$SCRATCH/cc" --json -- "${FAKE_COMMAND[@]}" || return
+  json_get "$OUT" '.results[0].entries[]' | sort >"$SCRATCH/entries-$1"
+  [[ -s "$SCRATCH/entries-$1" ]] || fail "configuration $1 produced no entry"
+}
+
+# pulled_is DIR NAME...: DIR holds exactly the entries of configurations NAME...
+pulled_is() {
+  local dir=$1; shift
+  local name expected=""
+  for name in "$@"; do expected+=$(cat "$SCRATCH/entries-$name")$'\n'; done
+  equals "$(cd "$dir" && find . -name model.done -path '*/MODULE_*' | sed 's|^\./||; s|/model.done$||' | sort)" \
+    "$(sort <<<"${expected%$'\n'}")"
+}
+
+test_pull_one_model_filters_by_task_sequence_length_and_cores() {
+  setup_repo || return
+  add_config base text-generation 4 128 2 || return
+  add_config long text-generation 4 256 2 || return
+  add_config one-core text-generation 4 128 1 || return
+  add_config features feature-extraction 4 128 2 || return
+  local pull=(synchronize --pull --model "$SCRATCH/tiny" --json)
+  run 0 "$NC" "${pull[@]}" --task feature-extraction --cache-dir "$SCRATCH/by-task" || return
+  pulled_is "$SCRATCH/by-task" features
+  run 0 "$NC" "${pull[@]}" --task text-generation --cache-dir "$SCRATCH/by-task2" || return
+  pulled_is "$SCRATCH/by-task2" base long one-core
+  run 0 "$NC" "${pull[@]}" --sequence-length 256 --cache-dir "$SCRATCH/by-sequence" || return
+  pulled_is "$SCRATCH/by-sequence" long
+  run 0 "$NC" "${pull[@]}" --sequence_length 128 --cache-dir "$SCRATCH/by-sequence2" || return
+  pulled_is "$SCRATCH/by-sequence2" base one-core features
+  run 0 "$NC" "${pull[@]}" --num-cores 1 --cache-dir "$SCRATCH/by-cores" || return
+  pulled_is "$SCRATCH/by-cores" one-core
+  run 0 "$NC" "${pull[@]}" --tensor-parallel-size 2 --cache-dir "$SCRATCH/by-cores2" || return
+  pulled_is "$SCRATCH/by-cores2" base long features
+  # Together they narrow to one configuration.
+  run 0 "$NC" "${pull[@]}" --task text-generation --sequence-length 128 --num-cores 2 --cache-dir "$SCRATCH/all" || return
+  pulled_is "$SCRATCH/all" base
+  # A filter matching nothing says what is cached and installs nothing.
+  run 1 "$NC" "${pull[@]}" --sequence-length 512 --cache-dir "$SCRATCH/none"
+  contains "$ERR" "no configuration of $SCRATCH/tiny in file://$SCRATCH/repo matches"
+  run 1 "$NC" "${pull[@]}" --task text-classification --cache-dir "$SCRATCH/none"
+  run 1 "$NC" "${pull[@]}" --num-cores 8 --cache-dir "$SCRATCH/none"
+  [[ ! -e "$SCRATCH/none" ]] || [[ -z "$(find "$SCRATCH/none" -name model.done)" ]] || fail "a filter matching nothing pulled"
+}
+
 test_add_pushes_registry_entries_the_command_wrote_as_they_are() {
   setup_repo || return
   # An optimum export writes its own registry entry next to the graphs.
