@@ -577,6 +577,36 @@ test_pull_one_model_filters_by_task_sequence_length_and_cores() {
   [[ ! -e "$SCRATCH/none" ]] || [[ -z "$(find "$SCRATCH/none" -name model.done)" ]] || fail "a filter matching nothing pulled"
 }
 
+test_pull_beyond_max_size_asks_on_a_terminal() {
+  setup_repo || return
+  add_one 0 -q || return
+  local code
+  # Anything but yes: nothing installed, a non-zero exit.
+  printf 'n\n' | script -qec "'$NC' synchronize --pull --max-size 10 --cache-dir '$SCRATCH/warm'" /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "1"
+  contains "$OUT" "more than --max-size 10 B. Continue? [y/N]"
+  contains "$OUT" "neuron-cache: error: pull cancelled"
+  [[ ! -e "$SCRATCH/warm" ]] || [[ -z "$(find "$SCRATCH/warm" -name model.done)" ]] || fail "a refused pull installed entries"
+  # The targeted pull asks the same way.
+  printf '\n' | script -qec "'$NC' synchronize --pull --model '$SCRATCH/tiny' --max-size 1K --cache-dir '$SCRATCH/warm'" \
+    /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "1"
+  contains "$OUT" "more than --max-size 1.0 KB. Continue? [y/N]"
+  [[ ! -e "$SCRATCH/warm" ]] || [[ -z "$(find "$SCRATCH/warm" -name model.done)" ]] || fail "a refused pull installed entries"
+  # Yes installs.
+  printf 'y\n' | script -qec "'$NC' synchronize --pull --max-size 10 --cache-dir '$SCRATCH/warm'" /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "0"
+  contains "$OUT" "Continue? [y/N]"
+  contains "$OUT" "Pulled 3 entries" # the graphs and the registry
+  equals "$(find "$SCRATCH/warm" -name model.done | wc -l)" "2"
+  # Under the size, no question.
+  script -qec "'$NC' synchronize --pull --cache-dir '$SCRATCH/warm2'" /dev/null </dev/null >"$OUT" 2>&1 || fail "pull failed"
+  lacks "$OUT" "Continue?"
+}
+
 test_add_pushes_registry_entries_the_command_wrote_as_they_are() {
   setup_repo || return
   # An optimum export writes its own registry entry next to the graphs.
