@@ -206,6 +206,10 @@ test_every_option_of_every_command_with_underscore_twins() {
   expect_exact "neuron-cache create --ex" --exist-ok --exist_ok
   expect_exact "neuron-cache config --repo" --repo-id --repo_id
   expect_has "neuron-cache create -" -n --name --public -q -h
+  # -v: --verbose after a command without a -v of its own; list's and lookup's take a version.
+  expect_has "neuron-cache synchronize -" -v --verbose
+  expect_has "neuron-cache list -" -v --version --verbose
+  expect_has "neuron-cache lookup -" -v --compiler-version --verbose
   expect_has "neuron-cache -" --version -V --help -h --format --json --quiet -q
   run_cases
 }

@@ -313,6 +313,15 @@ test_help_and_version() {
   contains "$OUT" "neuron-cache "
   run 0 "$NC" --help
   for command in create set config; do contains "$OUT" "  $command"; done
+  run 0 "$NC" synchronize --help
+  # -v: --verbose where the command has no -v of its own; list's and lookup's is the compiler version.
+  contains "$OUT" "  -v, --verbose"
+  for command in list lookup; do
+    run 0 "$NC" "$command" --help
+    lacks "$OUT" "-v, --verbose"
+    contains "$OUT" "  -v, --"
+    contains "$OUT" "Also -v, after a command that has no -v of its own"
+  done
   for command in create set config; do
     run 0 "$NC" "$command" --help
     contains "$OUT" "Examples:"

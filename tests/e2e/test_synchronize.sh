@@ -58,6 +58,9 @@ test_push_then_noop_repush() {
   matches_golden "$SCRATCH/repush" repush-with-skips.txt
   run 0 "$NC" sync --cache-dir "$SCRATCH/cache" --verbose
   equals "$(grep -c '^skipped ' "$ERR")" "7"
+  # -v is --verbose wherever the command has no -v of its own.
+  run 0 "$NC" sync --cache-dir "$SCRATCH/cache" -v
+  equals "$(grep -c '^skipped ' "$ERR")" "7"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q
   [[ ! -s "$OUT" && ! -s "$ERR" ]] || fail "a quiet no-op push printed something: $(cat "$OUT" "$ERR")"
 }
