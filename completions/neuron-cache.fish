@@ -209,13 +209,13 @@ complete -c neuron-cache -n '__neuron_cache_using set' -s v -d 'Show details (ev
 complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix'
 
 # config
-complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using config' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using config' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # synchronize
-complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
@@ -237,7 +237,7 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -s v -d 'Show det
 # status
 complete -c neuron-cache -n '__neuron_cache_using status' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using status' -l repo -d 'Also tell which entries the cache repo in effect holds (needs the repo)'
-complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using status' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using status' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
@@ -267,7 +267,7 @@ complete -c neuron-cache -n '__neuron_cache_using lookup' -s v -l compiler-versi
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l mode -d 'Only training or inference entries (optimum 0.0.19 - 0.1.x); default all' -x -a 'training inference all'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l table -d 'Print a wide table (compiler version and model too) instead of optimum\'s'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l blocks -d 'Print optimum <= 0.3\'s \'*** N entries found ***\' key: value blocks instead of its table'
-complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_cache_models)' -d 'Model directory, config.json file or Hub model id'
@@ -275,7 +275,7 @@ complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_c
 # list
 complete -c neuron-cache -n '__neuron_cache_using list' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using list' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
-complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using list' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using list' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_positional list 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'
@@ -292,7 +292,7 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l encoder-sequence-lengt
 complete -c neuron-cache -n '__neuron_cache_using add' -l decoder-sequence-length -l decoder_sequence_length -d 'Decoder sequence length (encoder-decoder models)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l gradient-accumulation-steps -l gradient_accumulation_steps -d 'Gradient accumulation steps (default 1)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-steps -l max_steps -d 'Training steps of the run (default 10)' -x
-complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using add' -l cache-dir -l cache_dir -d 'Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, /var/tmp/neuron-compile-cache)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using add' -l manifest -d 'Add every configuration of a YAML manifest' -r -F
 complete -c neuron-cache -n '__neuron_cache_using add' -s j -l jobs -d 'Manifest configurations compiled at a time (default 1)' -x
@@ -313,13 +313,13 @@ complete -c neuron-cache -n '__neuron_cache_positional completion 0' -a 'bash zs
 complete -c neuron-cache -n '__neuron_cache_using man' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # env
-complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using env' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using env' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # sync
-complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x

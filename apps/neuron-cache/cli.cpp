@@ -438,7 +438,8 @@ std::string render_main_help()
   std::ostringstream out;
   out << "Usage: neuron-cache [--version] [--help] COMMAND [OPTIONS]\n\n"
       << "Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo:\n"
-      << "a Hugging Face Hub model repo (org/name) or a directory (/path or file:///path).\n"
+      << "a Hugging Face Hub model repo (org/name), a directory (/path or file:///path) or an\n"
+      << "S3 prefix (s3://bucket/prefix).\n"
       << "Compatible with optimum-cli neuron cache.\n\nCommands:\n";
   for (const auto& command : all_commands()) {
     std::string left = "  " + command.name;
