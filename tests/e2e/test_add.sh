@@ -78,6 +78,21 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
   run 3 "$NC" lookup "$SCRATCH/tiny" --batch_size 8
 }
 
+test_human_output_matches_golden() {
+  setup_repo || return
+  write_manifest "$SCRATCH/ci.yaml"
+  add_one 0 || return
+  cp "$OUT" "$SCRATCH/add-human.txt"
+  # One configuration registered already, so the table shows both states.
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 1 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" || return
+  cat "$OUT" >>"$SCRATCH/add-human.txt"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" || return
+  cat "$OUT" >>"$SCRATCH/add-human.txt"
+  matches_golden "$SCRATCH/add-human.txt" add-human.txt
+}
+
 test_add_twice_compiles_nothing_the_second_time() {
   setup_repo || return
   add_one 0 -q || return

@@ -308,12 +308,24 @@ test_missing_repo_names_where_it_came_from() {
   contains "$ERR" "(from CUSTOM_CACHE_REPO)"
 }
 
+test_config_human_output_matches_golden() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  mkdir -p "$SCRATCH/cc"
+  PATH="/usr/bin:/bin" NEURON_COMPILE_CACHE_URL="$SCRATCH/cc" HF_HUB_OFFLINE=1 run 0 "$NC" config || return
+  # The version and the digest cache's name (a hash of the root's path) change by themselves.
+  sed -E 's/^(Version: +neuron-cache ).*/\1<VERSION>/; s/digests-[0-9a-f]+\.tsv/digests-<HASH>.tsv/' \
+    "$OUT" >"$SCRATCH/config.txt"
+  matches_golden "$SCRATCH/config.txt" config.txt
+}
+
 test_help_and_version() {
   run 0 "$NC" --version
   contains "$OUT" "neuron-cache "
   run 0 "$NC" --help
+  matches_golden "$OUT" help.txt
   for command in create set config; do contains "$OUT" "  $command"; done
   run 0 "$NC" synchronize --help
+  matches_golden "$OUT" help-synchronize.txt
   # -v: --verbose where the command has no -v of its own; list's and lookup's is the compiler version.
   contains "$OUT" "  -v, --verbose"
   for command in list lookup; do
