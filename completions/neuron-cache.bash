@@ -15,11 +15,14 @@ _neuron_cache_option() {
     create:--exist-ok | create:--exist_ok) _nc_kind=flag ;;
     create:--no-set | create:--no_set) _nc_kind=flag ;;
     create:--token) _nc_kind=text ;;
+    create:-v) _nc_kind=flag ;;
     set:-n | set:--name) _nc_kind=repo ;;
     set:--token) _nc_kind=text ;;
+    set:-v) _nc_kind=flag ;;
     config:--repo-id | config:--repo_id) _nc_kind=repo ;;
     config:--cache-dir | config:--cache_dir) _nc_kind=directory ;;
     config:--token) _nc_kind=text ;;
+    config:-v) _nc_kind=flag ;;
     synchronize:--repo-id | synchronize:--repo_id) _nc_kind=repo ;;
     synchronize:--cache-dir | synchronize:--cache_dir) _nc_kind=directory ;;
     synchronize:--pull) _nc_kind=flag ;;
@@ -37,10 +40,12 @@ _neuron_cache_option() {
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
     synchronize:--max-workers | synchronize:--max_workers) _nc_kind=integer ;;
     synchronize:--token) _nc_kind=text ;;
+    synchronize:-v) _nc_kind=flag ;;
     status:--cache-dir | status:--cache_dir) _nc_kind=directory ;;
     status:--repo) _nc_kind=flag ;;
     status:--repo-id | status:--repo_id) _nc_kind=repo ;;
     status:--token) _nc_kind=text ;;
+    status:-v) _nc_kind=flag ;;
     cleanup:--cache-dir | cleanup:--cache_dir) _nc_kind=directory ;;
     cleanup:--all) _nc_kind=flag ;;
     cleanup:--old-versions | cleanup:--old_versions) _nc_kind=flag ;;
@@ -53,13 +58,14 @@ _neuron_cache_option() {
     cleanup:--wipe) _nc_kind=flag ;;
     cleanup:-y | cleanup:--yes) _nc_kind=flag ;;
     cleanup:--dry-run | cleanup:--dry_run) _nc_kind=flag ;;
+    cleanup:-v) _nc_kind=flag ;;
     lookup:--task) _nc_kind=text ;;
     lookup:--batch-size | lookup:--batch_size) _nc_kind=integer ;;
     lookup:--sequence-length | lookup:--sequence_length) _nc_kind=integer ;;
     lookup:--num-cores | lookup:--num_cores | lookup:--tensor-parallel-size | lookup:--tensor_parallel_size) _nc_kind=integer ;;
     lookup:--dtype | lookup:--auto-cast-type | lookup:--auto_cast_type) _nc_kind=text ;;
     lookup:--instance-type | lookup:--instance_type) _nc_kind=choice _nc_choices='trn1 inf2 trn1n trn2' ;;
-    lookup:--compiler-version | lookup:--compiler_version) _nc_kind=text ;;
+    lookup:-v | lookup:--compiler-version | lookup:--compiler_version) _nc_kind=text ;;
     lookup:--mode) _nc_kind=choice _nc_choices='training inference all' ;;
     lookup:--table) _nc_kind=flag ;;
     lookup:--blocks) _nc_kind=flag ;;
@@ -92,9 +98,13 @@ _neuron_cache_option() {
     add:--timeout) _nc_kind=integer ;;
     add:--max-workers | add:--max_workers) _nc_kind=integer ;;
     add:--token) _nc_kind=text ;;
+    add:-v) _nc_kind=flag ;;
+    completion:-v) _nc_kind=flag ;;
+    man:-v) _nc_kind=flag ;;
     env:--repo-id | env:--repo_id) _nc_kind=repo ;;
     env:--cache-dir | env:--cache_dir) _nc_kind=directory ;;
     env:--token) _nc_kind=text ;;
+    env:-v) _nc_kind=flag ;;
     sync:--repo-id | sync:--repo_id) _nc_kind=repo ;;
     sync:--cache-dir | sync:--cache_dir) _nc_kind=directory ;;
     sync:--pull) _nc_kind=flag ;;
@@ -112,6 +122,7 @@ _neuron_cache_option() {
     sync:--clear-stale-locks | sync:--clear_stale_locks) _nc_kind=integer ;;
     sync:--max-workers | sync:--max_workers) _nc_kind=integer ;;
     sync:--token) _nc_kind=text ;;
+    sync:-v) _nc_kind=flag ;;
     :-V | :--version) _nc_kind=flag ;;
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
     *:--json) _nc_kind=flag ;;
@@ -125,19 +136,19 @@ _neuron_cache_option() {
 # Sets _nc_words to the options of command $1 ("" before the command).
 _neuron_cache_option_names() {
   case $1 in
-    create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet --verbose -h --help' ;;
-    set) _nc_words='-n --name --token --format --json -q --quiet --verbose -h --help' ;;
-    config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
-    status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet --verbose -h --help' ;;
-    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet --verbose -h --help' ;;
-    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet -v --verbose -h --help' ;;
+    set) _nc_words='-n --name --token --format --json -q --quiet -v --verbose -h --help' ;;
+    config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
+    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
-    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
-    completion) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
-    man) _nc_words='--format --json -q --quiet --verbose -h --help' ;;
-    env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet --verbose -h --help' ;;
-    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    completion) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
+    man) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
+    env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
+    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac

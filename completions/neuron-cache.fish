@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:-v' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' '*:--format'
             return 0
     end
     return 1
@@ -199,20 +199,23 @@ complete -c neuron-cache -n '__neuron_cache_using create' -l public -d 'Make a H
 complete -c neuron-cache -n '__neuron_cache_using create' -l exist-ok -l exist_ok -d 'Succeed when the repo already exists (still sets it)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l no-set -l no_set -d 'Only create: keep this host\'s cache repo as it is (e.g. a repo for CI)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using create' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_cache_repos)' -d 'The repo to create (same as --name)'
 
 # set
 complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using set' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix'
 
 # config
-complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using config' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using config' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # synchronize
-complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
@@ -229,12 +232,14 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clean-failed -
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # status
 complete -c neuron-cache -n '__neuron_cache_using status' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using status' -l repo -d 'Also tell which entries the cache repo in effect holds (needs the repo)'
-complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using status' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using status' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # cleanup
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
@@ -249,6 +254,7 @@ complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l 
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l dry-run -l dry_run -d 'List what would be removed, with size and reason, and change nothing'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # lookup
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l task -d 'Only entries compiled for this task (e.g. text-generation)' -x
@@ -257,11 +263,11 @@ complete -c neuron-cache -n '__neuron_cache_using lookup' -l sequence-length -l 
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l num-cores -l num_cores -l tensor-parallel-size -l tensor_parallel_size -d 'Only entries using this many Neuron cores (tensor parallel degree)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l dtype -l auto-cast-type -l auto_cast_type -d 'Only entries with this dtype (bfloat16, float16, bf16, fp16...)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l instance-type -l instance_type -d 'Only entries for this instance type' -x -a 'trn1 inf2 trn1n trn2'
-complete -c neuron-cache -n '__neuron_cache_using lookup' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -s v -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l mode -d 'Only training or inference entries (optimum 0.0.19 - 0.1.x); default all' -x -a 'training inference all'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l table -d 'Print a wide table (compiler version and model too) instead of optimum\'s'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l blocks -d 'Print optimum <= 0.3\'s \'*** N entries found ***\' key: value blocks instead of its table'
-complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_cache_models)' -d 'Model directory, config.json file or Hub model id'
@@ -269,7 +275,7 @@ complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_c
 # list
 complete -c neuron-cache -n '__neuron_cache_using list' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using list' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
-complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using list' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using list' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_positional list 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'
@@ -286,7 +292,7 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l encoder-sequence-lengt
 complete -c neuron-cache -n '__neuron_cache_using add' -l decoder-sequence-length -l decoder_sequence_length -d 'Decoder sequence length (encoder-decoder models)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l gradient-accumulation-steps -l gradient_accumulation_steps -d 'Gradient accumulation steps (default 1)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-steps -l max_steps -d 'Training steps of the run (default 10)' -x
-complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using add' -l cache-dir -l cache_dir -d 'Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, /var/tmp/neuron-compile-cache)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using add' -l manifest -d 'Add every configuration of a YAML manifest' -r -F
 complete -c neuron-cache -n '__neuron_cache_using add' -s j -l jobs -d 'Manifest configurations compiled at a time (default 1)' -x
@@ -296,20 +302,24 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l force -d 'Compile even
 complete -c neuron-cache -n '__neuron_cache_using add' -l timeout -d 'Terminate a command running longer than this' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_command)'
 
 # completion
+complete -c neuron-cache -n '__neuron_cache_using completion' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_positional completion 0' -a 'bash zsh fish' -d 'bash, zsh or fish'
 
 # man
+complete -c neuron-cache -n '__neuron_cache_using man' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # env
-complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using env' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using env' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # sync
-complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
@@ -326,3 +336,4 @@ complete -c neuron-cache -n '__neuron_cache_using sync' -l clean-failed -l clean
 complete -c neuron-cache -n '__neuron_cache_using sync' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -s v -d 'Show details (every skipped entry, each step) on standard error'

@@ -42,8 +42,8 @@ std::vector<const OptionSpec*> options_of(const CommandSpec& command)
   for (const auto& option : command.options) {
     all.push_back(&option);
   }
-  for (const auto& option : common_options()) {
-    all.push_back(&option);
+  for (const auto* option : common_options_of(command)) {
+    all.push_back(option);
   }
   return all;
 }
@@ -167,10 +167,36 @@ const std::vector<OptionSpec>& common_options()
      {}},
     {"", "json", ValueKind::flag, "", "Same as --format json.", {}, {}},
     {"q", "quiet", ValueKind::flag, "", "Same as --format quiet: only essential values, one per line.", {}, {}},
-    // No -v: `list -v` is optimum-cli's compiler version.
-    {"", "verbose", ValueKind::flag, "", "Show details (every skipped entry, each step) on standard error.", {}, {}},
+    // -v only after a command without its own -v (common_options_of): `list -v` is
+    // optimum-cli's compiler version.
+    {"",
+     "verbose",
+     ValueKind::flag,
+     "",
+     "Show details (every skipped entry, each step) on standard error. Also -v, after a command that has no -v of "
+     "its own (list and lookup: the compiler version).",
+     {},
+     {}},
     {"h", "help", ValueKind::flag, "", "Show this help and exit.", {}, {}},
   };
+  return options;
+}
+
+std::vector<const OptionSpec*> common_options_of(const CommandSpec& command)
+{
+  static const OptionSpec verbose_with_short = [] {
+    auto option = *std::find_if(common_options().begin(), common_options().end(),
+                                [](const OptionSpec& common) { return common.long_name == "verbose"; });
+    option.short_name = "v";
+    option.help = "Show details (every skipped entry, each step) on standard error.";
+    return option;
+  }();
+  bool own_v = std::any_of(command.options.begin(), command.options.end(),
+                           [](const OptionSpec& option) { return option.short_name == "v"; });
+  std::vector<const OptionSpec*> options;
+  for (const auto& option : common_options()) {
+    options.push_back(option.long_name == "verbose" && !own_v ? &verbose_with_short : &option);
+  }
   return options;
 }
 
@@ -366,12 +392,13 @@ std::string render_command_help(const CommandSpec& command)
       emit_row("  " + positional.name, positional.help);
     }
   }
-  auto emit_options = [&](const std::string& title, const std::vector<OptionSpec>& options) {
+  auto emit_options = [&](const std::string& title, const std::vector<const OptionSpec*>& options) {
     if (options.empty()) {
       return;
     }
     out << "\n" << title << ":\n";
-    for (const auto& option : options) {
+    for (const auto* pointer : options) {
+      const auto& option = *pointer;
       std::string left = "  ";
       left += option.short_name.empty() ? "    " : "-" + option.short_name + ", ";
       left += "--" + option.long_name;
@@ -391,8 +418,12 @@ std::string render_command_help(const CommandSpec& command)
       emit_row(left, help);
     }
   };
-  emit_options("Options", command.options);
-  emit_options("Common options", common_options());
+  std::vector<const OptionSpec*> own;
+  for (const auto& option : command.options) {
+    own.push_back(&option);
+  }
+  emit_options("Options", own);
+  emit_options("Common options", common_options_of(command));
   if (!command.examples.empty()) {
     out << "\nExamples:\n";
     for (const auto& example : command.examples) {
@@ -407,7 +438,8 @@ std::string render_main_help()
   std::ostringstream out;
   out << "Usage: neuron-cache [--version] [--help] COMMAND [OPTIONS]\n\n"
       << "Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo:\n"
-      << "a Hugging Face Hub model repo (org/name) or a directory (/path or file:///path).\n"
+      << "a Hugging Face Hub model repo (org/name), a directory (/path or file:///path) or an\n"
+      << "S3 prefix (s3://bucket/prefix).\n"
       << "Compatible with optimum-cli neuron cache.\n\nCommands:\n";
   for (const auto& command : all_commands()) {
     std::string left = "  " + command.name;

@@ -54,8 +54,11 @@ struct CommandSpec {
   std::function<int(Invocation&)> run;
 };
 
-// Options every subcommand accepts.
+// Options every subcommand accepts (and, but for --help, before it).
 const std::vector<OptionSpec>& common_options();
+// The common options as `command` takes them: -v is --verbose unless the command has a
+// -v of its own (list and lookup: optimum-cli's compiler version).
+std::vector<const OptionSpec*> common_options_of(const CommandSpec& command);
 // All subcommands, in help order.
 const std::vector<CommandSpec>& all_commands();
 const CommandSpec* find_command(const std::string& name);

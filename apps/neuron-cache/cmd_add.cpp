@@ -12,6 +12,7 @@
 #include <hubcache/util/process.hpp>
 #include <hubcache/util/text.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -375,10 +376,28 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
                  + std::to_string(registered) + " already registered, "
                  + (planned > 0 ? std::to_string(planned) + " would run, " : "") + std::to_string(failed) + " failed"
                  + (not_run > 0 ? ", " + std::to_string(not_run) + " not run" : "") + ".";
+  // A failing run reports as every failing command does: the error object's fields in the
+  // document (beside the per-job results) and one error line on stderr.
+  std::string error_message, error_hint;
+  int error_code = k_exit_ok;
   if (signal != 0) {
-    data["error"] = "interrupted; nothing half-pushed";
-    data["hint"] = "run the same command again to continue";
-    data["exit_code"] = interrupted_code;
+    error_message = "interrupted; nothing half-pushed";
+    error_hint = "run the same command again to continue";
+    error_code = interrupted_code;
+  } else if (failed > 0) {
+    auto first = std::find_if(results.begin(), results.end(),
+                              [](const add::JobResult& result) { return result.status == add::JobStatus::failed; });
+    error_message = failed == 1 ? "could not add " + first->label + " to the cache: " + first->message
+                                : std::to_string(failed) + " of " + count_of(results.size(), "configuration")
+                                    + " failed; the first: " + first->label + ": " + first->message;
+    error_hint = failed == 1 ? job_hint(*first, invocation.context()) : std::string();
+    error_hint += (error_hint.empty() ? "" : "; ") + std::string("a re-run skips the configurations already added");
+    error_code = k_exit_error;
+  }
+  if (error_code != k_exit_ok) {
+    data["error"] = error_message;
+    data["hint"] = error_hint;
+    data["exit_code"] = error_code;
   }
   // A dry run's commands are its data: on stdout, after the table (alone with -q).
   std::string planned_human, planned_quiet;
@@ -398,17 +417,19 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
       out.result("\n" + planned_human, data, planned_quiet);
     }
   }
-  for (const auto& result : results) {
-    if (result.status == add::JobStatus::failed) {
-      auto hint = job_hint(result, invocation.context());
-      out.warning(result.label + ": " + result.message + (hint.empty() ? "" : "; " + hint));
+  // Each failure's details when there are several; one failure is the error line itself.
+  if (failed > 1 || signal != 0) {
+    for (const auto& result : results) {
+      if (result.status == add::JobStatus::failed) {
+        auto hint = job_hint(result, invocation.context());
+        out.warning(result.label + ": " + result.message + (hint.empty() ? "" : "; " + hint));
+      }
     }
   }
-  if (signal != 0) {
-    out.error_line("interrupted; nothing half-pushed", "run the same command again to continue");
-    return interrupted_code;
+  if (error_code != k_exit_ok) {
+    out.error_line(error_message, error_hint);
   }
-  return failed > 0 ? k_exit_error : k_exit_ok;
+  return error_code;
 }
 
 int run_add(Invocation& invocation)

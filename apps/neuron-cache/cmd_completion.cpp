@@ -100,6 +100,21 @@ std::vector<const OptionSpec*> global_only_options()
   return only;
 }
 
+// The common options a command takes in its own form (-v for --verbose): they need
+// per-command completion, the others are completed everywhere.
+std::vector<const OptionSpec*> command_forms_of_common(const CommandSpec& command)
+{
+  std::vector<const OptionSpec*> forms;
+  for (const auto* option : common_options_of(command)) {
+    bool shared = std::any_of(common_options().begin(), common_options().end(),
+                              [&](const OptionSpec& common) { return &common == option; });
+    if (!shared) {
+      forms.push_back(option);
+    }
+  }
+  return forms;
+}
+
 // ---------------------------------------------------------------------------- bash
 
 // The part of the bash script that does not depend on the table.
@@ -292,6 +307,10 @@ std::string bash_script()
     for (const auto& option : command.options) {
       out << "    " << bash_pattern(command.name, dashed_names(option)) << ") "
           << bash_kind_assignment(option.kind, option.choices) << " ;;\n";
+    }
+    for (const auto* option : command_forms_of_common(command)) {
+      out << "    " << bash_pattern(command.name, {"-" + option->short_name}) << ") "
+          << bash_kind_assignment(option->kind, option->choices) << " ;;\n";
     }
   }
   for (const auto* option : global_only_options()) {
@@ -788,6 +807,11 @@ std::string fish_script()
     std::string using_command = "__neuron_cache_using " + sh_word(command.name);
     for (const auto& option : command.options) {
       out << fish_option(using_command, option);
+    }
+    for (const auto* option : command_forms_of_common(command)) {
+      // The long name is completed everywhere already: only the command's short form here.
+      out << "complete -c neuron-cache -n " << fish_quote(using_command) << " -s " << option->short_name << " -d "
+          << fish_quote(first_sentence(option->help)) << fish_value_flags(option->kind, option->choices) << "\n";
     }
     auto positionals = plain_positionals(command);
     for (std::size_t index = 0; index < positionals.size(); ++index) {

@@ -104,14 +104,15 @@ int run_config(Invocation& invocation)
 
   std::optional<std::string> cache_dir;
   std::optional<std::string> cache_dir_source;
+  std::string cache_dir_from; // the same as people read it: "--cache-dir" rather than "option"
   std::optional<std::string> digest_cache;
   std::string cache_note;
   try {
     auto location = hubcache::compilecache::locate_cache(invocation.value("cache-dir"), env);
     cache_dir = location.display();
-    cache_dir_source = location.source == hubcache::compilecache::RootSource::option
-                         ? "--cache-dir"
-                         : hubcache::compilecache::to_string(location.source);
+    cache_dir_source = hubcache::compilecache::to_string(location.source); // "option", as in every report
+    cache_dir_from =
+      location.source == hubcache::compilecache::RootSource::option ? std::string("--cache-dir") : *cache_dir_source;
     if (!location.s3_url) {
       digest_cache = hubcache::compilecache::DigestCache::default_path(location.root.path, env).string();
     }
@@ -124,8 +125,8 @@ int run_config(Invocation& invocation)
     {"version", NEURON_CACHE_VERSION},
     {"repo", resolved.spec.canonical()},
     {"repo_kind", kind},
+    // One field for where the repo came from: the file it names is config_file or own_config_file.
     {"repo_source", std::string(to_string(resolved.source))},
-    {"repo_origin", resolved.origin},
     {"config_file", config_file.string()},
     {"own_config_file", own_file.string()},
     {"hf_home", hubcache::hub::hf_home(env).string()},
@@ -150,7 +151,7 @@ int run_config(Invocation& invocation)
   row("Offline", offline ? "yes" : "no");
   row("Token", token_source ? "from " + *token_source : "none");
   row("Token user", owner.user ? *owner.user : "- (" + owner.note + ")");
-  row("Compile cache", cache_dir ? *cache_dir + " (from " + *cache_dir_source + ")" : "- (" + cache_note + ")");
+  row("Compile cache", cache_dir ? *cache_dir + " (from " + cache_dir_from + ")" : "- (" + cache_note + ")");
   row("Digest cache", digest_cache.value_or("-"));
   row("neuronx-cc", compiler.version ? *compiler.version : "- (" + compiler.note + ")");
   row("Version", std::string("neuron-cache ") + NEURON_CACHE_VERSION);

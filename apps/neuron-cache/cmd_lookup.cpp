@@ -247,7 +247,8 @@ CommandSpec make_lookup_command()
      "Only entries for this instance type.",
      {"trn1", "inf2", "trn1n", "trn2"},
      {}},
-    {"",
+    // -v as in list (optimum-cli's list -v): the compiler version, not --verbose.
+    {"v",
      "compiler-version",
      ValueKind::text,
      "VERSION",

@@ -121,8 +121,8 @@ std::string man_page()
       << ".TH NEURON\\-CACHE 1 \"\" \"neuron\\-cache " << roff(NEURON_CACHE_VERSION) << "\" \"User Commands\"\n"
       << ".nh\n.ad l\n"; // ids and paths read better unhyphenated and unstretched
 
-  out << ".SH NAME\nneuron\\-cache \\- manage AWS Neuron compiled\\-model caches on the Hugging Face Hub or a "
-         "directory\n";
+  out << ".SH NAME\nneuron\\-cache \\- manage AWS Neuron compiled\\-model caches on the Hugging Face Hub, in a "
+         "directory or in S3\n";
 
   out << ".SH SYNOPSIS\n"
       << bold("neuron-cache") << " [" << bold("--version") << "] [" << bold("--help") << "] " << italic("COMMAND")
@@ -134,8 +134,9 @@ std::string man_page()
   out << ".SH DESCRIPTION\n"
       << roff_line("neuron-cache manages caches of Neuron compiled models (the NEFF files neuronx-cc writes) kept "
                    "in a cache repo: a Hugging Face Hub model repo (org/name), byte-compatible with "
-                   "optimum-neuron's aws-neuron/optimum-neuron-cache, or a plain directory (/path or "
-                   "file:///path) on local disk, NFS or FSx for Lustre. It is compatible with optimum-cli "
+                   "optimum-neuron's aws-neuron/optimum-neuron-cache, a plain directory (/path or "
+                   "file:///path) on local disk, NFS or FSx for Lustre, or an S3 prefix (s3://bucket/prefix). It is "
+                   "compatible with optimum-cli "
                    "neuron cache: the same commands, option names (--repo_id and --repo-id both work) and files.")
       << ".PP\n"
       << roff_line("The cache repo is chosen as optimum-neuron chooses it: --repo-id, then $CUSTOM_CACHE_REPO, "

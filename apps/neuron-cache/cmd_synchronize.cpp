@@ -29,11 +29,11 @@ namespace {
 
 namespace cc = hubcache::compilecache;
 
-// Where a push follows symlinks leaving the cache: the Hugging Face cache's hub folder,
-// into which optimum's compile-time proxy links what it downloaded.
+// Where a push follows symlinks leaving the cache: the Hugging Face Hub cache, into which
+// optimum's compile-time proxy links what it downloaded.
 std::vector<std::filesystem::path> followed_directories(const Invocation& invocation)
 {
-  return {hubcache::hub::hf_home(invocation.env()) / "hub"};
+  return {hubcache::hub::hf_hub_cache(invocation.env())};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start)
@@ -347,6 +347,40 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   return k_exit_ok;
 }
 
+// A --compiler-version that matches none of the versions the repo holds: what it has
+// instead, in the same words for a whole pull and a --model one ("0 entries of MODEL
+// for 2.22; the repo has 2.21.33363.0+82129205"). `subject` is "0 entries" or
+// "0 entries of MODEL".
+hubcache::EntryNotFound no_entries_for_version(const std::string& subject, const std::string& version,
+                                               const std::set<std::string>& versions)
+{
+  if (versions.empty()) {
+    return hubcache::EntryNotFound(subject + " for " + version + "; the repo holds no compiler version's entries",
+                                   "check the repo with 'neuron-cache list'");
+  }
+  std::string list;
+  for (const auto& held : versions) {
+    list += (list.empty() ? "" : ", ") + held;
+  }
+  return hubcache::EntryNotFound(subject + " for " + version + "; the repo has " + list,
+                                 "pass --compiler-version with one of them");
+}
+
+// A whole pull (or copy) filtered by --compiler-version: an error when the filter matches
+// no version of the repo, as for --model, rather than a silent "0 entries".
+void check_version_held(const std::optional<std::string>& filter, const std::set<std::string>& versions)
+{
+  if (!filter) {
+    return;
+  }
+  for (const auto& version : versions) {
+    if (cc::version_matches(version, *filter)) {
+      return;
+    }
+  }
+  throw no_entries_for_version("0 entries", *filter, versions);
+}
+
 // --pull --model: the entries of the model's matching configurations, from the registry
 // and add's attribution records. Sets options.only_entries; reports what it could not
 // attribute, and what the repo has when nothing matches (then throws).
@@ -379,13 +413,7 @@ void select_model_entries(Invocation& invocation, hubcache::storage::Repository&
         versions.insert(match.loaded.location.compiler_version);
       }
       if (!versions.empty()) {
-        std::string list;
-        for (const auto& version : versions) {
-          list += (list.empty() ? "" : ", ") + version;
-        }
-        throw hubcache::EntryNotFound("0 entries of " + model + " for " + *filters.compiler_version + "; the repo has "
-                                        + list,
-                                      "pass --compiler-version with one of them");
+        throw no_entries_for_version("0 entries of " + model, *filters.compiler_version, versions);
       }
     }
     auto nearby = registry::nearby_summary(outcome.filtered_out);
@@ -470,6 +498,9 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
                       [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
   }
   warn_skipped_paths(invocation.out(), repo);
+  if (!options.only_entries) { // --model said what the repo has already
+    check_version_held(options.compiler_version, report.compiler_versions);
+  }
   if (!options.dry_run) {
     digests.save();
     // An entry pulled onto this host is one somebody is about to use.
@@ -497,13 +528,13 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.present = report.entries_present;
   transfer.skipped = &report.skipped;
   transfer.errors = report.errors;
+  transfer.files_planned = report.files_planned;
   transfer.bytes_planned = report.bytes_planned;
   if (!options.dry_run) {
     transfer.transferred = report.entries_pulled;
     transfer.files_transferred = report.files_downloaded;
     transfer.bytes_transferred = report.bytes_downloaded;
   }
-  transfer.files_planned = report.files_downloaded; // the pull reports files only as it downloads them
   transfer.seconds = seconds_since(start);
 
   std::string human;
@@ -596,6 +627,9 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   auto& target = pull ? *cache : *repo;
   auto plan = cc::plan_copy(source, target, options);
   warn_skipped_paths(invocation.out(), source);
+  if (pull && !options.only_entries) {
+    check_version_held(options.compiler_version, plan.compiler_versions);
+  }
   if (pull && !dry_run) {
     confirm_download_size(invocation, plan.bytes_planned);
   }

@@ -39,7 +39,8 @@ OptionSpec repo_id_option()
           "repo-id",
           ValueKind::repo,
           "REPO",
-          "Cache repo to use: a Hub id (org/name) or a directory (/path, file:///path). Default: "
+          "Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix "
+          "(s3://bucket/prefix). Default: "
           "$CUSTOM_CACHE_REPO, then the name saved by 'set', then aws-neuron/optimum-neuron-cache.",
           {},
           {}};

@@ -80,8 +80,8 @@ inline std::vector<const OptionSpec*> options_of(const CommandSpec& command)
   for (const auto& option : command.options) {
     all.push_back(&option);
   }
-  for (const auto& option : common_options()) {
-    all.push_back(&option);
+  for (const auto* option : common_options_of(command)) {
+    all.push_back(option);
   }
   return all;
 }

@@ -165,7 +165,8 @@ std::string describe_repo_origin(const storage::ResolvedRepo& repo)
   switch (repo.source) {
   case storage::RepoSource::option: return repo.origin.empty() ? "named by --repo-id" : "named by " + repo.origin;
   case storage::RepoSource::environment: return "from " + repo.origin;
-  case storage::RepoSource::config_file: return "saved in " + repo.origin + " by 'neuron-cache set'";
+  case storage::RepoSource::config_file:
+  case storage::RepoSource::own_config_file: return "saved in " + repo.origin + " by 'neuron-cache set'";
   case storage::RepoSource::default_value: return "the built-in default";
   }
   return {};

@@ -217,24 +217,6 @@ std::string human_size(std::uint64_t bytes)
   return buffer;
 }
 
-std::string human_duration(double seconds)
-{
-  char buffer[48];
-  if (seconds < 10.0) {
-    std::snprintf(buffer, sizeof buffer, "%.2fs", std::max(0.0, seconds));
-    return buffer;
-  }
-  auto whole = static_cast<long long>(std::llround(seconds));
-  if (whole < 60) {
-    std::snprintf(buffer, sizeof buffer, "%llds", whole);
-  } else if (whole < 3600) {
-    std::snprintf(buffer, sizeof buffer, "%lldm %02llds", whole / 60, whole % 60);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%lldh %02lldm", whole / 3600, (whole % 3600) / 60);
-  }
-  return buffer;
-}
-
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form)
 {
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);

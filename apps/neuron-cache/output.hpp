@@ -1,6 +1,7 @@
 #pragma once
 
 #include <hubcache/util/progress.hpp>
+#include <hubcache/util/text.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -85,8 +86,8 @@ inline constexpr int k_json_schema_version = 1;
 // Renders `rows` with `headers` as padded columns.
 std::string format_table(const Output::Table& table);
 std::string human_size(std::uint64_t bytes);
-// "0.42s", "12s", "3m 05s", "1h 02m".
-std::string human_duration(double seconds);
+// "0.42s", "12s", "3m 05s", "1h 02m": the libraries' messages use the same one.
+using hubcache::util::human_duration;
 // "1 entry", "2 entries": `plural_form` when count != 1 (default: singular + "s").
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form = {});
 

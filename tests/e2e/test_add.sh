@@ -78,6 +78,21 @@ test_add_one_model_pushes_entries_and_registry_in_one_commit() {
   run 3 "$NC" lookup "$SCRATCH/tiny" --batch_size 8
 }
 
+test_human_output_matches_golden() {
+  setup_repo || return
+  write_manifest "$SCRATCH/ci.yaml"
+  add_one 0 || return
+  cp "$OUT" "$SCRATCH/add-human.txt"
+  # One configuration registered already, so the table shows both states.
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 1 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" || return
+  cat "$OUT" >>"$SCRATCH/add-human.txt"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" || return
+  cat "$OUT" >>"$SCRATCH/add-human.txt"
+  matches_golden "$SCRATCH/add-human.txt" add-human.txt
+}
+
 test_add_twice_compiles_nothing_the_second_time() {
   setup_repo || return
   add_one 0 -q || return
@@ -179,9 +194,22 @@ test_command_failure_pushes_nothing_and_shows_output() {
   FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml" --continue-on-error --json
   equals "$(json_get "$OUT" '.summary.failed')" "3"
   equals "$(json_get "$OUT" '.results[0].output_tail | map(select(test("Compilation failed"))) | length')" "1"
+  # A failing add reports as every failing command: the error object's fields beside the
+  # results, and one error line on stderr.
+  valid_json "$OUT" add.schema.json
+  equals "$(json_get "$OUT" .exit_code)" "1"
+  equals "$(json_get "$OUT" .results | jq length)" "3"
+  contains "$ERR" "neuron-cache: error: 3 of 3 configurations failed; the first: org/tiny-gpt2 text-generation bs=1"
+  equals "$(grep -c '^neuron-cache: error: ' "$ERR")" "1"
+  equals "$(json_get "$OUT" .error)" "$(grep '^neuron-cache: error: ' "$ERR" | sed 's/^neuron-cache: error: //; s/; a re-run skips.*//')"
   FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml"
   contains "$OUT" "FAILED"
   contains "$OUT" "not run"
+  contains "$ERR" "neuron-cache: error: could not add org/tiny-gpt2 text-generation bs=1 seq=128 cores=2 bf16 to the cache: the command exited with status 70; nothing was pushed"
+  FAKE_NEURONX_CC_MODE=fail run 1 "$NC" add --manifest "$SCRATCH/ci.yaml" --json
+  valid_json "$OUT" add.schema.json
+  equals "$(json_get "$OUT" .summary.failed)" "1"
+  equals "$(json_get "$OUT" '.error | startswith("could not add org/tiny-gpt2 text-generation bs=1")')" "true"
   equals "$(snapshot "$SCRATCH/repo")" "$before"
 }
 
@@ -485,6 +513,10 @@ test_pull_one_model_installs_only_its_configurations_graphs() {
   # Nothing for another compiler: what the repo has instead.
   run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --compiler-version 2.22 --cache-dir "$SCRATCH/warm3"
   contains "$ERR" "0 entries of $SCRATCH/tiny for 2.22; the repo has 2.21.33363.0+82129205"
+  # A whole pull says it the same way, with the same exit code.
+  run 1 "$NC" synchronize --pull --compiler-version 2.22 --cache-dir "$SCRATCH/warm3"
+  contains "$ERR" "0 entries for 2.22; the repo has 2.21.33363.0+82129205"
+  one_line "$ERR"
   run 1 "$NC" synchronize --pull --model "$SCRATCH/tiny" --batch-size 3 --cache-dir "$SCRATCH/warm3"
   contains "$ERR" "cached: batch 4, 8 at sequence 128 (2 cores)"
   [[ ! -e "$SCRATCH/warm3" ]] || [[ -z "$(find "$SCRATCH/warm3" -name model.done)" ]] || fail "a failed selection pulled"
@@ -510,6 +542,84 @@ test_pull_one_model_installs_only_its_configurations_graphs() {
   [[ ! -e "$SCRATCH/warm5" ]] || [[ -z "$(find "$SCRATCH/warm5" -name model.done)" ]] || fail "pulled beyond --max-size"
   run 0 "$NC" synchronize --pull --max-size 10 --yes --cache-dir "$SCRATCH/warm5" -q </dev/null || return
   run 2 "$NC" synchronize --batch-size 4
+}
+
+# add_config NAME TASK BATCH SEQUENCE CORES: adds one configuration of the tiny model and
+# keeps the entries it produced in $SCRATCH/entries-NAME (one path a line, sorted).
+add_config() {
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task "$2" --precision bf16 --train-batch-size "$3" --sequence-length "$4" \
+    --num-cores "$5" --cache-dir "$SCRATCH/cc" --json -- "${FAKE_COMMAND[@]}" || return
+  json_get "$OUT" '.results[0].entries[]' | sort >"$SCRATCH/entries-$1"
+  [[ -s "$SCRATCH/entries-$1" ]] || fail "configuration $1 produced no entry"
+}
+
+# pulled_is DIR NAME...: DIR holds exactly the entries of configurations NAME...
+pulled_is() {
+  local dir=$1; shift
+  local name expected=""
+  for name in "$@"; do expected+=$(cat "$SCRATCH/entries-$name")$'\n'; done
+  equals "$(cd "$dir" && find . -name model.done -path '*/MODULE_*' | sed 's|^\./||; s|/model.done$||' | sort)" \
+    "$(sort <<<"${expected%$'\n'}")"
+}
+
+test_pull_one_model_filters_by_task_sequence_length_and_cores() {
+  setup_repo || return
+  add_config base text-generation 4 128 2 || return
+  add_config long text-generation 4 256 2 || return
+  add_config one-core text-generation 4 128 1 || return
+  add_config features feature-extraction 4 128 2 || return
+  local pull=(synchronize --pull --model "$SCRATCH/tiny" --json)
+  run 0 "$NC" "${pull[@]}" --task feature-extraction --cache-dir "$SCRATCH/by-task" || return
+  pulled_is "$SCRATCH/by-task" features
+  run 0 "$NC" "${pull[@]}" --task text-generation --cache-dir "$SCRATCH/by-task2" || return
+  pulled_is "$SCRATCH/by-task2" base long one-core
+  run 0 "$NC" "${pull[@]}" --sequence-length 256 --cache-dir "$SCRATCH/by-sequence" || return
+  pulled_is "$SCRATCH/by-sequence" long
+  run 0 "$NC" "${pull[@]}" --sequence_length 128 --cache-dir "$SCRATCH/by-sequence2" || return
+  pulled_is "$SCRATCH/by-sequence2" base one-core features
+  run 0 "$NC" "${pull[@]}" --num-cores 1 --cache-dir "$SCRATCH/by-cores" || return
+  pulled_is "$SCRATCH/by-cores" one-core
+  run 0 "$NC" "${pull[@]}" --tensor-parallel-size 2 --cache-dir "$SCRATCH/by-cores2" || return
+  pulled_is "$SCRATCH/by-cores2" base long features
+  # Together they narrow to one configuration.
+  run 0 "$NC" "${pull[@]}" --task text-generation --sequence-length 128 --num-cores 2 --cache-dir "$SCRATCH/all" || return
+  pulled_is "$SCRATCH/all" base
+  # A filter matching nothing says what is cached and installs nothing.
+  run 1 "$NC" "${pull[@]}" --sequence-length 512 --cache-dir "$SCRATCH/none"
+  contains "$ERR" "no configuration of $SCRATCH/tiny in file://$SCRATCH/repo matches"
+  run 1 "$NC" "${pull[@]}" --task text-classification --cache-dir "$SCRATCH/none"
+  run 1 "$NC" "${pull[@]}" --num-cores 8 --cache-dir "$SCRATCH/none"
+  [[ ! -e "$SCRATCH/none" ]] || [[ -z "$(find "$SCRATCH/none" -name model.done)" ]] || fail "a filter matching nothing pulled"
+}
+
+test_pull_beyond_max_size_asks_on_a_terminal() {
+  setup_repo || return
+  add_one 0 -q || return
+  local code
+  # Anything but yes: nothing installed, a non-zero exit.
+  printf 'n\n' | script -qec "'$NC' synchronize --pull --max-size 10 --cache-dir '$SCRATCH/warm'" /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "1"
+  contains "$OUT" "more than --max-size 10 B. Continue? [y/N]"
+  contains "$OUT" "neuron-cache: error: pull cancelled"
+  [[ ! -e "$SCRATCH/warm" ]] || [[ -z "$(find "$SCRATCH/warm" -name model.done)" ]] || fail "a refused pull installed entries"
+  # The targeted pull asks the same way.
+  printf '\n' | script -qec "'$NC' synchronize --pull --model '$SCRATCH/tiny' --max-size 1K --cache-dir '$SCRATCH/warm'" \
+    /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "1"
+  contains "$OUT" "more than --max-size 1.0 KB. Continue? [y/N]"
+  [[ ! -e "$SCRATCH/warm" ]] || [[ -z "$(find "$SCRATCH/warm" -name model.done)" ]] || fail "a refused pull installed entries"
+  # Yes installs.
+  printf 'y\n' | script -qec "'$NC' synchronize --pull --max-size 10 --cache-dir '$SCRATCH/warm'" /dev/null >"$OUT" 2>&1
+  code=$?
+  equals "$code" "0"
+  contains "$OUT" "Continue? [y/N]"
+  contains "$OUT" "Pulled 3 entries" # the graphs and the registry
+  equals "$(find "$SCRATCH/warm" -name model.done | wc -l)" "2"
+  # Under the size, no question.
+  script -qec "'$NC' synchronize --pull --cache-dir '$SCRATCH/warm2'" /dev/null </dev/null >"$OUT" 2>&1 || fail "pull failed"
+  lacks "$OUT" "Continue?"
 }
 
 test_add_pushes_registry_entries_the_command_wrote_as_they_are() {

@@ -206,6 +206,10 @@ test_every_option_of_every_command_with_underscore_twins() {
   expect_exact "neuron-cache create --ex" --exist-ok --exist_ok
   expect_exact "neuron-cache config --repo" --repo-id --repo_id
   expect_has "neuron-cache create -" -n --name --public -q -h
+  # -v: --verbose after a command without a -v of its own; list's and lookup's take a version.
+  expect_has "neuron-cache synchronize -" -v --verbose
+  expect_has "neuron-cache list -" -v --version --verbose
+  expect_has "neuron-cache lookup -" -v --compiler-version --verbose
   expect_has "neuron-cache -" --version -V --help -h --format --json --quiet -q
   run_cases
 }
@@ -393,11 +397,14 @@ test_man_page_covers_every_command_and_option() {
     grep -qx "\\\\fB${name}\\\\fR" "$page" || fail "ENVIRONMENT lacks $name"
   done
   # Every variable the sources read is in the ENVIRONMENT table (environment_table.cpp),
-  # and every exit code the program uses is in EXIT STATUS.
-  local variables
-  variables=$( (grep -rhoE '(get_non_empty|get_flag|\.get|getenv|find|count)\("[A-Z][A-Z0-9_]+"\)' \
-                 "$SOURCE_DIR"/libhubcache/src "$SOURCE_DIR"/registry/src "$SOURCE_DIR"/addjobs "$SOURCE_DIR"/apps;
-               grep -rhoE 'k_[a-z_]*env[a-z_]* = "[A-Z][A-Z0-9_]+"' "$SOURCE_DIR"/addjobs "$SOURCE_DIR"/libhubcache) |
+  # and every exit code the program uses is in EXIT STATUS. Reads go through helpers
+  # (size_setting("..."), lists of names), so any string literal that is a whole
+  # NEURON_*/HF_*/AWS_*/... name counts, besides the generic readers' arguments.
+  local variables sources=("$SOURCE_DIR"/libhubcache/src "$SOURCE_DIR"/libhubcache/include "$SOURCE_DIR"/registry
+                           "$SOURCE_DIR"/addjobs "$SOURCE_DIR"/apps)
+  variables=$( (grep -rhoE '(get_non_empty|get_flag|\.get|getenv|find|count)\("[A-Z][A-Z0-9_]+"\)' "${sources[@]}";
+               grep -rhoE '"(NEURON|HF|HUGGINGFACE|HUGGING_FACE|AWS|XDG|TRANSFORMERS|CUSTOM_CACHE)_[A-Z0-9_]+"' \
+                 --exclude=environment_table.cpp "${sources[@]}") |
              grep -oE '"[A-Z][A-Z0-9_]+"' | tr -d '"' | sort -u)
   [[ $(wc -w <<<"$variables") -ge 15 ]] || fail "found too few variables in the sources: $variables"
   for name in $variables; do

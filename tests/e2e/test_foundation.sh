@@ -30,12 +30,16 @@ test_config_file_has_no_trailing_newline() {
 test_resolution_precedence() {
   run 0 "$NC" create "$SCRATCH/from-file" -q || return
   run 0 "$NC" config --json
-  equals "$(json_get "$OUT" .repo_source)" "config-file"
+  # One field says where the repo came from (no second "origin" field).
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
+  equals "$(jq 'has("repo_origin")' "$OUT")" "false"
+  valid_json "$OUT" config.schema.json
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "org/from-env"
   equals "$(json_get "$OUT" .repo_source)" "environment"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo-id /opt/from-option
   equals "$(json_get "$OUT" .repo)" "file:///opt/from-option"
+  equals "$(json_get "$OUT" .repo_source)" "option"
   CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" config --json --repo_id hf://org/underscore
   equals "$(json_get "$OUT" .repo)" "org/underscore"
   rm "$(own_file)"
@@ -279,15 +283,24 @@ test_config_diagnoses_the_setup() {
   equals "$(json_get "$OUT" .token_source)" "null"
   equals "$(json_get "$OUT" .repo_source)" "default"
   equals "$(json_get "$OUT" .endpoint)" "https://huggingface.co"
+  # --cache-dir is "option" here as in every report that names the compile cache's source.
+  run 0 "$NC" config --cache-dir "$SCRATCH/cc" --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "option"
+  valid_json "$OUT" config.schema.json
+  mkdir -p "$SCRATCH/cc"
+  run 0 "$NC" status --cache-dir "$SCRATCH/cc" --json || return
+  equals "$(json_get "$OUT" .cache_dir_source)" "option"
+  run 0 "$NC" config --cache-dir "$SCRATCH/cc" || return
+  contains "$OUT" "Compile cache: $SCRATCH/cc (from --cache-dir)"
   PATH="/usr/bin:/bin" run 0 "$NC" config || return
   contains "$OUT" "neuronx-cc:    - (not found on PATH)"
   contains "$OUT" "Repo source:   the built-in default"
   contains "$OUT" "Token:         none"
 }
 
-test_default_repo_missing_never_suggests_creating_it() {
-  HF_HUB_OFFLINE=1 run 1 "$NC" synchronize --cache-dir "$SCRATCH/cc" || return
-  lacks "$ERR" "create aws-neuron"
+# The default repo missing on a Hub: test_hub.sh (it needs the test Hub; offline, every
+# command stops at HF_HUB_OFFLINE before asking for the repo).
+test_missing_repo_names_where_it_came_from() {
   run 1 "$NC" sync --repo-id "$SCRATCH/nowhere" --cache-dir "$SCRATCH/cc"
   contains "$ERR" "(named by --repo-id)"
   contains "$ERR" "create it with: neuron-cache create file://$SCRATCH/nowhere"
@@ -295,11 +308,32 @@ test_default_repo_missing_never_suggests_creating_it() {
   contains "$ERR" "(from CUSTOM_CACHE_REPO)"
 }
 
+test_config_human_output_matches_golden() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  mkdir -p "$SCRATCH/cc"
+  PATH="/usr/bin:/bin" NEURON_COMPILE_CACHE_URL="$SCRATCH/cc" HF_HUB_OFFLINE=1 run 0 "$NC" config || return
+  # The version and the digest cache's name (a hash of the root's path) change by themselves.
+  sed -E 's/^(Version: +neuron-cache ).*/\1<VERSION>/; s/digests-[0-9a-f]+\.tsv/digests-<HASH>.tsv/' \
+    "$OUT" >"$SCRATCH/config.txt"
+  matches_golden "$SCRATCH/config.txt" config.txt
+}
+
 test_help_and_version() {
   run 0 "$NC" --version
   contains "$OUT" "neuron-cache "
   run 0 "$NC" --help
+  matches_golden "$OUT" help.txt
   for command in create set config; do contains "$OUT" "  $command"; done
+  run 0 "$NC" synchronize --help
+  matches_golden "$OUT" help-synchronize.txt
+  # -v: --verbose where the command has no -v of its own; list's and lookup's is the compiler version.
+  contains "$OUT" "  -v, --verbose"
+  for command in list lookup; do
+    run 0 "$NC" "$command" --help
+    lacks "$OUT" "-v, --verbose"
+    contains "$OUT" "  -v, --"
+    contains "$OUT" "Also -v, after a command that has no -v of its own"
+  done
   for command in create set config; do
     run 0 "$NC" "$command" --help
     contains "$OUT" "Examples:"
@@ -312,7 +346,7 @@ test_help_and_version() {
 test_global_options_before_command() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   run 0 "$NC" --json config
-  equals "$(json_get "$OUT" .repo_source)" "config-file"
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
   run 0 "$NC" -q config
   equals "$(cat "$OUT")" "file://$SCRATCH/repo"
 }

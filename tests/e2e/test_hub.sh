@@ -157,20 +157,54 @@ test_set_hub_and_directory_repos_keep_to_their_own_files() {
   equals "$(cat "$own")" "file://$SCRATCH/dir-repo"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "file://$SCRATCH/dir-repo"
-  equals "$(json_get "$OUT" .repo_origin)" "$own"
+  equals "$(json_get "$OUT" .repo_source)" "own-config-file"
   # Setting a Hub id again writes optimum's file as optimum would and clears the own choice.
   HF_TOKEN=$ALICE run 0 "$NC" set alice/cache-files || return
   [[ ! -e "$own" ]] || fail "own choice not cleared"
   equals "$(od -An -tx1 "$(config_file)")" "$before"
   run 0 "$NC" config --json
   equals "$(json_get "$OUT" .repo)" "alice/cache-files"
-  equals "$(json_get "$OUT" .repo_origin)" "$(config_file)"
+  equals "$(json_get "$OUT" .repo_source)" "config-file"
 }
 
 test_set_missing_repo_hints_create() {
   HF_TOKEN=$ALICE refused 1 "$NC" set alice/does-not-exist || return
   contains "$ERR" "create it with: neuron-cache create alice/does-not-exist"
   [[ ! -e "$(config_file)" ]] || fail "config written for a missing repo"
+}
+
+# Nothing set: every command falls back to aws-neuron/optimum-neuron-cache, which this Hub
+# does not hold. Each says so in the same line: where the name came from, how to pick
+# another, never to create a repo in aws-neuron's namespace.
+test_default_repo_missing_is_one_error_for_every_command() {
+  mkdir -p "$SCRATCH/cc" "$SCRATCH/model"
+  echo '{"model_type": "gpt2", "n_layer": 2, "n_embd": 64}' >"$SCRATCH/model/config.json"
+  local -a commands=(
+    "list"
+    "lookup $SCRATCH/model"
+    "synchronize --cache-dir $SCRATCH/cc"
+    "synchronize --pull --cache-dir $SCRATCH/cc"
+  )
+  local args first=""
+  for args in "${commands[@]}"; do
+    # shellcheck disable=SC2086
+    refused 1 "$NC" $args || continue
+    contains "$ERR" "aws-neuron/optimum-neuron-cache"
+    contains "$ERR" "(the built-in default)"
+    contains "$ERR" "--repo-id REPO"
+    contains "$ERR" "'neuron-cache set REPO'"
+    lacks "$ERR" "create aws-neuron"
+    if [[ -z $first ]]; then
+      first=$(cat "$ERR")
+      cp "$ERR" "$SCRATCH/first-error"
+    else
+      equals "$(cat "$ERR")" "$first"
+    fi
+    # shellcheck disable=SC2086
+    run 1 "$NC" $args --json
+    equals "neuron-cache: error: $(json_get "$OUT" '.error + "; " + .hint')" "$first"
+  done
+  matches_golden "$SCRATCH/first-error" default-repo-missing.txt
 }
 
 # --- credentials ----------------------------------------------------------------------

@@ -58,6 +58,9 @@ test_push_then_noop_repush() {
   matches_golden "$SCRATCH/repush" repush-with-skips.txt
   run 0 "$NC" sync --cache-dir "$SCRATCH/cache" --verbose
   equals "$(grep -c '^skipped ' "$ERR")" "7"
+  # -v is --verbose wherever the command has no -v of its own.
+  run 0 "$NC" sync --cache-dir "$SCRATCH/cache" -v
+  equals "$(grep -c '^skipped ' "$ERR")" "7"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q
   [[ ! -s "$OUT" && ! -s "$ERR" ]] || fail "a quiet no-op push printed something: $(cat "$OUT" "$ERR")"
 }
@@ -109,6 +112,23 @@ test_pull_filters_compiler_version() {
   equals "$(ls "$SCRATCH/fresh")" "neuronxcc-2.15.128.0+56dc5a86"
   run 2 "$NC" synchronize --cache-dir "$SCRATCH/cache" --compiler-version 2.15
   one_line "$ERR"
+  # A version the repo lacks is an error saying what it has, as a --model pull says it.
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/none" --compiler-version 2.22
+  contains "$ERR" "neuron-cache: error: 0 entries for 2.22; the repo has 2.15.128.0+56dc5a86, 2.21.33363.0+82129205"
+  contains "$ERR" "pass --compiler-version with one of them"
+  one_line "$ERR"
+  lacks "$OUT" "Pulled"
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/none" --compiler-version 2.2 --dry-run --json
+  equals "$(json_get "$OUT" .error)" "0 entries for 2.2; the repo has 2.15.128.0+56dc5a86, 2.21.33363.0+82129205"
+  equals "$(json_get "$OUT" .exit_code)" "1"
+  valid_json "$OUT" error.schema.json
+  [[ ! -e "$SCRATCH/none" ]] || fail "a pull matching no version made the root"
+  # A repo with nothing in it has no version to offer.
+  run 0 "$NC" create "$SCRATCH/empty-repo" -q || return
+  run 1 "$NC" synchronize --pull --repo-id "$SCRATCH/empty-repo" --cache-dir "$SCRATCH/none" --compiler-version 2.21
+  contains "$ERR" "0 entries for 2.21; the repo holds no compiler version's entries"
+  # Without a filter an empty repo is simply nothing to pull.
+  run 0 "$NC" synchronize --pull --repo-id "$SCRATCH/empty-repo" --cache-dir "$SCRATCH/none" -q || return
 }
 
 test_root_missing_or_not_a_directory() {
@@ -241,6 +261,34 @@ test_symlinks_into_the_hugging_face_cache_are_followed() {
   cmp -s "$pulled/model.neff" "$blobs/0a1b2c" || fail "the pushed neff differs from the linked file"
   [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_5555+39f12043" ]] || fail "a linked directory was pushed"
   ! grep -rq secret "$SCRATCH/fresh" || fail "outside content reached the repo"
+}
+
+test_symlinks_into_a_relocated_hub_cache_are_followed() {
+  setup || return
+  # huggingface_hub's HF_HUB_CACHE (then HUGGINGFACE_HUB_CACHE) moves the Hub cache out of $HF_HOME.
+  local v="$SCRATCH/cache/$VERSION_DIR" hub="$SCRATCH/hub-cache" old="$SCRATCH/old-hub-cache"
+  mkdir -p "$hub/blobs" "$old/blobs" "$HF_HOME/hub/blobs"
+  local first second third
+  first=$(ls -d "$v"/MODULE_1000000000000001+*) second=$(ls -d "$v"/MODULE_1000000000000002+*)
+  third=$(ls -d "$v"/MODULE_1000000000000003+*)
+  cp "$first/model.neff" "$hub/blobs/1" && ln -sf "$hub/blobs/1" "$first/model.neff"
+  cp "$second/model.neff" "$old/blobs/2" && ln -sf "$old/blobs/2" "$second/model.neff"
+  cp "$third/model.neff" "$HF_HOME/hub/blobs/3" && ln -sf "$HF_HOME/hub/blobs/3" "$third/model.neff"
+  # HF_HUB_CACHE wins: the links into the older name's cache and $HF_HOME/hub leave the root.
+  HF_HUB_CACHE="$hub" HUGGINGFACE_HUB_CACHE="$old" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json \
+    || return
+  equals "$(json_get "$OUT" '[.skipped[] | select(.reason == "symlink-outside-root") | .path | split("/")[1]] | sort | join(",")')" \
+    "$(basename "$second"),$(basename "$third")"
+  # HUGGINGFACE_HUB_CACHE alone.
+  HUGGINGFACE_HUB_CACHE="$old" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json || return
+  equals "$(json_get "$OUT" '[.skipped[] | select(.reason == "symlink-outside-root") | .path | split("/")[1]] | sort | join(",")')" \
+    "$(basename "$first"),$(basename "$third")"
+  HF_HUB_CACHE="$hub" run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" -q || return
+  local pulled="$SCRATCH/fresh/$VERSION_DIR/$(basename "$first")"
+  [[ -f "$pulled/model.neff" && ! -L "$pulled/model.neff" ]] || fail "the neff linked into HF_HUB_CACHE was not pushed"
+  cmp -s "$pulled/model.neff" "$hub/blobs/1" || fail "the pushed neff differs from the linked file"
+  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR/$(basename "$third")" ]] || fail "a link into \$HF_HOME/hub was followed"
 }
 
 test_odd_names_are_reported_not_fatal() {
@@ -429,6 +477,30 @@ test_json_report_fields() {
   done
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh2" -q || return
   equals "$(wc -l <"$OUT")" "7"
+}
+
+test_files_planned_counts_the_plan_in_both_directions() {
+  setup || return
+  # files.planned counts the files the plan would move, dry run or not, in both directions.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run --json || return
+  local push_files; push_files=$(json_get "$OUT" .files.planned)
+  [[ "$push_files" -gt 0 ]] || fail "a push dry run plans no file: $(cat "$OUT")"
+  equals "$(json_get "$OUT" .files.transferred)" "0"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "$push_files"
+  equals "$(json_get "$OUT" .files.transferred)" "$push_files"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/planned" --dry-run --json || return
+  local pull_files; pull_files=$(json_get "$OUT" .files.planned)
+  [[ "$(json_get "$OUT" .bytes.planned)" -gt 0 ]] || fail "a pull dry run plans no byte"
+  [[ "$pull_files" -gt 0 ]] || fail "a pull dry run plans no file next to bytes: $(jq -c '{files, bytes}' "$OUT")"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/planned" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "$pull_files"
+  equals "$(json_get "$OUT" .files.transferred)" "$pull_files"
+  equals "$(find "$SCRATCH/planned" -type f | wc -l)" "$pull_files"
+  rm -rf "$SCRATCH/planned"
+  # A push with nothing new plans nothing.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "0"
 }
 
 test_clean_failed_and_stale_locks() {

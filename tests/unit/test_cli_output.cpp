@@ -91,11 +91,7 @@ TEST_CASE("output: human sizes, durations and counts")
   CHECK(human_size(999) == "999 B");
   CHECK(human_size(1500) == "1.5 KB");
   CHECK(human_size(2'000'000'000) == "2.0 GB");
-  CHECK(human_duration(0.4212) == "0.42s");
-  CHECK(human_duration(12.4) == "12s");
-  CHECK(human_duration(185) == "3m 05s");
-  CHECK(human_duration(7200) == "2h 00m");
-  CHECK(human_duration(3725) == "1h 02m");
+  CHECK(human_duration(3725) == "1h 02m"); // the libraries' formatter (test_util_text.cpp)
   CHECK(count_of(1, "entry", "entries") == "1 entry");
   CHECK(count_of(2, "entry", "entries") == "2 entries");
   CHECK(count_of(0, "file") == "0 files");

@@ -73,6 +73,13 @@ TEST_CASE("HF_HOME defaults as huggingface_hub computes it")
   CHECK(hub::hf_home(Environment::from_map({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}})) == "/x/huggingface");
   CHECK(hub::hf_home(Environment::from_map({{"HOME", "/home/u"}})) == "/home/u/.cache/huggingface");
   CHECK(hub::hf_home(Environment::from_map({{"HF_HOME", "~/hf"}, {"HOME", "/home/u"}})) == "/home/u/hf");
+  // The Hub cache, as huggingface_hub resolves it.
+  CHECK(hub::hf_hub_cache(Environment::from_map({{"HF_HOME", "/h"}})) == "/h/hub");
+  CHECK(hub::hf_hub_cache(Environment::from_map({{"HF_HOME", "/h"}, {"HUGGINGFACE_HUB_CACHE", "/old"}})) == "/old");
+  CHECK(hub::hf_hub_cache(Environment::from_map(
+          {{"HF_HOME", "/h"}, {"HUGGINGFACE_HUB_CACHE", "/old"}, {"HF_HUB_CACHE", "~/hc"}, {"HOME", "/home/u"}}))
+        == "/home/u/hc");
+  CHECK(hub::hf_hub_cache(Environment::from_map({{"HF_HOME", "/h"}, {"HF_HUB_CACHE", ""}})) == "/h/hub");
   CHECK(custom_cache_config_path(Environment::from_map({{"HF_HOME", "/h"}})) == "/h/optimum_neuron_custom_cache");
 }
 
@@ -107,6 +114,7 @@ TEST_CASE("resolution precedence: option > env > file > default")
   CHECK(util::read_file(config) == "from/file"); // optimum's file untouched
   resolved = resolve_repo(std::nullopt, Environment::from_map(vars));
   CHECK(resolved.spec.canonical() == "file:///data/repo");
+  CHECK(resolved.source == RepoSource::own_config_file);
   CHECK(resolved.origin == own.string());
   // A Hub id goes to optimum's file, byte for byte, and clears the own choice.
   CHECK(record_repo_choice(parse_repo_spec("org/hub"), "org/hub", Environment::from_map(vars)) == config);

@@ -118,6 +118,17 @@ TEST_CASE("process: a program that cannot run is an IoError, not an exit status"
   CHECK_THROWS_AS(run_process(empty), InvalidArgument);
 }
 
+TEST_CASE("process: a timeout is described by its limit, as durations are everywhere")
+{
+  ProcessResult result;
+  result.timed_out = true;
+  result.time_limit = std::chrono::hours(2);
+  result.elapsed = std::chrono::milliseconds(7'203'456);
+  CHECK(result.describe() == "timed out after 2h 00m and was terminated");
+  result.time_limit = std::chrono::seconds(90);
+  CHECK(result.describe() == "timed out after 1m 30s and was terminated");
+}
+
 TEST_CASE("process: a timeout terminates the whole process group")
 {
   test_support::TempDir dir;
@@ -128,6 +139,7 @@ TEST_CASE("process: a timeout terminates the whole process group")
   spec.termination_grace = std::chrono::milliseconds(500);
   auto result = run_process(spec);
   CHECK(result.timed_out);
+  CHECK(result.describe() == "timed out after 0.30s and was terminated");
   CHECK_FALSE(result.succeeded());
   auto grandchild = static_cast<pid_t>(std::stol(util::read_file(pid_file)));
   CHECK_FALSE(process_alive(grandchild));

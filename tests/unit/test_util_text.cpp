@@ -38,3 +38,15 @@ TEST_CASE("escape_control: terminal controls and invalid bytes become visible es
         == "\\xc2\\x9b2J"); // C1 CSI
   CHECK(escape_control("\x7f") == "\\x7f");
 }
+
+TEST_CASE("human_duration: the one duration format of every message")
+{
+  CHECK(human_duration(0.4212) == "0.42s");
+  CHECK(human_duration(1) == "1s");
+  CHECK(human_duration(1.5) == "1.50s");
+  CHECK(human_duration(-3) == "0s");
+  CHECK(human_duration(12.4) == "12s");
+  CHECK(human_duration(185) == "3m 05s");
+  CHECK(human_duration(7200) == "2h 00m");
+  CHECK(human_duration(3725) == "1h 02m");
+}

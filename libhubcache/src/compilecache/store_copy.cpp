@@ -16,14 +16,17 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// The version directories of the source that the filter keeps.
-std::vector<std::string> source_versions(storage::Repository& source, const CopyOptions& options)
+// The version directories of the source that the filter keeps; `all` receives every
+// compiler version the source holds.
+std::vector<std::string> source_versions(storage::Repository& source, const CopyOptions& options,
+                                         std::set<std::string>& all)
 {
   std::vector<std::string> versions;
   for (auto& name : source.list_folders()) {
     if (!name.starts_with(k_version_prefix) || name.size() == k_version_prefix.size()) {
       continue;
     }
+    all.insert(name.substr(k_version_prefix.size()));
     if (options.compiler_version
         && !version_matches(std::string_view(name).substr(k_version_prefix.size()), *options.compiler_version)) {
       continue;
@@ -172,7 +175,7 @@ void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t worker
 CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, const CopyOptions& options)
 {
   CopyPlan plan;
-  auto versions = source_versions(source, options);
+  auto versions = source_versions(source, options, plan.compiler_versions);
   auto layout = group_repo_files(list_below(source, versions));
   plan.other_files = layout.other_files;
 
@@ -225,6 +228,7 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
   report.other_files = plan.other_files;
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
+  report.compiler_versions = std::move(plan.compiler_versions);
   if (plan.copies.empty()) {
     report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
     return report;

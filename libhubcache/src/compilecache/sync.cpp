@@ -878,6 +878,9 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const stdfs::path& 
   auto layout = group_repo_files(std::move(listing));
   plan.other_files = layout.other_files;
   for (auto& entry : layout.entries) {
+    if (!entry.compiler_version.empty()) {
+      plan.compiler_versions.insert(entry.compiler_version);
+    }
     if (options.compiler_version && !version_matches(entry.compiler_version, *options.compiler_version)) {
       continue;
     }
@@ -995,7 +998,9 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   report.entries_present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
+  report.compiler_versions = std::move(plan.compiler_versions);
   if (plan.installs.empty()) {
     return report;
   }
@@ -1216,7 +1221,9 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
   report.entries_present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
+  report.compiler_versions = std::move(plan.compiler_versions);
   for (const auto& install : plan.installs) {
     report.entries_pulled.push_back(install.entry.path);
     if (install.replace) {

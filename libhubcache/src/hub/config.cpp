@@ -94,4 +94,14 @@ std::filesystem::path hf_home(const util::Environment& env)
   return util::expand_user("~/.cache/huggingface", env);
 }
 
+std::filesystem::path hf_hub_cache(const util::Environment& env)
+{
+  for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"}) {
+    if (auto value = env.get_non_empty(name)) {
+      return util::expand_user(*value, env);
+    }
+  }
+  return hf_home(env) / "hub";
+}
+
 } // namespace hubcache::hub

@@ -158,6 +158,7 @@ std::string_view to_string(RepoSource source)
   case RepoSource::option: return "option";
   case RepoSource::environment: return "environment";
   case RepoSource::config_file: return "config-file";
+  case RepoSource::own_config_file: return "own-config-file";
   case RepoSource::default_value: return "default";
   }
   return "default";
@@ -288,7 +289,7 @@ ResolvedRepo resolve_repo(const std::optional<std::string>& option, const util::
   auto own_file = own_config_path(env);
   if (auto stored = read_custom_cache_repo(own_file)) {
     try {
-      return ResolvedRepo{parse_repo_spec(*stored), RepoSource::config_file, own_file.string()};
+      return ResolvedRepo{parse_repo_spec(*stored), RepoSource::own_config_file, own_file.string()};
     } catch (const InvalidArgument& error) {
       throw RepoConfigFileError(own_file.string() + ": " + error.what());
     }

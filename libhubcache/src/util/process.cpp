@@ -2,6 +2,7 @@
 
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/text.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -212,7 +213,8 @@ std::string ProcessResult::describe() const
            + (name != nullptr ? "SIG" + std::string(name) : "signal " + std::to_string(*interrupted_by));
   }
   if (timed_out) {
-    return "timed out after " + std::to_string(elapsed.count() / 1000) + "s and was terminated";
+    return "timed out after " + human_duration(static_cast<double>(time_limit.count()) / 1000.0)
+           + " and was terminated";
   }
   if (term_signal) {
     const char* name = strsignal(*term_signal);
@@ -406,6 +408,7 @@ ProcessResult run_process(const ProcessSpec& spec)
     if (spec.timeout && !result.timed_out
         && std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started) >= *spec.timeout) {
       result.timed_out = true;
+      result.time_limit = *spec.timeout;
       terminate_group(SIGTERM);
     }
     if (kill_at && Clock::now() >= *kill_at) {

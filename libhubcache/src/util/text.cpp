@@ -2,7 +2,10 @@
 
 #include "hubcache/error.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 
 namespace hubcache::util {
 
@@ -143,6 +146,30 @@ std::string quote_argument(std::string_view argument)
     }
   }
   return quoted + "'";
+}
+
+std::string human_duration(double seconds)
+{
+  char buffer[48];
+  seconds = std::max(0.0, seconds);
+  if (seconds < 10.0) {
+    // A whole number (a configured limit) reads as one; a measured time keeps its hundredths.
+    if (seconds == std::floor(seconds)) {
+      std::snprintf(buffer, sizeof buffer, "%.0fs", seconds);
+    } else {
+      std::snprintf(buffer, sizeof buffer, "%.2fs", seconds);
+    }
+    return buffer;
+  }
+  auto whole = static_cast<long long>(std::llround(seconds));
+  if (whole < 60) {
+    std::snprintf(buffer, sizeof buffer, "%llds", whole);
+  } else if (whole < 3600) {
+    std::snprintf(buffer, sizeof buffer, "%lldm %02llds", whole / 60, whole % 60);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lldh %02lldm", whole / 3600, (whole % 3600) / 60);
+  }
+  return buffer;
 }
 
 } // namespace hubcache::util

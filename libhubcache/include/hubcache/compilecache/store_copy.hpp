@@ -43,6 +43,8 @@ struct CopyPlan {
   std::size_t other_files = 0;  // source files that are not compile-cache entries
   std::size_t files_planned = 0;
   std::uint64_t bytes_planned = 0;
+  // Every compiler version the source holds, whatever the filter (PullPlan's twin).
+  std::set<std::string> compiler_versions;
 };
 
 struct CopyReport {
@@ -55,6 +57,7 @@ struct CopyReport {
   std::size_t files_planned = 0;
   std::uint64_t bytes_planned = 0;
   std::size_t other_files = 0;
+  std::set<std::string> compiler_versions; // as in CopyPlan
   std::size_t commits = 0;
   std::optional<std::string> revision; // the target's head after the copy
 };

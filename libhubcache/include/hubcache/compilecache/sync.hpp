@@ -204,6 +204,9 @@ struct PullPlan {
   std::size_t other_files = 0;
   std::size_t files_planned = 0;
   std::uint64_t bytes_planned = 0;
+  // Every compiler version the repo holds entries of, whatever the filter: what to say
+  // when options.compiler_version matches none of them.
+  std::set<std::string> compiler_versions;
 };
 
 struct PullReport {
@@ -213,9 +216,11 @@ struct PullReport {
   std::vector<Skipped> skipped;              // not installed, by design (locked, failed in repo, ...)
   std::vector<Skipped> errors;               // not installed because something failed
   std::size_t files_downloaded = 0;
+  std::size_t files_planned = 0; // as planned, dry run or not (files_downloaded counts what landed)
   std::uint64_t bytes_downloaded = 0;
   std::uint64_t bytes_planned = 0;
   std::size_t other_files = 0;
+  std::set<std::string> compiler_versions; // as in PullPlan
 };
 
 // Lists the repo once and decides, entry by entry, what to install. Throws IoError when

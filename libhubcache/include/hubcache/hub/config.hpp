@@ -40,6 +40,9 @@ HubToken locate_hub_token(const util::Environment& env, const std::optional<std:
 
 // HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
 std::filesystem::path hf_home(const util::Environment& env);
+// The Hub cache, where huggingface_hub keeps its downloads: HF_HUB_CACHE, else
+// HUGGINGFACE_HUB_CACHE (older name), else $HF_HOME/hub, as huggingface_hub resolves it.
+std::filesystem::path hf_hub_cache(const util::Environment& env);
 
 struct HubConfig {
   std::string endpoint{k_default_hub_endpoint};

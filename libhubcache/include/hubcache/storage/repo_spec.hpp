@@ -31,7 +31,9 @@ bool is_valid_hub_repo_id(std::string_view id) noexcept;
 inline constexpr std::string_view k_default_cache_repo = "aws-neuron/optimum-neuron-cache";
 inline constexpr std::string_view k_custom_cache_file_name = "optimum_neuron_custom_cache";
 
-enum class RepoSource { option, environment, config_file, default_value };
+// Where the repo in effect was named: config_file is optimum-neuron's file (Hub ids),
+// own_config_file neuron-cache's (directories and S3), so the source alone tells which.
+enum class RepoSource { option, environment, config_file, own_config_file, default_value };
 std::string_view to_string(RepoSource source);
 
 struct ResolvedRepo {

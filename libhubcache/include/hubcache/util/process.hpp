@@ -42,6 +42,7 @@ struct ProcessResult {
   std::optional<int> exit_code;
   std::optional<int> term_signal;
   bool timed_out = false;
+  std::chrono::milliseconds time_limit{0}; // the timeout that ended it, when timed_out
   // We terminated it because this process was asked to stop (SIGINT/SIGTERM/SIGHUP).
   std::optional<int> interrupted_by;
   std::vector<std::string> tail; // last lines of output (piped mode)

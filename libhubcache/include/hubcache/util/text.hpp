@@ -20,4 +20,8 @@ std::vector<std::string> split_command_line(std::string_view text);
 // Quotes an argument for display so that split_command_line gives it back.
 std::string quote_argument(std::string_view argument);
 
+// A duration as people read it, the one format of every message: "0.42s" (below 10 s;
+// "3s" when whole), "12s", "3m 05s", "1h 02m".
+std::string human_duration(double seconds);
+
 } // namespace hubcache::util
