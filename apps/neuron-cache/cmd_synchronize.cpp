@@ -276,6 +276,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   }
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  digests.set_etag_part_sizes(repo.etag_part_sizes());
   // An unmoved head is not listed again: what it held is remembered from the last run.
   cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
   auto head = head_reader.get();
