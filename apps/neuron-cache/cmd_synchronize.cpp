@@ -595,6 +595,8 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   }
   auto& source = pull ? *repo : *cache;
   auto& target = pull ? *cache : *repo;
+  cc::CopyRecords records(cc::CopyRecords::default_path(source.spec(), target.spec(), invocation.env()));
+  options.records = &records;
   auto plan = cc::plan_copy(source, target, options);
   warn_skipped_paths(invocation.out(), source);
   if (pull && !dry_run) {
@@ -621,6 +623,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
     report = cc::apply_copy(source, target, std::move(plan), options,
                             [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
+    records.save();
   }
 
   Transfer transfer;

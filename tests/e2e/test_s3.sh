@@ -443,6 +443,20 @@ test_an_s3_compile_cache_is_published_to_the_hub_and_pulled_into_another() {
     --json || { stop_servers; return; }
   equals "$(json_get "$OUT" ".present | length")" "7"
   [[ -z "$(ls -A "$TMPDIR")" ]] || fail "scratch left behind: $(ls -A "$TMPDIR")"
+  # The job's S3 cache gets a NEFF rewritten with the same size. The Hub lists sha256s, S3
+  # ETags: what the last copy recorded tells the change; another S3 cache's MD5 ETag tells
+  # it by itself. A complete entry at the target is left alone, and said so.
+  local neff="$VERSION_DIR/MODULE_1000000000000000+39f12043/model.neff"
+  head -c "$(stat -c %s "$SCRATCH/cache/$neff")" /dev/urandom >"$SCRATCH/rewritten.neff"
+  aws_cli s3 cp --quiet "$SCRATCH/rewritten.neff" "s3://nc-bucket-sm/job-1/neuron-cache/$neff" || fail "aws s3 cp"
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-sm/job-1/neuron-cache \
+    run 0 "$NC" synchronize --repo-id alice/from-sagemaker --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".present | length")" "6"
+  equals "$(json_get "$OUT" '.skipped_by_reason."target-entry-differs"')" "1"
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-next/job-2/cache --cache-dir s3://nc-bucket-sm/job-1/neuron-cache \
+    --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".present | length")" "6"
+  equals "$(json_get "$OUT" '.skipped_by_reason."target-entry-differs"')" "1"
   no_bad_signatures
   secrets_never_printed
   stop_servers
