@@ -113,6 +113,9 @@ TEST_CASE("S3 ETags: forms, and the part sizes that may have made a multipart on
   guess = guess_part_sizes(1024 * mib, 2, {16 * mib, 8 * mib, 600 * mib});
   CHECK(!guess.certain);
   CHECK(guess.sizes == std::vector<std::uint64_t>{600 * mib});
+  // More parts than S3 allows: nothing to try.
+  CHECK(guess_part_sizes(100 * mib, 18'446'744'073'709'551'615ull, {8 * mib}).sizes.empty());
+  CHECK(guess_part_sizes(100 * mib, 10001, {}).sizes.empty());
   // One part: the whole file, whatever the part size.
   guess = guess_part_sizes(3 * mib, 1, {});
   CHECK(guess.certain);

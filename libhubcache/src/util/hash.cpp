@@ -292,8 +292,8 @@ PartSizeGuess guess_part_sizes(std::uint64_t size, std::uint64_t parts,
                                const std::vector<std::uint64_t>& uploader_part_sizes)
 {
   PartSizeGuess guess;
-  if (parts == 0 || size == 0) {
-    return guess;
+  if (parts == 0 || size == 0 || parts > k_max_parts) {
+    return guess; // S3 takes at most 10,000 parts: another tag in that form proves nothing
   }
   if (parts == 1) {
     // One part: its bounds are the whole file, whatever the part size was.
