@@ -276,6 +276,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   }
 
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  digests.set_etag_part_sizes(repo.etag_part_sizes());
   // An unmoved head is not listed again: what it held is remembered from the last run.
   cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
   auto head = head_reader.get();
@@ -625,6 +626,8 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   }
   auto& source = pull ? *repo : *cache;
   auto& target = pull ? *cache : *repo;
+  cc::CopyRecords records(cc::CopyRecords::default_path(source.spec(), target.spec(), invocation.env()));
+  options.records = &records;
   auto plan = cc::plan_copy(source, target, options);
   warn_skipped_paths(invocation.out(), source);
   if (pull && !options.only_entries) {
@@ -654,6 +657,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
     report = cc::apply_copy(source, target, std::move(plan), options,
                             [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
+    records.save();
   }
 
   Transfer transfer;

@@ -205,6 +205,108 @@ test_slowdown_is_retried_and_a_failed_part_aborts_the_upload() {
   stop_servers
 }
 
+# rewrite FILE: new bytes, same size (and a new mtime).
+rewrite() { local size; size=$(stat -c %s "$1"); head -c "$size" /dev/urandom >"$1.new" && mv "$1.new" "$1"; }
+# flip_byte FILE: one byte changed in place (same size, same inode).
+flip_byte() { printf '\xff\xfe' | dd of="$1" bs=1 seek=100 conv=notrunc status=none; }
+
+test_a_rewritten_file_of_the_same_size_is_pushed_again() {
+  start_proxy || return
+  export NEURON_CACHE_S3_MULTIPART_THRESHOLD=$((6 * 1024 * 1024)) NEURON_CACHE_S3_PART_SIZE=$((5 * 1024 * 1024))
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3
+  local small="$VERSION_DIR/MODULE_1000000000000000+39f12043/model.neff"
+  local big="$VERSION_DIR/MODULE_1000000000000001+39f12043/model.neff"
+  head -c $((12 * 1024 * 1024 + 17)) /dev/urandom >"$SCRATCH/cache/$big"
+  run 0 "$NC" create s3://nc-bucket-f/cache -q || { stop_servers; return; }
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "3"
+  # Rewritten with other bytes of the same size: both go up again (the big one in parts).
+  rewrite "$SCRATCH/cache/$small"
+  rewrite "$SCRATCH/cache/$big"
+  : >"$SCRATCH/proxy.log"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  equals "$(json_get "$OUT" ".files.transferred")" "2"
+  grep -q "PUT /nc-bucket-f/cache/$(logged "$big")?partNumber=3&uploadId=" "$SCRATCH/proxy.log" \
+    || fail "the rewritten big NEFF was not uploaded again"
+  local file
+  for file in "$small" "$big"; do
+    aws_cli s3 cp --quiet "s3://nc-bucket-f/cache/$file" "$SCRATCH/via-cli.neff" 2>"$SCRATCH/cp.err" \
+      || fail "aws s3 cp: $(cat "$SCRATCH/cp.err")"
+    cmp -s "$SCRATCH/via-cli.neff" "$SCRATCH/cache/$file" || fail "S3 does not hold the new bytes of $file"
+  done
+  # The ETags S3 gave the uploads are remembered: the next push hashes nothing.
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".files_hashed")" "0"
+  # A host that remembers nothing recognises the same content from the ETags alone: the
+  # MD5 of a single PUT, the multipart ETag of neuron-cache's 5 MiB parts.
+  rm -rf "$HOME/.cache/neuron-cache"
+  : >"$SCRATCH/proxy.log"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "3"
+  [[ "$(json_get "$OUT" ".files_hashed")" -gt 0 ]] || fail "nothing hashed on a fresh host"
+  ! grep -q '^PUT .*model' "$SCRATCH/proxy.log" || fail "an unchanged file was uploaded: $(grep '^PUT' "$SCRATCH/proxy.log")"
+  no_bad_signatures
+  stop_servers
+}
+
+test_what_the_aws_cli_uploaded_in_parts_is_recognised_both_ways() {
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3
+  local small="$VERSION_DIR/MODULE_1000000000000000+39f12043/model.neff"
+  local big="$VERSION_DIR/MODULE_1000000000000001+39f12043/model.neff"
+  head -c $((12 * 1024 * 1024 + 17)) /dev/urandom >"$SCRATCH/cache/$big"
+  # The CLI uploads in 5 MB parts from 5 MB on: the big NEFF goes in 3 parts.
+  export AWS_CONFIG_FILE="$SCRATCH/aws-config"
+  "$AWS_CLI" configure set default.s3.multipart_threshold 5MB
+  "$AWS_CLI" configure set default.s3.multipart_chunksize 5MB
+  aws_cli s3 mb s3://nc-bucket-g >/dev/null 2>&1 || fail "aws s3 mb"
+  aws_cli s3 sync --quiet "$SCRATCH/cache" s3://nc-bucket-g/team 2>"$SCRATCH/sync.err" \
+    || fail "aws s3 sync: $(cat "$SCRATCH/sync.err")"
+  aws_cli s3api head-object --bucket nc-bucket-g --key "team/$big" >"$SCRATCH/head.json" || fail "aws s3api head-object"
+  [[ "$(jq -r .ETag "$SCRATCH/head.json")" == *-3\" ]] || fail "not a 3-part ETag: $(cat "$SCRATCH/head.json")"
+  cp -a "$SCRATCH/cache" "$SCRATCH/copy"
+
+  # Pushed from the same cache: every file is recognised, nothing uploaded.
+  : >"$SCRATCH/proxy.log"
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "3"
+  ! grep -q '^PUT ' "$SCRATCH/proxy.log" || fail "an unchanged file was uploaded: $(grep '^PUT' "$SCRATCH/proxy.log")"
+  # Pulled into a copy: nothing downloaded.
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/copy" --json \
+    || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" ".present | length")" "3"
+  ! grep -q '^GET /nc-bucket-g/team/.*model' "$SCRATCH/proxy.log" || fail "an unchanged file was downloaded"
+
+  # A copy whose NEFFs differ from the repo's with the same size: as for any repo, an entry
+  # that differs locally is left alone and said so (the compiler may be using it).
+  flip_byte "$SCRATCH/copy/$small"
+  flip_byte "$SCRATCH/copy/$big"
+  local before; before=$(snapshot "$SCRATCH/copy")
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/copy" --json \
+    || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  equals "$(json_get "$OUT" '.skipped_by_reason."local-entry-differs"')" "2"
+  contains "$OUT" "model.neff differs from the repo's"
+  equals "$(snapshot "$SCRATCH/copy")" "$before"
+
+  # Changed in the cache the repo came from: pushed again, and S3 holds the new bytes.
+  flip_byte "$SCRATCH/cache/$big"
+  : >"$SCRATCH/proxy.log"
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "1"
+  equals "$(json_get "$OUT" ".files.transferred")" "1"
+  grep -q "^PUT /nc-bucket-g/team/$(logged "$big") " "$SCRATCH/proxy.log" || fail "the changed NEFF was not uploaded"
+  aws_cli s3 cp --quiet "s3://nc-bucket-g/team/$big" "$SCRATCH/via-cli.neff" || fail "aws s3 cp"
+  cmp -s "$SCRATCH/via-cli.neff" "$SCRATCH/cache/$big" || fail "S3 does not hold the changed bytes"
+  no_bad_signatures
+  stop_servers
+}
+
 # start_credentials LIFETIME: the fake metadata/container credentials server.
 start_credentials() {
   mkfifo "$SCRATCH/creds.port"
@@ -341,6 +443,20 @@ test_an_s3_compile_cache_is_published_to_the_hub_and_pulled_into_another() {
     --json || { stop_servers; return; }
   equals "$(json_get "$OUT" ".present | length")" "7"
   [[ -z "$(ls -A "$TMPDIR")" ]] || fail "scratch left behind: $(ls -A "$TMPDIR")"
+  # The job's S3 cache gets a NEFF rewritten with the same size. The Hub lists sha256s, S3
+  # ETags: what the last copy recorded tells the change; another S3 cache's MD5 ETag tells
+  # it by itself. A complete entry at the target is left alone, and said so.
+  local neff="$VERSION_DIR/MODULE_1000000000000000+39f12043/model.neff"
+  head -c "$(stat -c %s "$SCRATCH/cache/$neff")" /dev/urandom >"$SCRATCH/rewritten.neff"
+  aws_cli s3 cp --quiet "$SCRATCH/rewritten.neff" "s3://nc-bucket-sm/job-1/neuron-cache/$neff" || fail "aws s3 cp"
+  NEURON_COMPILE_CACHE_URL=s3://nc-bucket-sm/job-1/neuron-cache \
+    run 0 "$NC" synchronize --repo-id alice/from-sagemaker --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".present | length")" "6"
+  equals "$(json_get "$OUT" '.skipped_by_reason."target-entry-differs"')" "1"
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-next/job-2/cache --cache-dir s3://nc-bucket-sm/job-1/neuron-cache \
+    --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".present | length")" "6"
+  equals "$(json_get "$OUT" '.skipped_by_reason."target-entry-differs"')" "1"
   no_bad_signatures
   secrets_never_printed
   stop_servers

@@ -7,6 +7,9 @@ SignatureDoesNotMatch and logged. Requests that pass are forwarded to s3rver unc
 It also plays the parts of S3 the tests need: buckets in another region (301 with
 x-amz-bucket-region), buckets of another account (403 AccessDenied), expired session
 tokens (400 ExpiredToken), SlowDown answers, and an upload part that always fails.
+And S3's multipart ETags: s3rver gives an object completed from parts the MD5 of its whole
+content, S3 the MD5 of the part MD5s followed by "-N"; the proxy gives what S3 gives, in
+the completion's answer, listings and HEAD/GET answers, until the key is written again.
 
   sigv4_proxy.py --upstream http://127.0.0.1:PORT --keys KEYS.json [--region-of BUCKET=REGION]...
                  [--deny BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
@@ -44,6 +47,25 @@ class Verifier(botocore_auth.S3SigV4Auth):
 
     def payload(self, request):
         return self._payload
+
+
+ETAG_XML = re.compile(r"<ETag>[^<]*</ETag>")
+
+
+def multipart_etag(complete_body):
+    """S3's ETag of an object completed from the parts a CompleteMultipartUpload names."""
+    parts = []
+    for block in re.findall(r"<Part>(.*?)</Part>", complete_body.decode(), flags=re.S):
+        number = re.search(r"<PartNumber>\s*(\d+)\s*</PartNumber>", block)
+        etag = re.search(r"<ETag>([^<]*)</ETag>", block)
+        parts.append((int(number.group(1)), xml_unescape(etag.group(1)).strip().strip('"')))
+    digests = b"".join(bytes.fromhex(etag) for _, etag in sorted(parts))
+    return f"{hashlib.md5(digests).hexdigest()}-{len(parts)}"
+
+
+def xml_unescape(text):
+    return (text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&apos;", "'")
+            .replace("&amp;", "&"))
 
 
 def error_xml(code, message, extra=""):
@@ -149,15 +171,50 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         response = upstream.getresponse()
         data = response.read()
         self.note(f"{line} -> {response.status}")
+        data, etag = self.as_s3_etags(path, query, body, response.status, data)
         self.send_response(response.status)
         for name, value in response.getheaders():
+            if name.lower() == "etag" and etag:
+                value = f'"{etag}"'
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
                 self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
+        # A HEAD answer has no body but the object's length.
+        length = response.getheader("Content-Length") if self.command == "HEAD" else None
+        self.send_header("Content-Length", length or str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
         upstream.close()
+
+    def as_s3_etags(self, path, query, body, status, data):
+        """The answer's body, and the ETag header S3 would give (None: s3rver's is right)."""
+        key = urllib.parse.unquote(path.path)
+        multipart = self.server.multipart_etags
+        if status != 200:
+            return data, None
+        if self.command == "POST" and "uploadId" in query:
+            etag = multipart_etag(body)
+            with self.server.lock:
+                multipart[key] = etag
+            return ETAG_XML.sub(f"<ETag>&quot;{etag}&quot;</ETag>", data.decode()).encode(), None
+        if self.command in ("PUT", "DELETE") and "uploadId" not in query:
+            with self.server.lock:
+                multipart.pop(key, None)
+            return data, None
+        if self.command == "GET" and query.get("list-type") == ["2"]:
+            bucket = key.strip("/").split("/", 1)[0]
+
+            def contents(match):
+                block = match.group(0)
+                name = re.search(r"<Key>([^<]*)</Key>", block)
+                etag = multipart.get(f"/{bucket}/{xml_unescape(name.group(1))}") if name else None
+                return ETAG_XML.sub(f"<ETag>&quot;{etag}&quot;</ETag>", block) if etag else block
+            with self.server.lock:
+                return re.sub(r"<Contents>.*?</Contents>", contents, data.decode(), flags=re.S).encode(), None
+        if self.command in ("GET", "HEAD"):
+            with self.server.lock:
+                return data, multipart.get(key)
+        return data, None
 
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = handle_any
 
@@ -187,6 +244,7 @@ def main():
     server.slowdown = args.slowdown
     server.fail_part = args.fail_part
     server.bad_signatures = 0
+    server.multipart_etags = {}  # "/bucket/key" -> S3's ETag of an object completed from parts
     server.lock = threading.Lock()
     server.log = open(args.log, "a")
     print(server.server_address[1], flush=True)

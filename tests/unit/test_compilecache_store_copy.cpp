@@ -2,6 +2,7 @@
 #include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/storage/directory_repository.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include "test_support.hpp"
 
@@ -65,6 +66,49 @@ struct Stores {
     options.scratch_parent = dir.path();
     options.workers = 4;
   }
+};
+
+// A directory repo that lists as S3 does: no sha256, the content's MD5 as its ETag.
+class EtagListing final : public Repository {
+public:
+  explicit EtagListing(DirectoryRepository& inner) : m_inner(inner) {}
+  std::string spec() const override { return m_inner.spec(); }
+  std::string describe() const override { return m_inner.describe(); }
+  bool exists() override { return m_inner.exists(); }
+  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
+  std::optional<std::string> revision() override { return m_inner.revision(); }
+  std::vector<RepoFile> list_files(std::string_view prefix = {}) override
+  {
+    auto files = m_inner.list_files(prefix);
+    for (auto& file : files) {
+      file.etag = util::hex_digest(util::HashAlgorithm::md5, m_inner.read_file(file.path));
+      file.sha256.clear();
+      file.git_blob_sha1.clear();
+    }
+    return files;
+  }
+  std::vector<std::string> list_folders(std::string_view prefix = {}) override { return m_inner.list_folders(prefix); }
+  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
+  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
+  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress = {},
+                     bool flush = true) override
+  {
+    m_inner.download_file(path, destination, progress, flush);
+  }
+  void check_writable() override { m_inner.check_writable(); }
+  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override
+  {
+    auto result = m_inner.commit(request, progress);
+    for (auto& file : result.files) {
+      file.etag = util::hex_digest(util::HashAlgorithm::md5, m_inner.read_file(file.path));
+      file.sha256.clear();
+      file.git_blob_sha1.clear();
+    }
+    return result;
+  }
+
+private:
+  DirectoryRepository& m_inner;
 };
 
 std::vector<std::string> reasons(const std::vector<cc::Skipped>& skipped)
@@ -164,6 +208,51 @@ TEST_CASE("a copy keeps the target's complete entries, completes its partial one
   auto only = cc::plan_copy(stores.source, stores.target, stores.options);
   REQUIRE(only.copies.size() == 1);
   CHECK(only.copies[0].entry.compiler_version == "2.19.1.0+00000000");
+}
+
+TEST_CASE("a file rewritten with the same size is told apart by ETags, or by what the last copy recorded")
+{
+  Stores stores;
+  CommitRequest content;
+  add_entry(content, module_path("1"), "neff one");
+  add_entry(content, module_path("2"), "neff two");
+  commit(stores.source, content);
+  EtagListing s3_source(stores.source);
+  auto records_file = stores.dir / "copies.tsv";
+
+  // From an S3-like source (ETags) to a store of sha256s: no checksum in common.
+  {
+    cc::CopyRecords records(records_file);
+    stores.options.records = &records;
+    auto report =
+      cc::apply_copy(s3_source, stores.target, cc::plan_copy(s3_source, stores.target, stores.options), stores.options);
+    CHECK(report.entries_copied.size() == 2);
+    records.save();
+  }
+  CommitRequest rewrite;
+  rewrite.additions.push_back({module_path("1") + "/model.neff", FileSource::from_bytes("NEFF ONE")});
+  commit(stores.source, rewrite);
+  {
+    cc::CopyRecords records(records_file);
+    stores.options.records = &records;
+    auto plan = cc::plan_copy(s3_source, stores.target, stores.options);
+    // The target's entry is complete: left alone, and said so (not "present").
+    CHECK(reasons(plan.skipped) == std::vector<std::string>{module_path("1") + ": target-entry-differs"});
+    CHECK(plan.entries_present == std::vector<std::string>{module_path("2")});
+  }
+  // With nothing recorded, the size decides.
+  stores.options.records = nullptr;
+  auto by_size = cc::plan_copy(s3_source, stores.target, stores.options);
+  CHECK(by_size.skipped.empty());
+  CHECK(by_size.entries_present.size() == 2);
+
+  // Between two S3-like stores the MD5 ETags tell by themselves.
+  DirectoryRepository other(stores.dir / "other");
+  other.create({});
+  commit(other, content);
+  EtagListing s3_target(other);
+  auto plan = cc::plan_copy(s3_source, s3_target, stores.options);
+  CHECK(reasons(plan.skipped) == std::vector<std::string>{module_path("1") + ": target-entry-differs"});
 }
 
 TEST_CASE("a file that cannot be read leaves its entry out and the others land")

@@ -234,6 +234,69 @@ TEST_CASE("digest cache: stamps invalidate, corrupt files are ignored")
   CHECK(cc::DigestCache::default_path("/other", env) != path);
 }
 
+TEST_CASE("S3 ETags: same content by MD5 or multipart ETag, remembered per file version, size when unknowable")
+{
+  test_support::TempDir dir;
+  auto file = dir / "model.neff";
+  constexpr std::uint64_t mib = 1 << 20;
+  std::string content(11 * mib + 5, 'n');
+  write(file, content);
+  auto stamp = cc::stamp_of(file);
+  cc::LocalFile local{"v/MODULE_1+a/model.neff", file.string(), stamp.size, stamp.mtime_ns, stamp.inode};
+  auto remote = [&](std::string etag, std::uint64_t size = 0) {
+    return RepoFile{local.path, size == 0 ? content.size() : size, "", "", std::move(etag)};
+  };
+  auto cache_file = dir / "digests.tsv";
+  {
+    cc::DigestCache digests(cache_file);
+    // A single PUT: the MD5, hashed once for both checks.
+    CHECK(cc::same_content(remote(hex_digest(HashAlgorithm::md5, content)), local, digests));
+    CHECK(!cc::same_content(remote(hex_digest(HashAlgorithm::md5, "other")), local, digests));
+    CHECK(digests.hashed() == 1);
+    // Another size never matches, whatever the ETag.
+    CHECK(!cc::same_content(remote(hex_digest(HashAlgorithm::md5, content), 7), local, digests));
+    // Multipart, 5 MiB parts (3 of them): the only whole MiB that gives 3 parts of 11 MiB.
+    CHECK(cc::same_content(remote(multipart_etag(content, 5 * mib)), local, digests));
+    CHECK(!cc::same_content(remote(multipart_etag(std::string(content.size(), 'x'), 5 * mib)), local, digests));
+    // 2 parts: 6 to 10 MiB all fit; the store's own part size (7 MiB) is tried and found.
+    digests.set_etag_part_sizes({7 * mib});
+    CHECK(cc::same_content(remote(multipart_etag(content, 7 * mib)), local, digests));
+    // A part size nobody uses: not provable, the size decides.
+    CHECK(cc::same_content(remote(multipart_etag(std::string(content.size(), 'x'), 9 * mib)), local, digests));
+    // An opaque tag (an encrypted object): the size decides, nothing is read.
+    auto before = digests.hashed();
+    CHECK(cc::same_content(remote("kms-opaque-tag"), local, digests));
+    CHECK(digests.hashed() == before);
+    // An ETag S3 gave our upload of this version: known without reading.
+    digests.remember(local.path, stamp, {.size = stamp.size, .sha256 = "", .git_blob_sha1 = "", .etag = "given-by-s3"});
+    digests.save();
+  }
+  {
+    cc::DigestCache digests(cache_file);
+    CHECK(cc::same_content(remote("given-by-s3"), local, digests));
+    CHECK(cc::same_content(remote(hex_digest(HashAlgorithm::md5, content)), local, digests));
+    CHECK(digests.hashed() == 0);
+    // The Hub's digests were learnt in the same pass.
+    CHECK(digests.digest(local.path, file, stamp).sha256 == hex_digest(HashAlgorithm::sha256, content));
+    CHECK(digests.hashed() == 0);
+  }
+  // Rewritten with the same size: the remembered ETag no longer applies.
+  content[100] = 'x';
+  write(file, content);
+  stamp = cc::stamp_of(file);
+  local = {local.path, file.string(), stamp.size, stamp.mtime_ns, stamp.inode};
+  cc::DigestCache digests(cache_file);
+  CHECK(!cc::same_content(remote(hex_digest(HashAlgorithm::md5, "old")), local, digests));
+  CHECK(digests.hashed() == 1);
+  // A version 1 file (no MD5, no ETag) is still read.
+  write(cache_file, "neuron-cache-digests 1\n" + std::to_string(stamp.size) + "\t" + std::to_string(stamp.mtime_ns)
+                      + "\t" + std::to_string(stamp.inode) + "\t" + hex_digest(HashAlgorithm::sha256, content) + "\t-\t"
+                      + local.path + "\n");
+  cc::DigestCache v1(cache_file);
+  REQUIRE(v1.known(local.path, stamp));
+  CHECK(v1.known(local.path, stamp)->sha256 == hex_digest(HashAlgorithm::sha256, content));
+}
+
 TEST_CASE("remembered listing: only at its revision, only for the versions it covers, never from a damaged file")
 {
   test_support::TempDir dir;

@@ -135,11 +135,12 @@ std::string unquote_etag(std::string etag)
   return etag;
 }
 
-bool is_plain_md5(std::string_view etag)
+// SSE-KMS and SSE-C objects have ETags that look like an MD5 and are not one.
+bool etag_is_checksum(const http::Headers& headers)
 {
-  return etag.size() == 32 && std::all_of(etag.begin(), etag.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  auto encryption = headers.get("x-amz-server-side-encryption").value_or("");
+  return encryption != "aws:kms" && encryption != "aws:kms:dsse"
+         && !headers.get("x-amz-server-side-encryption-customer-algorithm");
 }
 
 std::string where(const S3Client::Call& call)
@@ -492,7 +493,8 @@ std::optional<S3Object> S3Client::head_object(const std::string& bucket, const s
   if (!size) {
     throw RemoteError("S3 gave no size for " + where(request));
   }
-  return S3Object{key, *size, unquote_etag(response.headers.get("ETag").value_or(""))};
+  return S3Object{key, *size, unquote_etag(response.headers.get("ETag").value_or("")),
+                  etag_is_checksum(response.headers)};
 }
 
 std::optional<std::string> S3Client::get_object(const std::string& bucket, const std::string& key, std::size_t limit)
@@ -574,7 +576,7 @@ std::uint64_t S3Client::download(const std::string& bucket, const std::string& k
                              + printable(expected->etag) + ")",
                            "retry once the writer is done");
     }
-    if (is_plain_md5(etag) && sink.md5() != etag) {
+    if (util::is_md5_hex(etag) && etag_is_checksum(sink.headers()) && sink.md5() != etag) {
       throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer", "retry");
     }
     out.commit(flush);
@@ -582,14 +584,14 @@ std::uint64_t S3Client::download(const std::string& bucket, const std::string& k
   }
 }
 
-void S3Client::put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes)
+std::string S3Client::put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes)
 {
   Call request{"PUT", bucket, key, {}, {}, bytes, {}, {}};
-  call(request);
+  return unquote_etag(call(request).headers.get("ETag").value_or(""));
 }
 
-void S3Client::put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
-                        const std::string& sha256, const util::ProgressCallback& progress)
+std::string S3Client::put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                               const std::string& sha256, const util::ProgressCallback& progress)
 {
   std::error_code ec;
   auto size = std::filesystem::file_size(file, ec);
@@ -597,18 +599,19 @@ void S3Client::put_file(const std::string& bucket, const std::string& key, const
     throw IoError("cannot read " + file.string() + ": " + ec.message());
   }
   if (size >= m_config.multipart_threshold && size > m_config.part_size) {
-    multipart_upload(bucket, key, file, size, progress);
-    return;
+    return multipart_upload(bucket, key, file, size, progress);
   }
   Call request{"PUT", bucket, key, {}, {}, {}, http::FileSlice{file, 0, size}, sha256};
-  call(request);
+  auto response = call(request);
   if (progress) {
     progress(size, size);
   }
+  return unquote_etag(response.headers.get("ETag").value_or(""));
 }
 
-void S3Client::multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
-                                std::uint64_t size, const util::ProgressCallback& progress)
+std::string S3Client::multipart_upload(const std::string& bucket, const std::string& key,
+                                       const std::filesystem::path& file, std::uint64_t size,
+                                       const util::ProgressCallback& progress)
 {
   auto part_size = std::max(m_config.part_size, (size + k_max_parts - 1) / k_max_parts);
   auto parts = static_cast<std::size_t>((size + part_size - 1) / part_size);
@@ -658,6 +661,7 @@ void S3Client::multipart_upload(const std::string& bucket, const std::string& ke
       throw RemoteError("S3 could not complete the upload of " + where(complete) + " ("
                         + printable(xml_value(response.body, "Code").value_or("unknown error")) + ")");
     }
+    return unquote_etag(xml_value(response.body, "ETag").value_or(""));
   } catch (...) {
     // No orphan parts left to be billed: abort, whatever failed.
     try {

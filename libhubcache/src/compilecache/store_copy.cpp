@@ -2,10 +2,13 @@
 
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <charconv>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -50,8 +53,10 @@ std::vector<storage::RepoFile> list_below(storage::Repository& store, const std:
   return files;
 }
 
-// Same bytes, as far as both stores can tell: a digest both know, else the size.
-bool same_stored_content(const storage::RepoFile& a, const storage::RepoFile& b)
+// Same bytes, as far as both stores can tell from a checksum both give; nullopt when
+// they give none in common. Two S3-style ETags tell when they are equal, or when both
+// are plain MD5s; made with other part sizes (or one encrypted), they prove nothing.
+std::optional<bool> compare_checksums(const storage::RepoFile& a, const storage::RepoFile& b)
 {
   if (a.size != b.size) {
     return false;
@@ -62,6 +67,31 @@ bool same_stored_content(const storage::RepoFile& a, const storage::RepoFile& b)
   if (!a.git_blob_sha1.empty() && !b.git_blob_sha1.empty()) {
     return a.git_blob_sha1 == b.git_blob_sha1;
   }
+  if (!a.etag.empty() && !b.etag.empty()) {
+    if (a.etag == b.etag) {
+      return true;
+    }
+    if (util::is_md5_hex(a.etag) && util::is_md5_hex(b.etag)) {
+      return false;
+    }
+  }
+  return std::nullopt;
+}
+
+// The same, then what earlier copies recorded, then the size (recording it as the base
+// line a later rewrite is told from).
+bool same_stored_content(const storage::RepoFile& source, const storage::RepoFile& target, CopyRecords* records)
+{
+  if (auto same = compare_checksums(source, target)) {
+    return *same;
+  }
+  if (records == nullptr) {
+    return true;
+  }
+  if (auto same = records->same(source, target)) {
+    return *same;
+  }
+  records->remember(source, target);
   return true;
 }
 
@@ -81,7 +111,7 @@ struct Decision {
 };
 
 Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, const storage::RepoFile*>& at_target,
-                std::vector<Skipped>& skipped_files)
+                std::vector<Skipped>& skipped_files, CopyRecords* records)
 {
   Decision decision;
   std::vector<const storage::RepoFile*> source_files;
@@ -109,7 +139,7 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
       continue;
     }
     target_files.push_back(found->second);
-    if (!same_stored_content(*file, *found->second)) {
+    if (!same_stored_content(*file, *found->second, records)) {
       differing.push_back(file);
     }
   }
@@ -172,6 +202,143 @@ void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t worker
 
 } // namespace
 
+namespace {
+
+constexpr std::string_view k_records_header = "neuron-cache-copies 1";
+constexpr std::size_t k_record_fields = 7; // size, 3 source checksums, 3 target checksums
+
+std::string field(const std::string& value)
+{
+  // A field never holds a separator: a store's odd ETag is not recorded.
+  return value.empty() || value.find_first_of("\t\n") != std::string::npos ? std::string("-") : value;
+}
+
+} // namespace
+
+CopyRecords::CopyRecords(stdfs::path file) : m_file(std::move(file))
+{
+  std::string text;
+  try {
+    text = util::read_file(m_file);
+  } catch (const Error&) {
+    return; // missing or unreadable: nothing recorded
+  }
+  std::unordered_map<std::string, Record> loaded;
+  std::string_view rest(text);
+  bool header = false;
+  while (!rest.empty()) {
+    auto end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      return; // truncated
+    }
+    auto line = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    if (!header) {
+      if (line != k_records_header) {
+        return;
+      }
+      header = true;
+      continue;
+    }
+    // size \t source sha256, git sha1, etag \t target sha256, git sha1, etag \t path
+    std::array<std::string, k_record_fields> fields;
+    std::size_t start = 0;
+    for (auto& value : fields) {
+      auto tab = line.find('\t', start);
+      if (tab == std::string_view::npos) {
+        return; // corrupt: ignore the whole file
+      }
+      auto text_value = line.substr(start, tab - start);
+      value = text_value == "-" ? std::string() : std::string(text_value);
+      start = tab + 1;
+    }
+    Record record;
+    auto [ptr, error] = std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), record.size);
+    if (error != std::errc() || ptr != fields[0].data() + fields[0].size() || start >= line.size()) {
+      return;
+    }
+    record.source = {fields[1], fields[2], fields[3]};
+    record.target = {fields[4], fields[5], fields[6]};
+    loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
+  }
+  if (header) {
+    m_records = std::move(loaded);
+  }
+}
+
+stdfs::path CopyRecords::default_path(std::string_view source_spec, std::string_view target_spec,
+                                      const util::Environment& env)
+{
+  auto base = DigestCache::default_path("/", env).parent_path();
+  auto key = util::hex_digest(util::HashAlgorithm::sha256, std::string(source_spec) + '\n' + std::string(target_spec))
+               .substr(0, 16);
+  return base / ("copies-" + key + ".tsv");
+}
+
+std::optional<bool> CopyRecords::agree(const Checksums& recorded, const storage::RepoFile& file)
+{
+  std::optional<bool> agreed;
+  auto check = [&](const std::string& was, const std::string& now) {
+    if (!was.empty() && !now.empty()) {
+      agreed = agreed.value_or(true) && was == now;
+    }
+  };
+  check(recorded.sha256, file.sha256);
+  check(recorded.git_blob_sha1, file.git_blob_sha1);
+  check(recorded.etag, file.etag);
+  return agreed;
+}
+
+std::optional<bool> CopyRecords::same(const storage::RepoFile& source, const storage::RepoFile& target) const
+{
+  auto it = m_records.find(source.path);
+  if (it == m_records.end() || it->second.size != target.size || !agree(it->second.target, target).value_or(false)) {
+    return std::nullopt;
+  }
+  auto source_agrees = agree(it->second.source, source);
+  if (!source_agrees) {
+    return std::nullopt;
+  }
+  return *source_agrees && source.size == it->second.size;
+}
+
+void CopyRecords::remember(const storage::RepoFile& source, const storage::RepoFile& target)
+{
+  m_records.insert_or_assign(source.path, Record{target.size,
+                                                 {source.sha256, source.git_blob_sha1, source.etag},
+                                                 {target.sha256, target.git_blob_sha1, target.etag}});
+  m_changed = true;
+}
+
+void CopyRecords::save()
+{
+  if (m_file.empty() || !m_changed) {
+    return;
+  }
+  try {
+    std::vector<const std::pair<const std::string, Record>*> records;
+    records.reserve(m_records.size());
+    for (const auto& item : m_records) {
+      records.push_back(&item);
+    }
+    std::sort(records.begin(), records.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    std::string text(k_records_header);
+    text += '\n';
+    for (const auto* item : records) {
+      const auto& [path, record] = *item;
+      text += std::to_string(record.size) + '\t' + field(record.source.sha256) + '\t'
+              + field(record.source.git_blob_sha1) + '\t' + field(record.source.etag) + '\t'
+              + field(record.target.sha256) + '\t' + field(record.target.git_blob_sha1) + '\t'
+              + field(record.target.etag) + '\t' + path + '\n';
+    }
+    std::error_code ec;
+    stdfs::create_directories(m_file.parent_path(), ec);
+    util::write_file_atomically(m_file, text);
+  } catch (const Error&) {
+    // Only a cache: the next copy compares by size.
+  }
+}
+
 CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, const CopyOptions& options)
 {
   CopyPlan plan;
@@ -194,7 +361,7 @@ CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, con
     if (options.only_entries && options.only_entries->count(entry.path) == 0) {
       continue;
     }
-    auto decision = decide(entry, at_target, plan.skipped);
+    auto decision = decide(entry, at_target, plan.skipped, options.records);
     if (decision.skip) {
       plan.skipped.push_back(std::move(*decision.skip));
       continue;
@@ -335,6 +502,20 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
       uploaded = std::max(uploaded, uploaded_before + done);
       report_progress();
     });
+    if (options.records != nullptr) {
+      // What the target now holds of each file, beside the source's checksums.
+      std::unordered_map<std::string_view, const storage::RepoFile*> committed;
+      for (const auto& file : result.files) {
+        committed.emplace(file.path, &file);
+      }
+      for (auto i : landed) {
+        for (const auto& file : copies[i].to_copy) {
+          if (auto it = committed.find(file.path); it != committed.end()) {
+            options.records->remember(file, *it->second);
+          }
+        }
+      }
+    }
     std::lock_guard lock(mutex);
     uploaded = uploaded_before + landed_bytes;
     ++report.commits;

@@ -29,7 +29,9 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view k_digest_header = "neuron-cache-digests 1";
+// Version 2 adds the MD5 and an S3 ETag; version 1 files are still read.
+constexpr std::string_view k_digest_header = "neuron-cache-digests 2";
+constexpr std::string_view k_digest_header_v1 = "neuron-cache-digests 1";
 constexpr std::string_view k_staging_name = ".neuron-cache-pull";
 
 std::string errno_text()
@@ -154,20 +156,25 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
 {
   std::unordered_map<std::string, Record> loaded;
   bool header = false;
+  std::size_t field_count = 7;
   auto parse = [&](std::string_view line) {
     if (!header) {
       header = true;
+      if (line == k_digest_header_v1) {
+        field_count = 5;
+        return true;
+      }
       return line == k_digest_header;
     }
-    // size \t mtime_ns \t inode \t sha256 \t git blob sha1 \t path
-    std::string_view fields[5];
+    // size \t mtime_ns \t inode \t sha256 \t git blob sha1 [\t md5 \t etag] \t path
+    std::array<std::string_view, 7> fields;
     std::size_t start = 0;
-    for (auto& field : fields) {
+    for (std::size_t i = 0; i < field_count; ++i) {
       auto tab = line.find('\t', start);
       if (tab == std::string_view::npos) {
         return false; // corrupt: ignore the whole file
       }
-      field = line.substr(start, tab - start);
+      fields[i] = line.substr(start, tab - start);
       start = tab + 1;
     }
     Record record;
@@ -181,11 +188,16 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
     }
     record.has_sha256 = fields[3] != "-";
     record.has_git_blob_sha1 = fields[4] != "-";
+    record.has_md5 = field_count > 5 && fields[5] != "-";
     if ((record.has_sha256 && !hex_to_bytes(fields[3], record.sha256))
-        || (record.has_git_blob_sha1 && !hex_to_bytes(fields[4], record.git_blob_sha1)) || start >= line.size()) {
+        || (record.has_git_blob_sha1 && !hex_to_bytes(fields[4], record.git_blob_sha1))
+        || (record.has_md5 && !hex_to_bytes(fields[5], record.md5)) || start >= line.size()) {
       return false;
     }
-    loaded.insert_or_assign(std::string(line.substr(start)), record);
+    if (field_count > 6 && fields[6] != "-") {
+      record.etag = fields[6];
+    }
+    loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
     return true;
   };
   // A missing, truncated or corrupt file is ignored whole.
@@ -222,6 +234,8 @@ const util::FileDigests* DigestCache::find(const std::string& key, const FileSta
   m_found.size = record.stamp.size;
   m_found.sha256 = record.has_sha256 ? bytes_to_hex(record.sha256) : std::string();
   m_found.git_blob_sha1 = record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string();
+  m_found.md5 = record.has_md5 ? bytes_to_hex(record.md5) : std::string();
+  m_found.etag = record.etag;
   return &m_found;
 }
 
@@ -235,9 +249,30 @@ std::optional<util::FileDigests> DigestCache::known(const std::string& key, cons
 
 void DigestCache::set_digests(Record& record, const util::FileDigests& digests)
 {
-  // A digest that is not lowercase hex is not kept: unknown, not wrong.
-  record.has_sha256 = hex_to_bytes(digests.sha256, record.sha256);
-  record.has_git_blob_sha1 = hex_to_bytes(digests.git_blob_sha1, record.git_blob_sha1);
+  // A digest that is not lowercase hex is not kept: unknown, not wrong. What `digests`
+  // leaves empty stays as known.
+  if (!digests.sha256.empty()) {
+    record.has_sha256 = hex_to_bytes(digests.sha256, record.sha256);
+  }
+  if (!digests.git_blob_sha1.empty()) {
+    record.has_git_blob_sha1 = hex_to_bytes(digests.git_blob_sha1, record.git_blob_sha1);
+  }
+  if (!digests.md5.empty()) {
+    record.has_md5 = hex_to_bytes(digests.md5, record.md5);
+  }
+  if (!digests.etag.empty() && digests.etag.find_first_of("\t\n") == std::string::npos) {
+    record.etag = digests.etag;
+  }
+}
+
+bool DigestCache::contradicts(const Record& record, const util::FileDigests& digests)
+{
+  auto differs = [](bool has, const auto& bytes, const std::string& hex) {
+    return has && !hex.empty() && bytes_to_hex(bytes) != hex;
+  };
+  return differs(record.has_sha256, record.sha256, digests.sha256)
+         || differs(record.has_git_blob_sha1, record.git_blob_sha1, digests.git_blob_sha1)
+         || differs(record.has_md5, record.md5, digests.md5);
 }
 
 void DigestCache::remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests)
@@ -247,9 +282,61 @@ void DigestCache::remember(const std::string& key, const FileStamp& stamp, const
     record.used = true;
     ++m_used;
   }
-  record.stamp = stamp;
+  if (record.stamp != stamp || contradicts(record, digests)) {
+    // Another version of the file: nothing known of it yet.
+    bool used = record.used;
+    record = Record{};
+    record.used = used;
+    record.stamp = stamp;
+  }
   set_digests(record, digests);
   m_changed = true;
+}
+
+DigestCache::EtagMatch DigestCache::match_etag(const std::string& key, const stdfs::path& file, const FileStamp& stamp,
+                                               const std::string& etag)
+{
+  if (const auto* cached = find(key, stamp)) {
+    if (!cached->etag.empty() && cached->etag == etag) {
+      return EtagMatch::same;
+    }
+    if (util::is_md5_hex(etag) && !cached->md5.empty()) {
+      return cached->md5 == etag ? EtagMatch::same : EtagMatch::differs;
+    }
+  }
+  auto parts = util::etag_part_count(etag);
+  if (!parts) {
+    return EtagMatch::unknown; // an opaque tag: nothing to reproduce it from
+  }
+  util::DigestOptions options;
+  util::PartSizeGuess guess;
+  if (*parts == 0) {
+    options.md5 = true;
+  } else {
+    guess = util::guess_part_sizes(stamp.size, *parts, m_etag_part_sizes);
+    if (guess.sizes.empty()) {
+      return EtagMatch::unknown;
+    }
+    options.etag_part_sizes = guess.sizes;
+  }
+  // One read gives the other digests too: an upload of a differing file sends its sha256.
+  auto digests = util::digest_file(file, options);
+  ++m_hashed;
+  bool same = digests.md5 == etag;
+  for (const auto& [part_size, multipart] : digests.multipart_etags) {
+    if (multipart == etag) {
+      same = true;
+      digests.etag = etag;
+    }
+  }
+  // The file may have changed while it was read: remember it only if it did not.
+  if (stamp_of(file) == stamp && digests.size == stamp.size) {
+    remember(key, stamp, digests);
+  }
+  if (same) {
+    return EtagMatch::same;
+  }
+  return *parts == 0 || guess.certain ? EtagMatch::differs : EtagMatch::unknown;
 }
 
 util::FileDigests DigestCache::digest(const std::string& key, const stdfs::path& file, const FileStamp& stamp)
@@ -291,7 +378,9 @@ void DigestCache::save()
       text += std::to_string(record.stamp.size) + '\t' + std::to_string(record.stamp.mtime_ns) + '\t'
               + std::to_string(record.stamp.inode) + '\t'
               + (record.has_sha256 ? bytes_to_hex(record.sha256) : std::string("-")) + '\t'
-              + (record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string("-")) + '\t' + key + '\n';
+              + (record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string("-")) + '\t'
+              + (record.has_md5 ? bytes_to_hex(record.md5) : std::string("-")) + '\t'
+              + (record.etag.empty() ? std::string("-") : record.etag) + '\t' + key + '\n';
       writer.flush_if_full();
     }
     writer.commit();
@@ -305,10 +394,12 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
   if (remote.size != local.size) {
     return false;
   }
-  if (remote.sha256.empty() && remote.git_blob_sha1.empty()) {
-    return true;
-  }
   FileStamp stamp{local.size, local.mtime_ns, local.inode};
+  if (remote.sha256.empty() && remote.git_blob_sha1.empty()) {
+    // An S3 store: its ETag, else (or when it cannot be reproduced) the size.
+    return remote.etag.empty()
+           || digests.match_etag(local.path, local.source, stamp, remote.etag) != DigestCache::EtagMatch::differs;
+  }
   if (const auto* cached = digests.find(local.path, stamp)) {
     const auto& known = remote.sha256.empty() ? cached->git_blob_sha1 : cached->sha256;
     if (!known.empty()) {
@@ -368,7 +459,8 @@ std::set<std::string> publishable_versions(const Scan& scan)
 }
 
 namespace {
-constexpr std::string_view k_snapshot_header = "neuron-cache-remote 1";
+// Version 2 adds the ETag column; an older file is simply not used (the repo is listed).
+constexpr std::string_view k_snapshot_header = "neuron-cache-remote 2";
 } // namespace
 
 RemoteSnapshot::RemoteSnapshot(stdfs::path file) : m_file(std::move(file)) {}
@@ -424,14 +516,15 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
       covers = std::includes(covered.begin(), covered.end(), versions.begin(), versions.end());
       return covers;
     }
-    // size \t sha256 \t git blob sha1 \t path
+    // size \t sha256 \t git blob sha1 \t etag \t path
     auto t1 = line.find('\t');
     auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
     auto t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
-    if (t3 == std::string_view::npos) {
+    auto t4 = t3 == std::string_view::npos ? t3 : line.find('\t', t3 + 1);
+    if (t4 == std::string_view::npos) {
       return false; // corrupt: list instead
     }
-    auto path = line.substr(t3 + 1);
+    auto path = line.substr(t4 + 1);
     if (!versions.contains(std::string(path.substr(0, path.find('/'))))) {
       return true;
     }
@@ -447,6 +540,9 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
     }
     if (sha1 != "-") {
       file.git_blob_sha1 = sha1;
+    }
+    if (auto etag = line.substr(t3 + 1, t4 - t3 - 1); etag != "-") {
+      file.etag = etag;
     }
     file.path = path;
     if (!storage::is_valid_path_in_repo(file.path)) {
@@ -478,10 +574,13 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
       text += "\t" + version;
     }
     text += '\n';
-    auto field = [](const std::string& hash) { return hash.empty() ? std::string("-") : hash; };
+    // A field never holds a separator: a store's odd ETag is not remembered.
+    auto field = [](const std::string& hash) {
+      return hash.empty() || hash.find_first_of("\t\n") != std::string::npos ? std::string("-") : hash;
+    };
     for (const auto& file : files) {
       text += std::to_string(file.size) + '\t' + field(file.sha256) + '\t' + field(file.git_blob_sha1) + '\t'
-              + file.path + '\n';
+              + field(file.etag) + '\t' + file.path + '\n';
       writer.flush_if_full();
     }
     writer.commit();
@@ -571,16 +670,18 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   }
   for (const auto& upload : plan.uploads) {
     auto it = committed.find(upload.path);
-    if (it == committed.end() || it->second->size != upload.stamp.size || it->second->sha256.empty()) {
+    if (it == committed.end() || it->second->size != upload.stamp.size
+        || (it->second->sha256.empty() && it->second->etag.empty())) {
       continue;
     }
     try {
       if (stamp_of(upload.source) == upload.stamp) {
-        auto known = digests.known(upload.path, upload.stamp);
-        auto git_blob_sha1 = !it->second->git_blob_sha1.empty()             ? it->second->git_blob_sha1
-                             : known && known->sha256 == it->second->sha256 ? known->git_blob_sha1
-                                                                            : std::string();
-        digests.remember(upload.path, upload.stamp, {upload.stamp.size, it->second->sha256, git_blob_sha1});
+        // Added to what the plan learnt of this version (an S3 ETag beside its sha256).
+        digests.remember(upload.path, upload.stamp,
+                         {.size = upload.stamp.size,
+                          .sha256 = it->second->sha256,
+                          .git_blob_sha1 = it->second->git_blob_sha1,
+                          .etag = it->second->etag});
       }
     } catch (const Error&) {
     }
@@ -921,6 +1022,7 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const stdfs::path& 
 PullPlan plan_pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options)
 {
   check_root(root);
+  digests.set_etag_part_sizes(repo.etag_part_sizes());
   std::vector<storage::RepoFile> listing;
   try {
     listing = repo.list_files();
@@ -1075,8 +1177,9 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
       auto target = root / install.entry.path;
       for (const auto& file : install.to_download) {
         try {
-          digests.remember(file.path, stamp_of(target / relative_name(install.entry, file)),
-                           {file.size, file.sha256, file.git_blob_sha1});
+          digests.remember(
+            file.path, stamp_of(target / relative_name(install.entry, file)),
+            {.size = file.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
         } catch (const Error&) {
         }
       }

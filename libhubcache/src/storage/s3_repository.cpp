@@ -21,6 +21,8 @@ constexpr std::string_view k_private_dir = ".neuron-cache";
 constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::size_t k_probe_keys = 100;
+// The AWS CLI's (and boto3's) default multipart_chunksize.
+constexpr std::uint64_t k_aws_cli_part_size = std::uint64_t{8} << 20;
 
 // Which publishing phase a path belongs to: entry files, then the entries' model.done,
 // then loose files, then the registry (which describes entries).
@@ -167,7 +169,7 @@ std::vector<RepoFile> S3Repository::list_files(std::string_view prefix)
     if (!is_valid_path_in_repo(path) || path.starts_with(std::string(k_private_dir) + "/")) {
       continue;
     }
-    files.push_back(RepoFile{std::move(path), object.size, {}, {}});
+    files.push_back(RepoFile{std::move(path), object.size, {}, {}, object.etag});
   }
   return files;
 }
@@ -179,7 +181,8 @@ std::optional<RepoFile> S3Repository::stat(std::string_view path)
   if (!object) {
     return std::nullopt;
   }
-  return RepoFile{std::string(path), object->size, {}, {}};
+  // An encrypted object's ETag says nothing of its bytes: not given as a checksum.
+  return RepoFile{std::string(path), object->size, {}, {}, object->etag_is_checksum ? object->etag : std::string()};
 }
 
 std::string S3Repository::read_file(std::string_view path)
@@ -201,6 +204,11 @@ void S3Repository::download_file(std::string_view path, const std::filesystem::p
   } catch (const EntryNotFound&) {
     throw EntryNotFound(std::string(path) + " does not exist in " + describe());
   }
+}
+
+std::vector<std::uint64_t> S3Repository::etag_part_sizes() const
+{
+  return {m_client->config().part_size, k_aws_cli_part_size};
 }
 
 void S3Repository::check_writable()
@@ -269,14 +277,17 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   }
   std::atomic<std::uint64_t> done{0};
   std::mutex progress_mutex;
+  // The ETag S3 gives each upload: what the next listing shows for it, so a caller that
+  // remembers it knows that object without hashing the file again.
+  std::vector<std::string> etags(request.additions.size());
   auto upload = [&](std::size_t index) {
     const auto& addition = request.additions[index];
     auto key = key_of(addition.path_in_repo);
     if (!addition.source.is_file()) {
-      m_client->put_bytes(m_url.bucket, key, addition.source.bytes());
+      etags[index] = m_client->put_bytes(m_url.bucket, key, addition.source.bytes());
     } else {
       auto sha256 = addition.digests ? addition.digests->sha256 : std::string();
-      m_client->put_file(m_url.bucket, key, addition.source.file(), sha256);
+      etags[index] = m_client->put_file(m_url.bucket, key, addition.source.file(), sha256);
     }
     auto now = done += sizes[index];
     if (progress) {
@@ -291,7 +302,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   }
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
     const auto& addition = request.additions[i];
-    RepoFile file{addition.path_in_repo, sizes[i], {}, {}};
+    RepoFile file{addition.path_in_repo, sizes[i], {}, {}, std::move(etags[i])};
     if (!addition.source.is_file()) {
       file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, addition.source.bytes());
     } else if (addition.digests && addition.digests->size == sizes[i]) {

@@ -5,7 +5,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fcntl.h>
 #include <future>
@@ -76,6 +78,14 @@ std::string Hasher::hex_digest()
   return to_hex(digest, length);
 }
 
+std::string Hasher::raw_digest()
+{
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned length = 0;
+  EVP_DigestFinal_ex(m_impl->context, digest, &length);
+  return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
 std::string hex_digest(HashAlgorithm algorithm, std::string_view data)
 {
   Hasher hasher(algorithm);
@@ -99,7 +109,57 @@ constexpr std::size_t k_parallel_hash_chunk = 4u << 20;
 
 } // namespace
 
+namespace {
+
+// One multipart ETag in the making: the MD5 of the current part, and those of the parts done.
+class MultipartEtag {
+public:
+  explicit MultipartEtag(std::uint64_t part_size) : m_part_size(part_size) {}
+  void update(const char* data, std::size_t size)
+  {
+    while (size > 0) {
+      auto take = static_cast<std::size_t>(std::min<std::uint64_t>(size, m_part_size - m_in_part));
+      m_part.update(data, take);
+      m_in_part += take;
+      data += take;
+      size -= take;
+      if (m_in_part == m_part_size) {
+        end_part();
+      }
+    }
+  }
+  std::string finish()
+  {
+    if (m_in_part > 0 || m_parts == 0) {
+      end_part();
+    }
+    return hex_digest(HashAlgorithm::md5, m_part_digests) + "-" + std::to_string(m_parts);
+  }
+  std::uint64_t part_size() const { return m_part_size; }
+
+private:
+  void end_part()
+  {
+    m_part_digests += m_part.raw_digest();
+    m_part = Hasher(HashAlgorithm::md5);
+    m_in_part = 0;
+    ++m_parts;
+  }
+  std::uint64_t m_part_size;
+  Hasher m_part{HashAlgorithm::md5};
+  std::uint64_t m_in_part = 0;
+  std::uint64_t m_parts = 0;
+  std::string m_part_digests;
+};
+
+} // namespace
+
 FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size)
+{
+  return digest_file(path, DigestOptions{head_size});
+}
+
+FileDigests digest_file(const std::filesystem::path& path, const DigestOptions& options)
 {
   // The git blob header needs the size up front; a file that changes while we read it
   // is caught by comparing the bytes read with that size.
@@ -109,10 +169,30 @@ FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size
     throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
   }
   auto expected_size = static_cast<std::uint64_t>(status.st_size);
+  auto head_size = options.head_size;
   Hasher sha256(HashAlgorithm::sha256);
   Hasher sha1(HashAlgorithm::sha1);
   sha1.update("blob " + std::to_string(expected_size));
   sha1.update("\0", 1);
+  std::optional<Hasher> md5;
+  if (options.md5) {
+    md5.emplace(HashAlgorithm::md5);
+  }
+  std::vector<MultipartEtag> etags;
+  for (auto part_size : options.etag_part_sizes) {
+    if (part_size > 0) {
+      etags.emplace_back(part_size);
+    }
+  }
+  bool s3 = md5 || !etags.empty();
+  auto s3_update = [&](const char* data, std::size_t size) {
+    if (md5) {
+      md5->update(data, size);
+    }
+    for (auto& etag : etags) {
+      etag.update(data, size);
+    }
+  };
   std::string head;
   bool parallel = expected_size >= k_parallel_hash_threshold;
   auto read = read_chunks(
@@ -124,18 +204,33 @@ FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size
       if (!parallel) {
         sha256.update(data, size);
         sha1.update(data, size);
+        s3_update(data, size);
         return;
       }
-      // Both only read the chunk; it stays valid until this callback returns.
+      // Each only reads the chunk; it stays valid until this callback returns.
       auto other = std::async(std::launch::async, [&] { sha1.update(data, size); });
+      std::future<void> third;
+      if (s3) {
+        third = std::async(std::launch::async, [&] { s3_update(data, size); });
+      }
       sha256.update(data, size);
       other.get();
+      if (third.valid()) {
+        third.get();
+      }
     },
     parallel ? k_parallel_hash_chunk : std::size_t{1} << 20);
   if (read != expected_size) {
     throw IoError(path.string() + " changed while it was being read");
   }
-  return FileDigests{read, sha256.hex_digest(), sha1.hex_digest(), std::move(head)};
+  FileDigests digests{read, sha256.hex_digest(), sha1.hex_digest(), std::move(head)};
+  if (md5) {
+    digests.md5 = md5->hex_digest();
+  }
+  for (auto& etag : etags) {
+    digests.multipart_etags.emplace_back(etag.part_size(), etag.finish());
+  }
+  return digests;
 }
 
 std::string git_blob_sha1(std::string_view content)
@@ -145,6 +240,110 @@ std::string git_blob_sha1(std::string_view content)
   sha1.update("\0", 1);
   sha1.update(content);
   return sha1.hex_digest();
+}
+
+bool is_md5_hex(std::string_view text) noexcept
+{
+  return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::optional<std::uint64_t> etag_part_count(std::string_view etag) noexcept
+{
+  if (is_md5_hex(etag)) {
+    return 0;
+  }
+  if (etag.size() < 34 || etag[32] != '-' || !is_md5_hex(etag.substr(0, 32))) {
+    return std::nullopt;
+  }
+  auto digits = etag.substr(33);
+  std::uint64_t parts = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), parts);
+  if (error != std::errc() || end != digits.data() + digits.size() || parts == 0 || digits.front() == '0') {
+    return std::nullopt;
+  }
+  return parts;
+}
+
+std::string multipart_etag(std::string_view content, std::uint64_t part_size)
+{
+  MultipartEtag etag(part_size);
+  etag.update(content.data(), content.size());
+  return etag.finish();
+}
+
+namespace {
+
+constexpr std::uint64_t k_mib = std::uint64_t{1} << 20;
+constexpr std::uint64_t k_min_part = 5 * k_mib; // S3's minimum for every part but the last
+constexpr std::uint64_t k_max_parts = 10000;
+// Trying a part size costs one more MD5 over the file: a few at most.
+constexpr std::size_t k_max_part_sizes = 3;
+
+std::uint64_t parts_of(std::uint64_t size, std::uint64_t part_size)
+{
+  return size == 0 ? 1 : (size + part_size - 1) / part_size;
+}
+
+} // namespace
+
+PartSizeGuess guess_part_sizes(std::uint64_t size, std::uint64_t parts,
+                               const std::vector<std::uint64_t>& uploader_part_sizes)
+{
+  PartSizeGuess guess;
+  if (parts == 0 || size == 0 || parts > k_max_parts) {
+    return guess; // S3 takes at most 10,000 parts: another tag in that form proves nothing
+  }
+  if (parts == 1) {
+    // One part: its bounds are the whole file, whatever the part size was.
+    guess.sizes.push_back(std::max<std::uint64_t>(size, 1));
+    guess.certain = true;
+    return guess;
+  }
+  auto add = [&](std::uint64_t part_size) {
+    if (part_size > 0 && parts_of(size, part_size) == parts
+        && std::find(guess.sizes.begin(), guess.sizes.end(), part_size) == guess.sizes.end()) {
+      guess.sizes.push_back(part_size);
+    }
+  };
+  // Every whole number of MiB that gives `parts` parts: S/N <= p < S/(N-1).
+  auto lowest = std::max(k_min_part / k_mib, (size + parts * k_mib - 1) / (parts * k_mib));
+  auto highest = (size + (parts - 1) * k_mib - 1) / ((parts - 1) * k_mib) - 1;
+  std::vector<std::uint64_t> whole;
+  for (auto mib = lowest; mib <= highest && whole.size() <= k_max_part_sizes; ++mib) {
+    whole.push_back(mib * k_mib);
+  }
+  std::vector<std::uint64_t> tools;
+  for (auto part_size : uploader_part_sizes) {
+    if (part_size == 0) {
+      continue;
+    }
+    tools.push_back(part_size);
+    // neuron-cache stretches its part size to fit S3's 10,000 parts; the AWS CLI doubles it.
+    tools.push_back(std::max(part_size, (size + k_max_parts - 1) / k_max_parts));
+    auto doubled = part_size;
+    while (parts_of(size, doubled) > k_max_parts) {
+      doubled *= 2;
+    }
+    tools.push_back(doubled);
+  }
+  for (auto part_size : tools) {
+    add(part_size);
+  }
+  // Certain when every plausible part size is tried: each whole number of MiB that fits
+  // (what uploaders use), and the uploaders' own. None fitting means an odd part size.
+  guess.certain = !whole.empty() && whole.size() <= k_max_part_sizes;
+  if (guess.certain) {
+    for (auto part_size : whole) {
+      add(part_size);
+    }
+  }
+  if (guess.sizes.size() > 2 * k_max_part_sizes) {
+    guess.sizes.resize(2 * k_max_part_sizes);
+    guess.certain = false;
+  }
+  return guess;
 }
 
 } // namespace hubcache::util

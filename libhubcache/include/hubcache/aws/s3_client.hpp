@@ -51,6 +51,9 @@ struct S3Object {
   std::string key;
   std::uint64_t size = 0;
   std::string etag; // without quotes
+  // False when S3 said (on a HEAD) that the object is encrypted with SSE-KMS or SSE-C:
+  // its ETag is then no MD5 of the content. A listing cannot tell.
+  bool etag_is_checksum = true;
 };
 
 enum class BucketState { exists, missing, forbidden };
@@ -78,13 +81,14 @@ public:
                          const std::optional<S3Object>& expected, const util::ProgressCallback& progress = {},
                          bool flush = true);
 
-  // Uploads bytes in one PUT. `sha256` (hex) lets S3 verify the payload.
-  void put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes);
+  // Uploads bytes in one PUT; returns the ETag S3 gave the object (without quotes).
+  std::string put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes);
   // Uploads a file: one PUT below the multipart threshold, else a multipart upload whose
   // parts go in parallel and which is aborted if any part fails. `sha256` (hex, optional)
-  // lets S3 verify a single-PUT payload.
-  void put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
-                const std::string& sha256 = {}, const util::ProgressCallback& progress = {});
+  // lets S3 verify a single-PUT payload. Returns the ETag S3 gave the object (empty when
+  // it gave none).
+  std::string put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                       const std::string& sha256 = {}, const util::ProgressCallback& progress = {});
   void delete_object(const std::string& bucket, const std::string& key);
 
   // The source of the credentials in use, for messages.
@@ -106,8 +110,8 @@ public:
 
 private:
   std::string url_for(const Call& call, const std::string& region) const;
-  void multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
-                        std::uint64_t size, const util::ProgressCallback& progress);
+  std::string multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
+                               std::uint64_t size, const util::ProgressCallback& progress);
 
   S3Config m_config;
   std::shared_ptr<CredentialChain> m_credentials;

@@ -50,8 +50,23 @@ public:
   std::optional<util::FileDigests> known(const std::string& key, const FileStamp& stamp);
   // The same without a copy: valid until the next call of find, known or digest.
   const util::FileDigests* find(const std::string& key, const FileStamp& stamp);
-  // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded).
+  // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded),
+  // beside those already known for the same stamp unless they contradict them.
   void remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests);
+
+  // Whether `file` has the content a store describes by an S3-style ETag (RepoFile::etag).
+  // `same` when the ETag is one remembered for this very file version (the one S3 gave our
+  // upload of it, or listed for our download), or is reproduced from the bytes: their MD5
+  // for a plain ETag, their multipart ETag "...-N" for the part sizes that give N parts.
+  // `differs` when it is not, and every plausible part size was tried. `unknown` when the
+  // ETag cannot be reproduced (an opaque tag, or a part size that cannot be pinned down).
+  // Hashes the file (one read, with sha256 and the git blob sha1) only when needed.
+  enum class EtagMatch { same, differs, unknown };
+  EtagMatch match_etag(const std::string& key, const std::filesystem::path& file, const FileStamp& stamp,
+                       const std::string& etag);
+  // The part sizes the store's writers use (Repository::etag_part_sizes), tried for
+  // multipart ETags beside the whole numbers of MiB that fit.
+  void set_etag_part_sizes(std::vector<std::uint64_t> sizes) { m_etag_part_sizes = std::move(sizes); }
   // Writes the records used by this run (atomically); failures are ignored: it is a cache.
   void save();
   std::size_t hashed() const { return m_hashed; }
@@ -62,11 +77,16 @@ private:
     FileStamp stamp;
     std::array<unsigned char, 32> sha256{};
     std::array<unsigned char, 20> git_blob_sha1{};
+    std::array<unsigned char, 16> md5{}; // only for files compared with an S3 store
     bool has_sha256 = false;
     bool has_git_blob_sha1 = false;
+    bool has_md5 = false;
+    std::string etag;  // an S3 ETag of this content (any form), when one is known
     bool used = false; // looked up or learnt by this run: what save() keeps
   };
   static void set_digests(Record& record, const util::FileDigests& digests);
+  static bool contradicts(const Record& record, const util::FileDigests& digests);
+  std::vector<std::uint64_t> m_etag_part_sizes;
   util::FileDigests m_found; // what find() returned last
   std::filesystem::path m_file;
   // One record per path (loaded, then updated): tens of thousands in a big cache.
@@ -78,7 +98,9 @@ private:
 };
 
 // True when the local file has the remote's content, compared with whatever digest the
-// backend gives (sha256, else the git blob sha1); size alone only when it gives none.
+// backend gives (sha256, else the git blob sha1, else an S3 ETag: see
+// DigestCache::match_etag); size alone when it gives none, or an ETag that cannot be
+// reproduced.
 bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests);
 
 struct Upload {

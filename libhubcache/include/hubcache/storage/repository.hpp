@@ -22,6 +22,11 @@ struct RepoFile {
   std::uint64_t size = 0;
   std::string sha256;
   std::string git_blob_sha1;
+  // A content checksum in the form of an S3 ETag, for stores whose listing gives no sha256:
+  // the MD5 of the bytes, or for content uploaded in N parts md5(part MD5s) + "-N" (see
+  // util::multipart_etag); or an opaque tag the store gave (objects encrypted with a
+  // managed key). Empty when the store gives none.
+  std::string etag = {};
 };
 
 // Content to add: a local file (streamed, never held in memory whole) or bytes. The path
@@ -128,6 +133,10 @@ public:
   // before anything that depends on them is published.
   virtual void download_file(std::string_view path, const std::filesystem::path& destination,
                              const util::ProgressCallback& progress = {}, bool flush = true) = 0;
+  // The part sizes this store's writers use when they upload a file in parts, most likely
+  // first: what a multipart `RepoFile::etag` is recomputed with. Empty: the store gives
+  // no such checksum.
+  virtual std::vector<std::uint64_t> etag_part_sizes() const { return {}; }
   // Paths a listing left out because they are not safe to install ('..', absolute,
   // '.git', control characters, backslashes), noted so the caller can warn about each;
   // returns those noted since the previous call. One odd name never locks a repo.

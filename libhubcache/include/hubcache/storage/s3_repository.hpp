@@ -13,7 +13,8 @@ namespace hubcache::storage {
 // A prefix without the marker that holds only compile-cache keys (what a SageMaker job
 // wrote) is a repo as it is. Commits upload each entry's files, then its model.done, then
 // the registry files: a reader that trusts model.done never sees a partial entry.
-// Revisions are content-derived: a digest of every key, size and ETag.
+// Revisions are content-derived: a digest of every key, size and ETag. Files carry S3's
+// ETag (RepoFile::etag), which callers compare with the local content's MD5.
 class S3Repository final : public Repository {
 public:
   S3Repository(aws::S3Url url, std::shared_ptr<aws::S3Client> client);
@@ -29,6 +30,8 @@ public:
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}, bool flush = true) override;
+  // neuron-cache's own part size, then the AWS CLI's default (8 MiB).
+  std::vector<std::uint64_t> etag_part_sizes() const override;
   void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 

@@ -3,8 +3,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hubcache::util {
 
@@ -23,6 +26,8 @@ public:
   void update(std::string_view data);
   void update(const void* data, std::size_t size);
   std::string hex_digest();
+  // The digest as raw bytes (finalizes, like hex_digest).
+  std::string raw_digest();
 
 private:
   struct Impl;
@@ -38,9 +43,45 @@ struct FileDigests {
   std::string sha256;
   std::string git_blob_sha1; // sha1("blob <size>\0" + content): the Hub's oid for regular files
   std::string head = {};     // the first bytes of the content, when asked for (the Hub's upload sample)
+  std::string md5 = {};      // hex, when asked for (an S3 single-PUT ETag)
+  // An S3 ETag known to describe this content, in any form (multipart, or one S3 gave for
+  // an upload of it); empty when none is known.
+  std::string etag = {};
+  // (part size, multipart ETag) for each part size asked for.
+  std::vector<std::pair<std::uint64_t, std::string>> multipart_etags = {};
+};
+
+// What digest_file computes besides size, sha256 and git blob sha1: only what a backend
+// compares with, so a Hub push never pays for an MD5.
+struct DigestOptions {
+  std::size_t head_size = 0;
+  bool md5 = false;
+  std::vector<std::uint64_t> etag_part_sizes = {}; // multipart ETags to compute
 };
 // Size, sha256, git blob sha1 and the first `head_size` bytes, in one read of the file.
 FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size = 0);
+// The same, with the MD5 and multipart ETags asked for, still in one read.
+FileDigests digest_file(const std::filesystem::path& path, const DigestOptions& options);
 std::string git_blob_sha1(std::string_view content);
+
+// S3 ETags. An object stored by one PUT has the hex MD5 of its bytes; one stored by a
+// multipart upload in N parts of `part_size` bytes (the last one shorter) has the MD5 of
+// the N part MD5s (raw, concatenated) followed by "-N". (Objects encrypted with SSE-KMS
+// or SSE-C have ETags that are neither.)
+bool is_md5_hex(std::string_view text) noexcept;
+// N for a multipart ETag ("<32 hex>-N"), 0 for a plain MD5, nullopt for anything else.
+std::optional<std::uint64_t> etag_part_count(std::string_view etag) noexcept;
+std::string multipart_etag(std::string_view content, std::uint64_t part_size);
+// The part sizes that may have made a multipart ETag of `parts` parts over `size` bytes:
+// the one whole number of MiB (at least S3's 5 MiB minimum) that gives exactly that many
+// parts, when only one does (`certain`); else those of `uploader_part_sizes` (each also as
+// the AWS CLI and neuron-cache stretch it for files of more than 10,000 parts) that give
+// that many parts.
+struct PartSizeGuess {
+  std::vector<std::uint64_t> sizes;
+  bool certain = false;
+};
+PartSizeGuess guess_part_sizes(std::uint64_t size, std::uint64_t parts,
+                               const std::vector<std::uint64_t>& uploader_part_sizes);
 
 } // namespace hubcache::util
