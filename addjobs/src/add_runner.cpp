@@ -51,13 +51,14 @@ RootState state_of(const stdfs::path& root)
   if (!stdfs::exists(root, ec)) {
     return state;
   }
-  for (const auto& entry : cc::scan(root).entries) {
+  auto scan = cc::scan(root);
+  for (const auto& entry : scan.entries) {
     if (entry.kind == cc::EntryKind::module && entry.state == cc::EntryState::success) {
       state.success.insert(entry.path);
     }
     if (entry.kind == cc::EntryKind::registry) {
       for (const auto& file : entry.files) {
-        state.registry_files.emplace(file.path, file.source);
+        state.registry_files.emplace(file.path, scan.source_of(file));
       }
     }
     state.lock_files.insert(entry.lock_files.begin(), entry.lock_files.end());
@@ -67,7 +68,7 @@ RootState state_of(const stdfs::path& root)
 
 // Copies a finished entry into the shared root: files into a temp directory next to the
 // destination, then one rename, so a compiler sharing the root sees all or nothing.
-void install_entry(const cc::Entry& entry, const stdfs::path& root)
+void install_entry(const cc::Scan& scan, const cc::Entry& entry, const stdfs::path& root)
 {
   auto destination = root / entry.path;
   std::error_code ec;
@@ -87,7 +88,7 @@ void install_entry(const cc::Entry& entry, const stdfs::path& root)
     for (const auto& file : entry.files) {
       auto relative = file.path.substr(entry.path.size() + 1);
       stdfs::create_directories((staging / relative).parent_path());
-      stdfs::copy_file(file.source, staging / relative);
+      stdfs::copy_file(scan.source_of(file), staging / relative);
     }
     stdfs::rename(staging, destination, ec);
     if (ec) {
@@ -328,7 +329,7 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
                    + ") to the Neuron cache.";
   for (const auto* entry : created) {
     for (const auto& file : entry->files) {
-      commit.additions.push_back({file.path, hubcache::storage::FileSource::from_file(file.source)});
+      commit.additions.push_back({file.path, hubcache::storage::FileSource::from_file(scan.source_of(file))});
     }
     result.entries.push_back(entry->path);
   }
@@ -400,7 +401,7 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   if (m_settings.staging_directory) {
     // Keep the shared local cache warm, as a run compiling straight into it would.
     for (const auto* entry : created) {
-      install_entry(*entry, m_settings.cache_root);
+      install_entry(scan, *entry, m_settings.cache_root);
     }
   }
   result.status = JobStatus::added;

@@ -190,7 +190,9 @@ int run_cleanup(Invocation& invocation)
               {"source", sdk.size_source == "default" && sdk.ttl_source == "default" ? "default" : "NEURON_CC_FLAGS"}};
   }
 
-  auto scan = cc::scan(root.path);
+  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
+  auto scan = cc::scan(root.path, {}, &flags_memo);
+  flags_memo.save();
   nlohmann::json keep_json = nlohmann::json::array();
   if (options.old_versions) {
     options.keep_versions = invocation.values("keep-version");

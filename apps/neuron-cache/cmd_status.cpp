@@ -95,7 +95,9 @@ int run_status(Invocation& invocation)
   auto start = std::chrono::steady_clock::now();
   bool ask_repo = invocation.has("repo") || invocation.has("repo-id");
   auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
-  auto scan = cc::scan(root.path);
+  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
+  auto scan = cc::scan(root.path, {}, &flags_memo);
+  flags_memo.save();
   auto access = cc::access_time_mode(root.path);
   cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
   auto status = cc::cache_status(scan, records, access, cc::compiler_running());

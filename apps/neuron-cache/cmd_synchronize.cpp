@@ -205,7 +205,8 @@ struct Transfer {
 
 // Local cleanup asked for before a push, by the same engine as `cleanup`. Never while a
 // compiler runs on this host: it may own the locks and be about to replace a failed entry.
-nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const std::filesystem::path& root)
+nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const std::filesystem::path& root,
+                                 cc::FlagsMemo& flags_memo)
 {
   nlohmann::json cleaned = {{"failed", nlohmann::json::array()}, {"locks", nlohmann::json::array()}};
   bool clean_failed = invocation.has("clean-failed");
@@ -250,7 +251,7 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
   for (const auto& error : report.errors) {
     invocation.out().warning("could not remove " + error.path + ": " + error.detail);
   }
-  scan = cc::scan(root, followed_directories(invocation));
+  scan = cc::scan(root, followed_directories(invocation), &flags_memo);
   return cleaned;
 }
 
@@ -269,38 +270,53 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   // The repo's head is read while the local cache is scanned: one is the network (or, for
   // a directory repo, a walk of its tree), the other the local disk.
   auto head_reader = std::async(std::launch::async, [&repo] { return repo.revision(); });
-  auto scan = cc::scan(root.path, followed_directories(invocation));
-  auto cleaned = clean_local_cache(invocation, scan, root.path);
+  // Flags files found good by an earlier scan are not read again.
+  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
+  auto scan = cc::scan(root.path, followed_directories(invocation), &flags_memo);
+  auto cleaned = clean_local_cache(invocation, scan, root.path, flags_memo);
   if (!dry_run) {
     record_usage(invocation, scan, root.path);
+    flags_memo.save();
   }
 
-  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-  digests.set_etag_part_sizes(repo.etag_part_sizes());
   // An unmoved head is not listed again: what it held is remembered from the last run.
+  // And while neither the head nor the files to publish moved since a push left nothing
+  // to upload, there is nothing to plan at all.
   cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
   auto head = head_reader.get();
-  auto versions = cc::publishable_versions(scan);
-  auto remembered = snapshot.files(head, versions);
-  bool listed = !remembered;
-  auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
-  warn_skipped_paths(invocation.out(), repo);
-  auto plan = cc::plan_push(scan, remote, digests);
-
+  auto fingerprint = cc::publish_fingerprint(scan);
   cc::PushResult result;
-  if (dry_run) {
-    result.plan = std::move(plan);
+  std::size_t files_hashed = 0;
+  if (snapshot.in_sync(head, fingerprint)) {
+    result.plan = cc::plan_already_pushed(scan);
     result.revision = head;
   } else {
-    ProgressBar bar(invocation.out(), "Uploading");
-    result = cc::push(
-      repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
-      head);
-    bar.finish();
-    digests.save();
-    if (result.revision && (listed || result.committed)) {
-      snapshot.save(*result.revision, versions, cc::merge_committed(std::move(remote), result.committed_files));
+    cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+    digests.set_etag_part_sizes(repo.etag_part_sizes());
+    auto versions = cc::publishable_versions(scan);
+    auto remembered = snapshot.files(head, versions);
+    bool listed = !remembered;
+    auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
+    warn_skipped_paths(invocation.out(), repo);
+    auto plan = cc::plan_push(scan, remote, digests);
+    if (dry_run) {
+      result.plan = std::move(plan);
+      result.revision = head;
+    } else {
+      ProgressBar bar(invocation.out(), "Uploading");
+      result = cc::push(
+        repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
+        head);
+      bar.finish();
+      digests.save();
+      if (result.revision && (listed || result.committed)) {
+        snapshot.save(*result.revision, versions, cc::merge_committed(std::move(remote), result.committed_files));
+      }
+      if (result.revision) {
+        snapshot.mark_in_sync(*result.revision, fingerprint);
+      }
     }
+    files_hashed = digests.hashed();
   }
   const auto& done = result.plan;
 
@@ -341,7 +357,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
 
   auto data = transfer.to_json();
   data["committed"] = result.committed;
-  data["files_hashed"] = digests.hashed();
+  data["files_hashed"] = files_hashed;
   data["cleaned"] = cleaned;
   invocation.out().result(human, data, lines(done.entries_to_push));
   report_skips(invocation.out(), done.skipped);

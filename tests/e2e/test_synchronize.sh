@@ -78,6 +78,29 @@ test_incremental_push_uploads_only_what_changed() {
   equals "$(cat "$SCRATCH/pulled/$VERSION_DIR/$(basename "$entry")/model.neff")" "recompiled"
 }
 
+# A no-op push skips planning while neither the repo nor the files to publish moved: a
+# repo changed by another writer, or a flags file rewritten in place, is still noticed.
+test_noop_shortcut_notices_changes_on_either_side() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .files.planned)" "0"
+  # Someone removes an entry from the repo: the head moves, the entry goes back.
+  local entry; entry=$(cd "$SCRATCH/repo/$VERSION_DIR" && ls -d MODULE_1000000000000001+* | head -1)
+  rm -rf "${SCRATCH:?}/repo/$VERSION_DIR/$entry"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" ".planned | join(\",\")")" "$VERSION_DIR/$entry"
+  [[ -f "$SCRATCH/repo/$VERSION_DIR/$entry/model.done" ]] || fail "the removed entry was not pushed again"
+  # A flags file rewritten in place (same size, other bytes) no longer gives the entry's
+  # suffix: the entry is reported, not trusted from the previous scan.
+  local flags="$SCRATCH/cache/$VERSION_DIR/$entry/compile_flags.json"
+  local size; size=$(stat -c %s "$flags")
+  head -c "$size" /dev/zero | tr '\0' ' ' >"$flags"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" "[.skipped[] | select(.path == \"$VERSION_DIR/$entry\") | .reason] | join(\",\")")" \
+    "flags-mismatch"
+}
+
 test_pull_into_empty_root() {
   setup || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
@@ -535,6 +558,16 @@ test_corrupt_digest_cache_is_ignored() {
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   local file; file=$(ls "$HOME/.cache/neuron-cache"/digests-*.tsv)
   [[ -f "$file" ]] || fail "no digest cache"
+  # Nothing moved since the last push: it needs neither the digests nor the listing.
+  printf 'garbage\x00\x01' >"$file"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "false"
+  equals "$(json_get "$OUT" .files_hashed)" "0"
+  # Without that record (or with a corrupt one) the push plans, and the corrupt digests
+  # are not trusted: every file is hashed again.
+  local in_sync; in_sync=$(ls "$HOME/.cache/neuron-cache"/remote-*.in-sync)
+  [[ -f "$in_sync" ]] || fail "no in-sync record"
+  printf 'neuron-cache-in-sync 1\nrevision\tx\n' >"$in_sync"
   printf 'garbage\x00\x01' >"$file"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" .committed)" "false"

@@ -1,6 +1,7 @@
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
+#include <hubcache/util/hash.hpp>
 
 #include "test_support.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sys/stat.h>
 
 using namespace hubcache;
 using namespace hubcache::util;
@@ -319,7 +321,7 @@ TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
   auto names = file_names(*registry);
   CHECK(std::find(names.begin(), names.end(), "0.4.6/llama/org/model/h.json") != names.end());
   for (const auto& file : registry->files) {
-    CHECK(file.source.find(outside.path().string()) == std::string::npos);
+    CHECK(scan.source_of(file).find(outside.path().string()) == std::string::npos);
   }
   // MODULE_2 is reached once, under its own name; the link to it is a second name for it.
   CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::success);
@@ -351,12 +353,115 @@ TEST_CASE("symlinks: a regular file in a followed directory (the HF cache) is re
   CHECK(followed->state == cc::EntryState::success);
   bool read_from_hub = false;
   for (const auto& file : followed->files) {
-    read_from_hub = read_from_hub || file.source.find(hf_hub.path().string()) == 0;
+    read_from_hub = read_from_hub || scan.source_of(file).find(hf_hub.path().string()) == 0;
   }
   CHECK(read_from_hub);
   CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::unsafe);
   CHECK(find_skip(scan, "MODULE_3+")->reason == "symlink-outside-root");
 }
+TEST_CASE("a file's source: <root>/<path> unless a symlink inside the root leads elsewhere")
+{
+  test_support::TempDir root;
+  auto plain = make_entry_c(root.path(), "1");
+  auto linked = make_entry_c(root.path(), "2");
+  write(root / "elsewhere" / "neff", "neff bytes");
+  stdfs::remove(linked / "model.neff");
+  stdfs::create_symlink(root / "elsewhere" / "neff", linked / "model.neff");
+  auto scan = cc::scan(root.path());
+  for (const auto* entry :
+       {find_entry(scan, plain.filename().string()), find_entry(scan, linked.filename().string())}) {
+    REQUIRE(entry);
+    REQUIRE(entry->state == cc::EntryState::success);
+    for (const auto& file : entry->files) {
+      CAPTURE(file.path);
+      bool link = entry == find_entry(scan, linked.filename().string()) && file.path.ends_with("model.neff");
+      auto expected = link ? stdfs::canonical(root / "elsewhere" / "neff").string() : (root / file.path).string();
+      CHECK(scan.source_of(file) == expected);
+      CHECK(util::read_file(scan.source_of(file)) == util::read_file(root / file.path));
+    }
+  }
+}
+
+TEST_CASE("a scan over many entries (several threads) gives the one-thread result, in order")
+{
+  test_support::TempDir root;
+  for (int i = 0; i < 700; ++i) {
+    make_entry_c(root.path(), std::to_string(1000 + i));
+  }
+  stdfs::remove(root / k_version / ("MODULE_1500+" + cc::flags_suffix(k_json_flags)) / "model.done");
+  auto scan = cc::scan(root.path());
+  REQUIRE(scan.entries.size() == 700);
+  CHECK(std::is_sorted(scan.entries.begin(), scan.entries.end(),
+                       [](const cc::Entry& a, const cc::Entry& b) { return a.path < b.path; }));
+  std::size_t good = 0;
+  for (const auto& entry : scan.entries) {
+    good += entry.state == cc::EntryState::success && entry.files.size() == 4 ? 1 : 0;
+  }
+  CHECK(good == 699);
+  REQUIRE(scan.skipped.size() == 1);
+  CHECK(scan.skipped[0].path.find("MODULE_1500+") != std::string::npos);
+}
+
+TEST_CASE("the flags memo: a flags file found good is not read again while its stamp holds")
+{
+  test_support::TempDir root;
+  test_support::TempDir state;
+  auto good = make_entry_c(root.path(), "1");
+  auto bad = make_entry_c(root.path(), "2");
+  write(bad / "compile_flags.json", "[\"--other\"]"); // no longer the name's suffix
+  auto memo_file = state / "flags.bin";
+  {
+    cc::FlagsMemo memo(memo_file);
+    auto scan = cc::scan(root.path(), {}, &memo);
+    CHECK(find_entry(scan, good.filename().string())->state == cc::EntryState::success);
+    CHECK(find_entry(scan, bad.filename().string())->state == cc::EntryState::flags_mismatch);
+    memo.save();
+  }
+  // Only the good one is remembered: one fingerprint after the header.
+  auto saved = util::read_file(memo_file);
+  REQUIRE(saved.starts_with("neuron-cache-flags 1\n"));
+  CHECK(saved.size() == std::string("neuron-cache-flags 1\n").size() + sizeof(std::uint64_t));
+  {
+    cc::FlagsMemo memo(memo_file);
+    auto scan = cc::scan(root.path(), {}, &memo);
+    CHECK(find_entry(scan, good.filename().string())->state == cc::EntryState::success);
+    CHECK(find_entry(scan, bad.filename().string())->state == cc::EntryState::flags_mismatch);
+    memo.save();
+    CHECK(util::read_file(memo_file) == saved); // unchanged: not rewritten
+  }
+  // What the memo recalls is not read: a memo that (wrongly) holds the bad file's stamp
+  // makes the scan trust it. This is why the stamp includes the ctime and the inode.
+  struct stat status {};
+  auto bad_flags = bad / "compile_flags.json";
+  REQUIRE(::stat(bad_flags.c_str(), &status) == 0);
+  auto rel = k_version + "/" + bad.filename().string() + "/compile_flags.json";
+  auto fingerprint = util::stamp_fingerprint(
+    rel, static_cast<std::uint64_t>(status.st_size), status.st_mtim.tv_sec * 1'000'000'000LL + status.st_mtim.tv_nsec,
+    status.st_ctim.tv_sec * 1'000'000'000LL + status.st_ctim.tv_nsec, status.st_ino);
+  {
+    cc::FlagsMemo memo(state / "planted.bin");
+    memo.remember(fingerprint);
+    memo.save();
+    cc::FlagsMemo planted(state / "planted.bin");
+    auto scan = cc::scan(root.path(), {}, &planted);
+    CHECK(find_entry(scan, bad.filename().string())->state == cc::EntryState::success);
+  }
+  // The flags file rewritten in place: another stamp, read and checked again.
+  write(good / "compile_flags.json", "[\"--changed\"]");
+  {
+    cc::FlagsMemo memo(memo_file);
+    auto scan = cc::scan(root.path(), {}, &memo);
+    CHECK(find_entry(scan, good.filename().string())->state == cc::EntryState::flags_mismatch);
+  }
+  // A corrupt or foreign memo remembers nothing.
+  for (std::string content : {std::string("garbage"), std::string("neuron-cache-flags 1\n") + "123",
+                              std::string("neuron-cache-flags 1\n") + std::string(16, '\xff') + std::string(8, '\0')}) {
+    util::write_file_atomically(state / "corrupt.bin", content);
+    cc::FlagsMemo corrupt(state / "corrupt.bin");
+    CHECK_FALSE(corrupt.recall(fingerprint));
+  }
+}
+
 TEST_CASE("scan errors on a missing or non-directory root, and survives odd names")
 {
   test_support::TempDir dir;

@@ -328,6 +328,54 @@ TEST_CASE("remembered listing: only at its revision, only for the versions it co
   CHECK(!snapshot.files(std::string("rev1"), {k_version}));
 }
 
+TEST_CASE("in sync: only for the same head and the same files to publish; a planned push agrees")
+{
+  Fixture fixture;
+  make_entry(fixture.root, "1");
+  make_entry(fixture.root, "2");
+  auto scan = cc::scan(fixture.root);
+  auto fingerprint = cc::publish_fingerprint(scan);
+  CHECK(fingerprint == cc::publish_fingerprint(cc::scan(fixture.root)));
+
+  cc::RemoteSnapshot snapshot(fixture.dir / "state" / "remote.tsv");
+  CHECK_FALSE(snapshot.in_sync(std::string("rev1"), fingerprint));
+  snapshot.mark_in_sync("rev1", fingerprint);
+  CHECK(snapshot.in_sync(std::string("rev1"), fingerprint));
+  CHECK_FALSE(snapshot.in_sync(std::string("rev2"), fingerprint));
+  CHECK_FALSE(snapshot.in_sync(std::nullopt, fingerprint));
+  CHECK_FALSE(cc::RemoteSnapshot().in_sync(std::string("rev1"), fingerprint));
+
+  // What an in-sync push reports is what planning against the repo gives.
+  cc::DigestCache digests;
+  auto pushed = cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
+  auto planned = cc::plan_push(scan, fixture.repo.list_files(), digests);
+  auto shortcut = cc::plan_already_pushed(scan);
+  CHECK(planned.uploads.empty());
+  CHECK(shortcut.uploads.empty());
+  CHECK(shortcut.entries_present == planned.entries_present);
+  CHECK(shortcut.entries_to_push.empty());
+  CHECK(shortcut.skipped.size() == planned.skipped.size());
+
+  // Any change to a publishable file's stamp, a new entry, or an entry that stops being
+  // publishable changes the fingerprint; an unpublishable one does not count.
+  write(fixture.root / k_version / "MODULE_9+00000000" / "model.log", "failed");
+  CHECK(cc::publish_fingerprint(cc::scan(fixture.root)) == fingerprint);
+  auto second = fixture.root / make_entry(fixture.root, "2", "recompiled");
+  CHECK(cc::publish_fingerprint(cc::scan(fixture.root)) != fingerprint);
+  auto changed = cc::publish_fingerprint(cc::scan(fixture.root));
+  make_entry(fixture.root, "3");
+  CHECK(cc::publish_fingerprint(cc::scan(fixture.root)) != changed);
+  auto three = cc::publish_fingerprint(cc::scan(fixture.root));
+  stdfs::remove(second / "model.done");
+  CHECK(cc::publish_fingerprint(cc::scan(fixture.root)) != three);
+
+  // A damaged record is not in sync.
+  auto record = fixture.dir / "state" / "remote.in-sync";
+  REQUIRE(stdfs::exists(record));
+  write(record, "neuron-cache-in-sync 1\nrevision\trev1\n");
+  CHECK_FALSE(snapshot.in_sync(std::string("rev1"), fingerprint));
+}
+
 TEST_CASE("repo layout grouping and version filters")
 {
   std::vector<RepoFile> files = {

@@ -307,6 +307,36 @@ TEST_CASE("a non-regular file inside the repo is refused with one clear message"
   CHECK(repo.revision() == before);
 }
 
+TEST_CASE("a big version folder is walked on several threads with the same listing and revision")
+{
+  test_support::TempDir dir;
+  DirectoryRepository repo(dir / "repo");
+  repo.create({});
+  std::vector<std::pair<std::string, std::string>> files;
+  std::set<std::string> expected;
+  for (int i = 0; i < 600; ++i) {
+    auto entry = "neuronxcc-2.0/MODULE_" + std::to_string(1000 + i) + "+d41d8cd9";
+    for (const char* name : {"model.neff", "model.done"}) {
+      files.emplace_back(entry + "/" + name, std::to_string(i));
+      expected.insert(entry + "/" + name);
+    }
+  }
+  repo.commit(add_bytes(files));
+  auto listed = repo.list_files();
+  CHECK(paths_of(listed) == expected);
+  CHECK(
+    std::is_sorted(listed.begin(), listed.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; }));
+  CHECK(repo.list_files("neuronxcc-2.0").size() == 1200);
+  auto revision = repo.revision();
+  CHECK(repo.revision() == revision);
+  std::filesystem::remove(dir / "repo" / "neuronxcc-2.0" / "MODULE_1599+d41d8cd9" / "model.done");
+  CHECK(repo.revision() != revision);
+  // A symlinked folder deep in the big one is refused, not followed, whichever thread meets it.
+  std::filesystem::create_directory_symlink(dir.path(),
+                                            dir / "repo" / "neuronxcc-2.0" / "MODULE_1300+d41d8cd9" / "sub");
+  CHECK_THROWS_WITH_AS(repo.list_files(), doctest::Contains("is a symbolic link"), IntegrityError);
+}
+
 TEST_CASE("a partial entry is completed file by file, model.done last; a different file replaces the present one")
 {
   test_support::TempDir dir;

@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +94,63 @@ TEST_CASE("reads take regular files only, bounded, and never hang on a FIFO or s
   char head[3];
   CHECK(util::read_up_to(util::open_regular_file(dir / "small"), dir / "small", head, sizeof head) == 3);
   CHECK(std::string(head, 3) == "123");
+}
+
+TEST_CASE("reads relative to an open directory: whole files of any size, /proc files, errors naming the file")
+{
+  test_support::TempDir dir;
+  util::write_file_atomically(dir / "flags.json", "[\"--model-type=transformer\"]");
+  std::string big(100'000, 'b');
+  util::write_file_atomically(dir / "big", big);
+  util::write_file_atomically(dir / "empty", "");
+  auto directory = util::open_directory_at(AT_FDCWD, dir.path().c_str());
+  REQUIRE(directory.valid());
+  CHECK(util::read_file_at_if_exists(directory.get(), "flags.json", dir.path().native())
+        == "[\"--model-type=transformer\"]");
+  CHECK(util::read_file_at_if_exists(directory.get(), "big", dir.path().native()) == big);
+  CHECK(util::read_file_at_if_exists(directory.get(), "empty", dir.path().native()) == "");
+  CHECK_FALSE(util::read_file_at_if_exists(directory.get(), "missing", dir.path().native()).has_value());
+  auto too_big = (dir / "big").string() + ": larger than 10 bytes";
+  CHECK_THROWS_WITH_AS(util::read_file_at_if_exists(directory.get(), "big", dir.path().native(), 10),
+                       doctest::Contains(too_big.c_str()), IoError);
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(util::read_file_at_if_exists(directory.get(), "fifo", dir.path().native()),
+                       doctest::Contains("not a regular file"), IoError);
+  // Files that say size 0 and read in pieces are read to their end.
+  auto maps = util::read_file("/proc/self/maps");
+  CHECK(maps.size() > 100);
+  CHECK(maps.back() == '\n');
+}
+
+TEST_CASE("directory listings: every name but . and .., with its type; symlinks are not opened as directories")
+{
+  test_support::TempDir dir;
+  util::write_file_atomically(dir / "file", "x");
+  stdfs::create_directory(dir / "sub");
+  stdfs::create_directory_symlink(dir / "sub", dir / "link");
+  for (int i = 0; i < 2000; ++i) { // more than one getdents64 block
+    util::write_file_atomically(dir / "sub" / ("n" + std::to_string(i)), "");
+  }
+  auto directory = util::open_directory_at(AT_FDCWD, dir.path().c_str());
+  REQUIRE(directory.valid());
+  std::map<std::string, unsigned char> seen;
+  CHECK(util::for_each_directory_item(directory,
+                                      [&](std::string_view name, unsigned char type) { seen.emplace(name, type); })
+        == 0);
+  REQUIRE(seen.size() == 3);
+  for (const auto& [name, type] : seen) {
+    CAPTURE(name);
+    CHECK((type == DT_UNKNOWN || type == (name == "file" ? DT_REG : name == "sub" ? DT_DIR : DT_LNK)));
+  }
+  auto sub = util::open_directory_at(directory.get(), "sub");
+  REQUIRE(sub.valid());
+  std::size_t count = 0;
+  CHECK(util::for_each_directory_item(sub, [&](std::string_view, unsigned char) { ++count; }) == 0);
+  CHECK(count == 2000);
+  CHECK_FALSE(util::open_directory_at(directory.get(), "link").valid());
+  CHECK((errno == ELOOP || errno == ENOTDIR));
+  CHECK_FALSE(util::open_directory_at(directory.get(), "file").valid());
+  CHECK(errno == ENOTDIR);
 }
 
 TEST_CASE("a temporary file is removed unless kept; a no-replace rename never overwrites")

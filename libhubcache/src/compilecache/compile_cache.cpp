@@ -284,6 +284,104 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
   return "flags suffix " + *name.flags_suffix + " does not match the flags file (md5 prefix " + actual + ")";
 }
 
+std::string source_of(std::string_view root, const LocalFile& file)
+{
+  if (!file.source.empty()) {
+    return file.source;
+  }
+  std::string source;
+  source.reserve(root.size() + 1 + file.path.size());
+  source.append(root);
+  if (source.empty() || source.back() != '/') {
+    source.push_back('/');
+  }
+  source.append(file.path);
+  return source;
+}
+
+std::string Scan::source_of(const LocalFile& file) const
+{
+  return compilecache::source_of(root.native(), file);
+}
+
+stdfs::path remembered_file(const stdfs::path& cache_root, std::string_view kind, std::string_view extension,
+                            const util::Environment& env)
+{
+  stdfs::path base;
+  if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
+    base = *xdg;
+  } else {
+    base = util::expand_user("~/.cache", env);
+  }
+  auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string())
+               .substr(0, 16);
+  return base / "neuron-cache" / (std::string(kind) + "-" + key + std::string(extension));
+}
+
+namespace {
+// Then the fingerprints, 8 bytes each in the host's order: the file never leaves the host.
+constexpr std::string_view k_flags_memo_header = "neuron-cache-flags 1\n";
+} // namespace
+
+FlagsMemo::FlagsMemo(stdfs::path file) : m_file(std::move(file))
+{
+  try {
+    auto text = util::read_file_if_exists(m_file, std::uint64_t{16} << 20);
+    if (!text || !text->starts_with(k_flags_memo_header)
+        || (text->size() - k_flags_memo_header.size()) % sizeof(std::uint64_t) != 0) {
+      return;
+    }
+    m_known.resize((text->size() - k_flags_memo_header.size()) / sizeof(std::uint64_t));
+    std::memcpy(m_known.data(), text->data() + k_flags_memo_header.size(), m_known.size() * sizeof(std::uint64_t));
+    if (!std::is_sorted(m_known.begin(), m_known.end())) {
+      m_known.clear(); // not one this code wrote
+    }
+  } catch (const Error&) {
+    m_known.clear(); // unreadable: remembers nothing
+  }
+}
+
+stdfs::path FlagsMemo::default_path(const stdfs::path& cache_root, const util::Environment& env)
+{
+  return remembered_file(cache_root, "flags", ".bin", env);
+}
+
+bool FlagsMemo::recall(std::uint64_t fingerprint)
+{
+  if (!std::binary_search(m_known.begin(), m_known.end(), fingerprint)) {
+    return false;
+  }
+  std::lock_guard lock(m_mutex);
+  m_seen.push_back(fingerprint);
+  return true;
+}
+
+void FlagsMemo::remember(std::uint64_t fingerprint)
+{
+  std::lock_guard lock(m_mutex);
+  m_seen.push_back(fingerprint);
+}
+
+void FlagsMemo::save()
+{
+  std::lock_guard lock(m_mutex);
+  std::sort(m_seen.begin(), m_seen.end());
+  m_seen.erase(std::unique(m_seen.begin(), m_seen.end()), m_seen.end());
+  if (m_file.empty() || m_seen == m_known) {
+    return;
+  }
+  try {
+    std::error_code ec;
+    stdfs::create_directories(m_file.parent_path(), ec);
+    std::string text(k_flags_memo_header);
+    text.append(reinterpret_cast<const char*>(m_seen.data()), m_seen.size() * sizeof(std::uint64_t));
+    util::write_file_atomically(m_file, text);
+    m_known = m_seen;
+  } catch (const Error&) {
+    // Only a cache: the next scan reads the flags files again.
+  }
+}
+
 std::uint64_t Entry::bytes() const
 {
   std::uint64_t total = unlisted_bytes;
@@ -331,21 +429,38 @@ enum class NodeType { file, directory, outside, dangling, other, unreadable };
 
 struct Node {
   NodeType type = NodeType::other;
-  std::string source; // what to read (the symlink target when followed)
+  // A directory's full path, or the target of a symlink; empty for a plain file, opened
+  // by name in its directory (a scan holds every file: no full path each).
+  std::string source;
+  bool linked = false; // reached through a symlink: opened by `source`, not by name
   struct stat status {};
 };
 
-// An open directory and its sorted names: children are stat'ed relative to it, which
-// spares the kernel a path walk per file.
+// An open directory and its sorted names: children are stat'ed and opened relative to
+// it, which spares the kernel a path walk per file.
 struct Listing {
-  std::unique_ptr<DIR, int (*)(DIR*)> handle{nullptr, ::closedir};
+  util::Fd handle;
   std::vector<std::string> names;
-  int fd() const { return handle ? ::dirfd(handle.get()) : AT_FDCWD; }
+  int fd() const { return handle ? handle.get() : AT_FDCWD; }
+};
+
+// A flags file at the top of a module entry, read while its directory is open, unless
+// the memo recalls it as good.
+struct FlagsFile {
+  bool present = false;
+  bool recalled = false;
+  std::optional<std::string> bytes;
+  std::uint64_t fingerprint = 0;
+};
+struct FlagsFiles {
+  FlagsFile json;
+  FlagsFile txt;
 };
 
 class Scanner {
 public:
-  Scanner(stdfs::path root, const std::vector<stdfs::path>& followed) : m_root(std::move(root))
+  Scanner(stdfs::path root, const std::vector<stdfs::path>& followed, FlagsMemo* memo)
+    : m_root(std::move(root)), m_memo(memo)
   {
     char* real = ::realpath(m_root.c_str(), nullptr);
     if (real == nullptr) {
@@ -370,9 +485,10 @@ public:
     while (root.size() > 1 && root.back() == '/') {
       root.pop_back();
     }
-    auto top = list(root, "", scan);
+    // The root itself may be a symlink (to a shared file system): opened by its real path.
+    auto top = list(AT_FDCWD, m_real_root.string(), "", scan);
     for (const auto& name : top.names) {
-      auto node = resolve(top.fd(), name, (root == "/" ? "" : root) + "/" + name);
+      auto node = resolve(top.fd(), name, root == "/" ? "" : root);
       if (!admit(name, name, node, scan)) {
         continue;
       }
@@ -382,7 +498,7 @@ public:
       if (node.type == NodeType::directory && name.starts_with(k_version_prefix)
           && name.size() > k_version_prefix.size()) {
         scan.versions.push_back(name);
-        scan_version(node, name, scan);
+        scan_version(top.fd(), name, node, scan);
       } else {
         scan.skipped.push_back({printable(name), "unrecognized", "not a neuronxcc-<version> directory"});
       }
@@ -391,33 +507,41 @@ public:
   }
 
 private:
-  // Directory children, sorted; an unreadable directory is reported, not fatal.
-  Listing list(const std::string& dir, const std::string& rel, Scan& scan)
+  // Directory children, sorted; an unreadable directory is reported, not fatal. `name`
+  // is opened in `parent_fd` (AT_FDCWD: a path).
+  Listing list(int parent_fd, const std::string& name, const std::string& rel, Scan& scan)
   {
     Listing listing;
-    listing.handle.reset(::opendir(dir.c_str()));
-    if (!listing.handle) {
-      scan.skipped.push_back({printable(rel), "unreadable", std::strerror(errno)});
+    listing.handle = util::open_directory_at(parent_fd, name.c_str());
+    int error = listing.handle ? util::for_each_directory_item(
+                  listing.handle, [&](std::string_view item, unsigned char) { listing.names.emplace_back(item); })
+                               : errno;
+    if (error != 0) {
+      scan.skipped.push_back({printable(rel), "unreadable", std::strerror(error)});
+      listing = {};
       return listing;
-    }
-    while (auto* item = ::readdir(listing.handle.get())) {
-      std::string_view name = item->d_name;
-      if (name != "." && name != "..") {
-        listing.names.emplace_back(name);
-      }
     }
     std::sort(listing.names.begin(), listing.names.end());
     return listing;
   }
 
-  // `name` in the directory open at `dir_fd`, whose full path is `path`.
-  Node resolve(int dir_fd, const std::string& name, std::string path)
+  // The directory `node`, named `name` in `parent_fd`: by name, or by its resolved path
+  // when a symlink led to it.
+  Listing list_node(int parent_fd, const std::string& name, const Node& node, const std::string& rel, Scan& scan)
+  {
+    return node.linked ? list(AT_FDCWD, node.source, rel, scan) : list(parent_fd, name, rel, scan);
+  }
+
+  // `name` in the directory open at `dir_fd`, whose full path is `dir_path`.
+  Node resolve(int dir_fd, const std::string& name, const std::string& dir_path)
   {
     Node node;
-    node.source = std::move(path);
     if (::fstatat(dir_fd, name.c_str(), &node.status, AT_SYMLINK_NOFOLLOW) != 0) {
       node.type = NodeType::unreadable;
       return node;
+    }
+    if (S_ISDIR(node.status.st_mode) || S_ISLNK(node.status.st_mode)) {
+      node.source = dir_path + "/" + name;
     }
     if (S_ISLNK(node.status.st_mode)) {
       char* real = ::realpath(node.source.c_str(), nullptr);
@@ -438,6 +562,7 @@ private:
         struct stat target_status {};
         if (followed && ::stat(target.c_str(), &target_status) == 0 && S_ISREG(target_status.st_mode)) {
           node.source = target;
+          node.linked = true;
           node.status = target_status;
           node.type = NodeType::file;
           return node;
@@ -447,6 +572,7 @@ private:
         return node;
       }
       node.source = target;
+      node.linked = true;
       if (::stat(target.c_str(), &node.status) != 0) {
         node.type = NodeType::dangling;
         return node;
@@ -492,13 +618,13 @@ private:
     return m_visited.emplace(node.status.st_dev, node.status.st_ino).second;
   }
 
-  void scan_version(const Node& version, const std::string& rel, Scan& scan)
+  void scan_version(int parent_fd, const std::string& rel, const Node& version, Scan& scan)
   {
     if (!first_visit(version)) {
       return;
     }
     auto compiler_version = rel.substr(k_version_prefix.size());
-    auto listing = list(version.source, rel, scan);
+    auto listing = list_node(parent_fd, rel, version, rel, scan);
     // The walk is system calls (a stat per file, a listing and the flags file per entry):
     // contiguous slices of the sorted names go to a few threads and their results are
     // joined in order, so a 10,000-entry cache is walked on every core, and in the same
@@ -509,10 +635,12 @@ private:
     util::parallel_for(slices, slices, [&](std::size_t slice) {
       auto begin = names.size() * slice / slices;
       auto end = names.size() * (slice + 1) / slices;
+      parts[slice].entries.reserve(end - begin);
       for (auto i = begin; i < end; ++i) {
         scan_version_child(version, listing.fd(), names[i], rel, compiler_version, parts[slice]);
       }
     });
+    scan.entries.reserve(scan.entries.size() + names.size());
     for (auto& part : parts) {
       std::move(part.entries.begin(), part.entries.end(), std::back_inserter(scan.entries));
       std::move(part.skipped.begin(), part.skipped.end(), std::back_inserter(scan.skipped));
@@ -523,7 +651,7 @@ private:
                           const std::string& compiler_version, Scan& scan)
   {
     auto child_rel = rel + "/" + name;
-    auto node = resolve(version_fd, name, version.source + "/" + name);
+    auto node = resolve(version_fd, name, version.source);
     if (!admit(name, child_rel, node, scan)) {
       return;
     }
@@ -535,11 +663,11 @@ private:
       entry.compiler_version = compiler_version;
       entry.newest_mtime_ns = ns(node.status.st_mtim);
       if (first_visit(node)) {
-        collect(node.source, child_rel, entry, scan, true);
+        collect(version_fd, name, node, child_rel, entry, scan, true, nullptr);
       }
       scan.entries.push_back(std::move(entry));
     } else if (node.type == NodeType::directory && module) {
-      scan_module(node, child_rel, compiler_version, *module, scan);
+      scan_module(version_fd, name, node, child_rel, compiler_version, *module, scan);
     } else {
       scan.skipped.push_back({child_rel, "unrecognized", "not a MODULE_* entry or 0_REGISTRY directory"});
     }
@@ -563,16 +691,20 @@ private:
     }
   }
 
-  // Gathers publishable files below `dir`. Trees carried as they are (registry, exported
-  // models) report what they leave out; module entries judge it as a whole instead.
-  void collect(const std::string& dir, const std::string& rel, Entry& entry, Scan& scan, bool report)
+  // Gathers publishable files below the directory `dir` (named `dir_name` in `parent_fd`).
+  // Trees carried as they are (registry, exported models) report what they leave out;
+  // module entries judge it as a whole instead. `flags`, when given, receives the flags
+  // files at the top of the directory, read while it is open.
+  void collect(int parent_fd, const std::string& dir_name, const Node& dir, const std::string& rel, Entry& entry,
+               Scan& scan, bool report, FlagsFiles* flags)
   {
-    auto listing = list(dir, rel, scan);
+    auto listing = list_node(parent_fd, dir_name, dir, rel, scan);
+    entry.files.reserve(entry.files.size() + listing.names.size());
     for (const auto& name : listing.names) {
       auto child_rel = rel + "/" + name;
-      auto node = resolve(listing.fd(), name, dir + "/" + name);
+      auto node = resolve(listing.fd(), name, dir.source);
       if (is_lock_name(name) && node.type == NodeType::file) {
-        entry.lock_files.push_back(stdfs::path(dir) / name);
+        entry.lock_files.push_back(stdfs::path(dir.source) / name);
       }
       note_times(entry, name, node);
       Scan local;
@@ -597,9 +729,21 @@ private:
       }
       if (node.type == NodeType::directory) {
         if (first_visit(node)) {
-          collect(node.source, child_rel, entry, scan, report);
+          collect(listing.fd(), name, node, child_rel, entry, scan, report, nullptr);
         }
         continue;
+      }
+      if (flags != nullptr && (name == "compile_flags.json" || name == "compile_flags.txt")) {
+        auto& slot = name == "compile_flags.json" ? flags->json : flags->txt;
+        slot.present = true;
+        slot.fingerprint =
+          util::stamp_fingerprint(child_rel, static_cast<std::uint64_t>(node.status.st_size), ns(node.status.st_mtim),
+                                  ns(node.status.st_ctim), static_cast<std::uint64_t>(node.status.st_ino));
+        slot.recalled = m_memo != nullptr && m_memo->recall(slot.fingerprint);
+        if (!slot.recalled) {
+          slot.bytes = node.linked ? util::read_file_if_exists(node.source)
+                                   : util::read_file_at_if_exists(listing.fd(), name.c_str(), dir.source);
+        }
       }
       entry.files.push_back(
         {child_rel, std::move(node.source), static_cast<std::uint64_t>(node.status.st_size),
@@ -608,16 +752,17 @@ private:
     }
   }
 
-  void scan_module(const Node& node, const std::string& rel, const std::string& compiler_version,
-                   const ModuleName& module, Scan& scan)
+  void scan_module(int parent_fd, const std::string& name, const Node& node, const std::string& rel,
+                   const std::string& compiler_version, const ModuleName& module, Scan& scan)
   {
     Entry entry;
     entry.kind = EntryKind::module;
     entry.path = rel;
     entry.compiler_version = compiler_version;
     entry.newest_mtime_ns = ns(node.status.st_mtim);
+    FlagsFiles flags_files;
     if (first_visit(node)) {
-      collect(node.source, rel, entry, scan, false);
+      collect(parent_fd, name, node, rel, entry, scan, false, &flags_files);
     }
     std::vector<EntryFileInfo> infos;
     for (const auto& file : entry.files) {
@@ -636,17 +781,17 @@ private:
     }
     if (entry.state == EntryState::success) {
       auto flags_name = flags_file_name(infos);
-      std::optional<std::string> flags;
-      if (!flags_name.empty()) {
-        for (const auto& file : entry.files) {
-          if (file.path == rel + "/" + flags_name) {
-            flags = util::read_file(file.source);
-          }
+      FlagsFile none;
+      auto& flags = flags_name == "compile_flags.json"  ? flags_files.json
+                    : flags_name == "compile_flags.txt" ? flags_files.txt
+                                                        : none;
+      if (!flags.recalled) {
+        if (auto problem = check_flags_suffix(module, flags.bytes); !problem.empty()) {
+          entry.state = EntryState::flags_mismatch;
+          entry.reason = problem;
+        } else if (m_memo != nullptr && flags.present) {
+          m_memo->remember(flags.fingerprint);
         }
-      }
-      if (auto problem = check_flags_suffix(module, flags); !problem.empty()) {
-        entry.state = EntryState::flags_mismatch;
-        entry.reason = problem;
       }
     }
     if (entry.state != EntryState::success) {
@@ -656,6 +801,7 @@ private:
   }
 
   stdfs::path m_root;
+  FlagsMemo* m_memo = nullptr;
   stdfs::path m_real_root;
   std::vector<stdfs::path> m_followed; // real paths whose regular files links may point to
   std::mutex m_visited_mutex;          // the version walk runs on several threads
@@ -667,7 +813,7 @@ private:
 
 } // namespace
 
-Scan scan(const stdfs::path& root, const std::vector<stdfs::path>& followed)
+Scan scan(const stdfs::path& root, const std::vector<stdfs::path>& followed, FlagsMemo* memo)
 {
   struct stat status {};
   if (::stat(root.c_str(), &status) != 0) {
@@ -686,7 +832,7 @@ Scan scan(const stdfs::path& root, const std::vector<stdfs::path>& followed)
     throw IoError("cannot read the compile cache " + root.string() + ": " + std::strerror(errno),
                   "check the directory's permissions");
   }
-  return Scanner(root, followed).run();
+  return Scanner(root, followed, memo).run();
 }
 
 bool compiler_running(const stdfs::path& proc)

@@ -209,15 +209,7 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
 
 stdfs::path DigestCache::default_path(const stdfs::path& cache_root, const util::Environment& env)
 {
-  stdfs::path base;
-  if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
-    base = *xdg;
-  } else {
-    base = util::expand_user("~/.cache", env);
-  }
-  auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string())
-               .substr(0, 16);
-  return base / "neuron-cache" / ("digests-" + key + ".tsv");
+  return remembered_file(cache_root, "digests", ".tsv", env);
 }
 
 const util::FileDigests* DigestCache::find(const std::string& key, const FileStamp& stamp)
@@ -389,7 +381,7 @@ void DigestCache::save()
   }
 }
 
-bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests)
+bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests, std::string_view root)
 {
   if (remote.size != local.size) {
     return false;
@@ -398,7 +390,8 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
   if (remote.sha256.empty() && remote.git_blob_sha1.empty()) {
     // An S3 store: its ETag, else (or when it cannot be reproduced) the size.
     return remote.etag.empty()
-           || digests.match_etag(local.path, local.source, stamp, remote.etag) != DigestCache::EtagMatch::differs;
+           || digests.match_etag(local.path, source_of(root, local), stamp, remote.etag)
+                != DigestCache::EtagMatch::differs;
   }
   if (const auto* cached = digests.find(local.path, stamp)) {
     const auto& known = remote.sha256.empty() ? cached->git_blob_sha1 : cached->sha256;
@@ -406,7 +399,7 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
       return known == (remote.sha256.empty() ? remote.git_blob_sha1 : remote.sha256);
     }
   }
-  auto hashed = digests.digest(local.path, local.source, stamp);
+  auto hashed = digests.digest(local.path, source_of(root, local), stamp);
   return remote.sha256.empty() ? hashed.git_blob_sha1 == remote.git_blob_sha1 : hashed.sha256 == remote.sha256;
 }
 
@@ -435,14 +428,43 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
     bool uploads = false;
     for (const auto& file : entry.files) {
       auto it = by_path.find(file.path);
-      if (it != by_path.end() && same_content(*it->second, file, digests)) {
+      if (it != by_path.end() && same_content(*it->second, file, digests, scan.root.native())) {
         continue;
       }
-      plan.uploads.push_back({file.path, file.source, {file.size, file.mtime_ns, file.inode}});
+      plan.uploads.push_back({file.path, scan.source_of(file), {file.size, file.mtime_ns, file.inode}});
       plan.bytes_to_upload += file.size;
       uploads = true;
     }
     (uploads ? plan.entries_to_push : plan.entries_present).push_back(entry.path);
+  }
+  return plan;
+}
+
+std::string publish_fingerprint(const Scan& scan)
+{
+  // Fixed-width stamps between '\0'-terminated paths: no two file lists hash alike.
+  util::Hasher hasher(util::HashAlgorithm::sha256);
+  for (const auto& entry : scan.entries) {
+    if (!is_publishable(entry) || entry.files.empty()) {
+      continue;
+    }
+    for (const auto& file : entry.files) {
+      hasher.update(file.path.c_str(), file.path.size() + 1);
+      const std::array<std::uint64_t, 3> stamp{file.size, static_cast<std::uint64_t>(file.mtime_ns), file.inode};
+      hasher.update(stamp.data(), sizeof stamp);
+    }
+  }
+  return hasher.hex_digest();
+}
+
+PushPlan plan_already_pushed(const Scan& scan)
+{
+  PushPlan plan;
+  plan.skipped = scan.skipped;
+  for (const auto& entry : scan.entries) {
+    if (is_publishable(entry) && !entry.files.empty()) {
+      plan.entries_present.push_back(entry.path);
+    }
   }
   return plan;
 }
@@ -586,6 +608,46 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
     writer.commit();
   } catch (const Error&) {
     // Only a cache: the next push lists the repo.
+  }
+}
+
+namespace {
+constexpr std::string_view k_in_sync_header = "neuron-cache-in-sync 1";
+} // namespace
+
+stdfs::path RemoteSnapshot::sync_file() const
+{
+  auto file = m_file;
+  return file.replace_extension(".in-sync");
+}
+
+bool RemoteSnapshot::in_sync(const std::optional<std::string>& revision, const std::string& local_fingerprint) const
+{
+  if (m_file.empty() || !revision || revision->empty() || local_fingerprint.empty()) {
+    return false;
+  }
+  try {
+    auto text = util::read_file_if_exists(sync_file(), 4096);
+    return text
+           && *text
+                == std::string(k_in_sync_header) + "\nrevision\t" + *revision + "\nlocal\t" + local_fingerprint + "\n";
+  } catch (const Error&) {
+    return false; // unreadable: not known to be in sync
+  }
+}
+
+void RemoteSnapshot::mark_in_sync(const std::string& revision, const std::string& local_fingerprint)
+{
+  if (m_file.empty() || revision.empty() || revision.find_first_of("\t\n") != std::string::npos) {
+    return;
+  }
+  try {
+    std::error_code ec;
+    stdfs::create_directories(m_file.parent_path(), ec);
+    util::write_file_atomically(sync_file(), std::string(k_in_sync_header) + "\nrevision\t" + revision + "\nlocal\t"
+                                               + local_fingerprint + "\n");
+  } catch (const Error&) {
+    // Only a cache: the next push plans from the snapshot.
   }
 }
 

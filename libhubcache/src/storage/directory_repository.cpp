@@ -4,6 +4,7 @@
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/json.hpp"
+#include "hubcache/util/thread_pool.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -120,25 +121,10 @@ std::string file_kind(mode_t mode)
   return "not a regular file";
 }
 
-// A 64-bit fingerprint of one file version: FNV-1a over the path, then the stamp the
-// index trusts (size, mtime, ctime, inode) folded in with splitmix64's finalizer.
 std::uint64_t fingerprint(std::string_view path, const struct ::stat& status)
 {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : path) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  }
-  auto fold = [&](std::uint64_t value) {
-    std::uint64_t x = hash ^ value;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    hash = x ^ (x >> 31);
-  };
-  fold(static_cast<std::uint64_t>(status.st_size));
-  fold(static_cast<std::uint64_t>(nanoseconds(status.st_mtim)));
-  fold(static_cast<std::uint64_t>(nanoseconds(status.st_ctim)));
-  fold(static_cast<std::uint64_t>(status.st_ino));
-  return hash;
+  return util::stamp_fingerprint(path, static_cast<std::uint64_t>(status.st_size), nanoseconds(status.st_mtim),
+                                 nanoseconds(status.st_ctim), static_cast<std::uint64_t>(status.st_ino));
 }
 
 bool same_stamp(const struct ::stat& a, const struct ::stat& b)
@@ -551,66 +537,101 @@ std::string DirectoryRepository::sha256_of(const std::string& path, const struct
 
 void DirectoryRepository::walk(const std::string& relative, const FileVisitor& visit)
 {
-  // Iterative depth-first walk with fstatat: no symlink is ever followed.
-  struct Pending {
-    std::string relative;
-    int depth;
+  // Calls of `visit` never overlap, whatever threads the walk runs on.
+  std::mutex visit_mutex;
+  FileVisitor serialized = [&](std::string&& path, const struct ::stat& status) {
+    std::lock_guard lock(visit_mutex);
+    visit(std::move(path), status);
   };
-  std::vector<Pending> pending{{relative, 0}};
-  while (!pending.empty()) {
-    auto current = std::move(pending.back());
-    pending.pop_back();
-    auto directory = current.relative.empty() ? m_root : m_root / current.relative;
-    std::unique_ptr<DIR, int (*)(DIR*)> handle(::opendir(directory.c_str()), ::closedir);
-    if (!handle) {
-      if (errno == ENOENT && !current.relative.empty()) {
-        continue; // removed meanwhile
-      }
-      throw IoError("cannot read " + directory.string() + ": " + errno_text(errno));
+  util::Fd root(::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) {
+    throw IoError("cannot read " + m_root.string() + ": " + errno_text(errno));
+  }
+  if (relative.empty()) {
+    walk_directory(root, {}, 0, serialized);
+    return;
+  }
+  util::Fd start(::openat(root.get(), relative.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!start) {
+    throw IoError("cannot read " + (m_root / relative).string() + ": " + errno_text(errno));
+  }
+  walk_directory(start, relative, static_cast<int>(path_components(relative).size()) - 1, serialized);
+}
+
+void DirectoryRepository::walk_directory(const util::Fd& directory, const std::string& relative, int depth,
+                                         const FileVisitor& visit)
+{
+  // fstatat relative to the open directory: no symlink is ever followed, and the kernel
+  // looks up one name per file instead of a whole path.
+  auto too_deep = [&](const std::string& path) {
+    return IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth) + " levels at "
+                          + path);
+  };
+  std::vector<std::string> folders;
+  int error = util::for_each_directory_item(directory, [&](std::string_view name, unsigned char type) {
+    if (relative.empty() && name == k_hidden_dir) {
+      return;
     }
-    int dir_fd = ::dirfd(handle.get());
-    while (auto* item = ::readdir(handle.get())) {
-      std::string_view name = item->d_name;
-      if (name == "." || name == ".." || (current.relative.empty() && name == k_hidden_dir)) {
-        continue;
-      }
-      auto path = current.relative.empty() ? std::string(name) : current.relative + "/" + std::string(name);
-      if (!is_valid_component(name)) {
-        throw IntegrityError(describe() + " holds a file whose name cannot be a repo path: '" + escaped(path) + "'",
-                             "rename or remove it");
-      }
-      // Directories need no stat when readdir tells their type.
-      if (item->d_type == DT_DIR) {
-        if (current.depth + 1 >= k_max_depth) {
-          throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
-                               + " levels at " + path);
-        }
-        pending.push_back({std::move(path), current.depth + 1});
-        continue;
-      }
-      struct ::stat status {};
-      if (::fstatat(dir_fd, item->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+    auto path = relative.empty() ? std::string(name) : relative + "/" + std::string(name);
+    if (!is_valid_component(name)) {
+      throw IntegrityError(describe() + " holds a file whose name cannot be a repo path: '" + escaped(path) + "'",
+                           "rename or remove it");
+    }
+    // Directories need no stat when the listing tells their type.
+    struct ::stat status {};
+    if (type != DT_DIR) {
+      // `name` is the listing's NUL-terminated d_name.
+      if (::fstatat(directory.get(), name.data(), &status, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) {
-          continue;
+          return; // removed meanwhile
         }
         throw IoError("cannot stat " + (m_root / path).string() + ": " + errno_text(errno));
       }
-      if (S_ISDIR(status.st_mode)) {
-        if (current.depth + 1 >= k_max_depth) {
-          throw IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth)
-                               + " levels at " + path);
-        }
-        pending.push_back({std::move(path), current.depth + 1});
-        continue;
+    }
+    if (type == DT_DIR || S_ISDIR(status.st_mode)) {
+      if (depth + 1 >= k_max_depth) {
+        throw too_deep(path);
       }
-      if (!S_ISREG(status.st_mode)) {
+      folders.emplace_back(name);
+      return;
+    }
+    if (!S_ISREG(status.st_mode)) {
+      throw IntegrityError(describe() + ": " + path + " is " + file_kind(status.st_mode)
+                             + "; a cache repo holds only regular files and directories",
+                           "remove it from the repo");
+    }
+    visit(std::move(path), status);
+  });
+  if (error != 0) {
+    throw IoError("cannot read " + (relative.empty() ? m_root : m_root / relative).string() + ": " + errno_text(error));
+  }
+  auto walk_folder = [&](const std::string& name) {
+    auto path = relative.empty() ? name : relative + "/" + name;
+    util::Fd folder = util::open_directory_at(directory.get(), name.c_str());
+    if (!folder) {
+      if (errno == ENOENT) {
+        return; // removed meanwhile
+      }
+      struct ::stat status {};
+      if ((errno == ELOOP || errno == ENOTDIR)
+          && ::fstatat(directory.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0) {
+        // Replaced since the listing: a symlink (or anything else) is never followed.
         throw IntegrityError(describe() + ": " + path + " is " + file_kind(status.st_mode)
                                + "; a cache repo holds only regular files and directories",
                              "remove it from the repo");
       }
-      visit(std::move(path), status);
+      throw IoError("cannot read " + (m_root / path).string() + ": " + errno_text(errno));
     }
-  }
+    walk_directory(folder, path, depth + 1, visit);
+  };
+  // A version folder holds thousands of entries, each a few files: its sub-folders are
+  // walked on a few threads (the walk is all system calls), contiguous slices each.
+  std::size_t slices = std::min<std::size_t>(k_walk_threads, folders.size() / k_folders_per_walk_thread + 1);
+  util::parallel_for(slices, slices, [&](std::size_t slice) {
+    for (auto i = folders.size() * slice / slices; i < folders.size() * (slice + 1) / slices; ++i) {
+      walk_folder(folders[i]);
+    }
+  });
 }
 
 std::optional<std::string> DirectoryRepository::revision()

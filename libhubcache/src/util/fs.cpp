@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <memory>
 #include <random>
@@ -337,31 +338,59 @@ std::uint64_t read_file_chunks(const stdfs::path& path, const ChunkConsumer& con
   return read_chunks(open_regular_file(path), path, consume);
 }
 
-std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uint64_t max_size)
+std::optional<std::string> read_file_at_if_exists(int dir_fd, const char* name, std::string_view dir_path,
+                                                  std::uint64_t max_size)
 {
-  auto fd = open_regular_file_if_exists(path);
+  // Only an error names the file: a scan reads thousands without building a path each.
+  auto what = [&] { return dir_path.empty() ? std::string(name) : std::string(dir_path) + "/" + name; };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer. It is left set: it changes
+  // nothing for a regular file, and clearing it would cost two more system calls a file.
+  Fd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) {
-    return std::nullopt;
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return std::nullopt;
+    }
+    throw IoError("cannot read " + what() + ": " + errno_text(errno));
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) {
+    throw IoError("cannot read " + what() + ": " + errno_text(errno));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    throw IoError("cannot read " + what() + ": not a regular file");
   }
   // Read straight into the string, sized from fstat (one byte more, to see the end of
   // the file in the same read); grown if the file grows meanwhile, never past max_size.
   auto too_large = [&] {
-    return IoError("cannot read " + path.string() + ": larger than " + std::to_string(max_size) + " bytes");
+    return IoError("cannot read " + what() + ": larger than " + std::to_string(max_size) + " bytes");
   };
-  struct stat info {};
-  std::uint64_t expected = ::fstat(fd->get(), &info) == 0 ? static_cast<std::uint64_t>(info.st_size) : 0;
+  auto expected = static_cast<std::uint64_t>(info.st_size);
   if (expected > max_size) {
     throw too_large();
   }
   auto cap = max_size < UINT64_MAX ? max_size + 1 : max_size;
   std::string content;
   std::size_t filled = 0;
-  std::uint64_t want = expected + 1;
+  // A file that says size 0 (/proc) gets a page; others exactly what they hold and one
+  // byte more (a scan reads thousands of 100-byte flags files: not a page each).
+  std::uint64_t want = expected > 0 ? expected + 1 : 4096;
   for (;;) {
-    content.resize(static_cast<std::size_t>(std::min(std::max<std::uint64_t>(want, 4096), cap)));
-    filled += read_up_to(*fd, path, content.data() + filled, content.size() - filled);
+    content.resize(static_cast<std::size_t>(std::min(want, cap)));
+    ssize_t n = ::read(fd.get(), content.data() + filled, content.size() - filled);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw IoError("cannot read " + what() + ": " + errno_text(errno));
+    }
+    filled += static_cast<std::size_t>(n);
+    if (n == 0 || (filled < content.size() && expected > 0 && filled >= expected)) {
+      // A regular file that gave all fstat promised is at its end: no second read to see
+      // 0 bytes. (/proc files say size 0 and may read short before their end.)
+      break;
+    }
     if (filled < content.size()) {
-      break; // the end of the file
+      continue;
     }
     if (filled > max_size) {
       throw too_large();
@@ -370,6 +399,43 @@ std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uin
   }
   content.resize(filled);
   return content;
+}
+
+std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uint64_t max_size)
+{
+  return read_file_at_if_exists(AT_FDCWD, path.c_str(), {}, max_size);
+}
+
+Fd open_directory_at(int parent_fd, const char* name)
+{
+  return Fd(::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+int for_each_directory_item(const Fd& directory,
+                            const std::function<void(std::string_view name, unsigned char type)>& visit)
+{
+  // Big enough for a whole entry directory or a few hundred names of a version folder.
+  alignas(struct dirent64) char buffer[32768];
+  for (;;) {
+    ssize_t n = ::getdents64(directory.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno;
+    }
+    if (n == 0) {
+      return 0;
+    }
+    for (ssize_t offset = 0; offset < n;) {
+      const auto* item = reinterpret_cast<const struct dirent64*>(buffer + offset);
+      offset += item->d_reclen;
+      std::string_view name = item->d_name;
+      if (name != "." && name != "..") {
+        visit(name, item->d_type);
+      }
+    }
+  }
 }
 
 std::string read_file(const stdfs::path& path, std::uint64_t max_size)

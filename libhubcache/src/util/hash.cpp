@@ -19,15 +19,36 @@ namespace hubcache::util {
 
 namespace {
 
+// Fetched once per process: with OpenSSL 3 the legacy EVP_md5() & co. look the
+// implementation up again on every init (a lock and a table search per hash, and a scan
+// hashes thousands of small flags files). Kept until exit, on purpose.
+const EVP_MD* fetched(const char* name, const EVP_MD* legacy)
+{
+  const EVP_MD* md = EVP_MD_fetch(nullptr, name, nullptr);
+  return md != nullptr ? md : legacy;
+}
+
 const EVP_MD* evp_for(HashAlgorithm algorithm)
 {
   switch (algorithm) {
-  case HashAlgorithm::md5: return EVP_md5();
-  case HashAlgorithm::sha1: return EVP_sha1();
-  case HashAlgorithm::sha256: return EVP_sha256();
-  case HashAlgorithm::sha512: return EVP_sha512();
+  case HashAlgorithm::md5: {
+    static const EVP_MD* md = fetched("MD5", EVP_md5());
+    return md;
   }
-  return EVP_sha256();
+  case HashAlgorithm::sha1: {
+    static const EVP_MD* md = fetched("SHA1", EVP_sha1());
+    return md;
+  }
+  case HashAlgorithm::sha256: {
+    static const EVP_MD* md = fetched("SHA256", EVP_sha256());
+    return md;
+  }
+  case HashAlgorithm::sha512: {
+    static const EVP_MD* md = fetched("SHA512", EVP_sha512());
+    return md;
+  }
+  }
+  return evp_for(HashAlgorithm::sha256);
 }
 
 std::string to_hex(const unsigned char* bytes, unsigned length)
@@ -84,6 +105,27 @@ std::string Hasher::raw_digest()
   unsigned length = 0;
   EVP_DigestFinal_ex(m_impl->context, digest, &length);
   return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
+std::uint64_t stamp_fingerprint(std::string_view path, std::uint64_t size, std::int64_t mtime_ns, std::int64_t ctime_ns,
+                                std::uint64_t inode) noexcept
+{
+  // FNV-1a over the path, then each number folded in with splitmix64's finalizer.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : path) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  }
+  auto fold = [&](std::uint64_t value) {
+    std::uint64_t x = hash ^ value;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    hash = x ^ (x >> 31);
+  };
+  fold(size);
+  fold(static_cast<std::uint64_t>(mtime_ns));
+  fold(static_cast<std::uint64_t>(ctime_ns));
+  fold(inode);
+  return hash;
 }
 
 std::string hex_digest(HashAlgorithm algorithm, std::string_view data)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,9 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
 // several hundred bytes a file, and a scan holds every file of the cache.
 struct LocalFile {
   std::string path;
+  // Where to read the file when it is not `<root>/<path>` (a symlink's target); empty for
+  // the others, most files: a scan holds every file of the cache, not its path twice.
+  // Read through source_of().
   std::string source;
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
@@ -152,14 +156,53 @@ struct Scan {
   std::vector<std::string> versions; // neuronxcc-* directory names, sorted
   std::vector<Entry> entries;        // every entry, whatever its state
   std::vector<Skipped> skipped;
+
+  // Where to read a file of this scan.
+  std::string source_of(const LocalFile& file) const;
+};
+
+// Where to read `file`, whose path is relative to `root` (see LocalFile::source).
+std::string source_of(std::string_view root, const LocalFile& file);
+
+// ${XDG_CACHE_HOME:-~/.cache}/neuron-cache/<kind>-<key of the root's absolute path><extension>:
+// what neuron-cache remembers about one compile cache, kept outside it (anything inside
+// the root would be published).
+std::filesystem::path remembered_file(const std::filesystem::path& cache_root, std::string_view kind,
+                                      std::string_view extension, const util::Environment& env);
+
+// Flags files found to give their entry's suffix, remembered across scans by a
+// fingerprint of their path and stamp (util::stamp_fingerprint), so a scan of an
+// unchanged cache reads none of them again. A missing or corrupt file remembers nothing.
+class FlagsMemo {
+public:
+  FlagsMemo() = default; // remembers nothing, keeps nothing
+  explicit FlagsMemo(std::filesystem::path file);
+  // remembered_file(root, "flags", ".bin")
+  static std::filesystem::path default_path(const std::filesystem::path& cache_root, const util::Environment& env);
+
+  // Both are safe from several threads at once (a scan walks on several).
+  // True when this file version was found good before.
+  bool recall(std::uint64_t fingerprint);
+  void remember(std::uint64_t fingerprint);
+  // Keeps what this run recalled or learnt, and nothing else (atomically; failures are
+  // ignored: it is a cache), when that changed.
+  void save();
+
+private:
+  std::filesystem::path m_file;
+  std::vector<std::uint64_t> m_known; // sorted, as loaded
+  std::mutex m_mutex;
+  std::vector<std::uint64_t> m_seen; // recalled or learnt by this run
 };
 
 // Walks the cache root. Throws IoError when the root is missing, not a directory or
 // unreadable; anything odd below it is reported in `skipped`, never fatal. A symlink
 // leaving the root is skipped (symlink-outside-root) unless it resolves to a regular file
 // below one of `followed` (optimum's compile-time proxy links Hub downloads from
-// $HF_HOME/hub into the cache): that file is read as the entry's.
-Scan scan(const std::filesystem::path& root, const std::vector<std::filesystem::path>& followed = {});
+// $HF_HOME/hub into the cache): that file is read as the entry's. With a `memo`, flags
+// files it recalls are not read again, and those found good are added to it.
+Scan scan(const std::filesystem::path& root, const std::vector<std::filesystem::path>& followed = {},
+          FlagsMemo* memo = nullptr);
 
 // A name as it can be shown and put in JSON: bytes that are not UTF-8 become '?'.
 std::string printable(std::string_view name);

@@ -100,8 +100,9 @@ private:
 // True when the local file has the remote's content, compared with whatever digest the
 // backend gives (sha256, else the git blob sha1, else an S3 ETag: see
 // DigestCache::match_etag); size alone when it gives none, or an ETag that cannot be
-// reproduced.
-bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests);
+// reproduced. `root`: what local.path is relative to, when local.source is empty.
+bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests,
+                  std::string_view root = {});
 
 struct Upload {
   std::string path;
@@ -120,6 +121,14 @@ struct PushPlan {
 // What to upload: publishable entries (SUCCESS modules, exported models, registry trees)
 // whose files the repo lacks or holds with other content.
 PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remote, DigestCache& digests);
+
+// A digest of what a push of this scan publishes: every publishable file's repo path and
+// stamp (size, mtime, inode), the key the digest cache trusts too. Equal fingerprints
+// mean the same files, unchanged.
+std::string publish_fingerprint(const Scan& scan);
+// The plan of a push whose every publishable entry the repo already holds (see
+// RemoteSnapshot::in_sync): nothing to upload, every entry present.
+PushPlan plan_already_pushed(const Scan& scan);
 
 // Lists the repo for the version directories the scan found (one listing each).
 std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan);
@@ -145,7 +154,16 @@ public:
   void save(const std::string& revision, const std::set<std::string>& versions,
             const std::vector<storage::RepoFile>& files);
 
+  // True when a push of files with `local_fingerprint` (publish_fingerprint) left the repo
+  // at `revision` holding them all: while neither moved, a push has nothing to do, and
+  // knows it without reading the snapshot, the digest cache or the repo's listing.
+  bool in_sync(const std::optional<std::string>& revision, const std::string& local_fingerprint) const;
+  // Records that state (a small file beside the snapshot, written atomically; failures ignored).
+  void mark_in_sync(const std::string& revision, const std::string& local_fingerprint);
+
 private:
+  std::filesystem::path sync_file() const;
+
   std::filesystem::path m_file;
 };
 

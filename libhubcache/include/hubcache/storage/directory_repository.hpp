@@ -1,6 +1,7 @@
 #pragma once
 
 #include "hubcache/storage/repository.hpp"
+#include "hubcache/util/fd.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -110,8 +111,13 @@ private:
   void record(const std::string& path, const struct ::stat& status, const std::string& sha256);
   // Visits every regular file below `relative` (repo-relative path, its lstat), never
   // following a symlink; throws IntegrityError on anything a cache repo cannot hold.
+  // Calls of `visit` never overlap, but may come from several threads, in no set order.
   using FileVisitor = std::function<void(std::string&& path, const struct ::stat& status)>;
   void walk(const std::string& relative, const FileVisitor& visit);
+  // The open directory at `relative`, `depth` levels below the root.
+  void walk_directory(const util::Fd& directory, const std::string& relative, int depth, const FileVisitor& visit);
+  static constexpr std::size_t k_walk_threads = 4;
+  static constexpr std::size_t k_folders_per_walk_thread = 256; // fewer: not worth a thread
 
   std::filesystem::path m_root;
   // Reads may run on several threads (storage/repository.hpp): the index cache is shared.

@@ -121,6 +121,20 @@ void write_file_atomically(const stdfs::path& target, std::string_view content);
 std::string read_file(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
 // nullopt when the file does not exist; throws IoError on any other failure.
 std::optional<std::string> read_file_if_exists(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
+// The same for `name` in the open directory `dir_fd` (a final symlink is followed): a
+// walk that holds the directory open spares the kernel a path lookup per file.
+// `dir_path` names that directory in errors.
+std::optional<std::string> read_file_at_if_exists(int dir_fd, const char* name, std::string_view dir_path,
+                                                  std::uint64_t max_size = k_default_read_limit);
+
+// Opens `name` in the directory `parent_fd` (AT_FDCWD: a path) as a directory, without
+// following a final symlink; an invalid Fd with errno set when it cannot.
+Fd open_directory_at(int parent_fd, const char* name);
+// Hands every name of the open directory but "." and ".." to `visit`, with its d_type
+// (DT_UNKNOWN where the filesystem does not say). Read with getdents64 in large blocks:
+// a tree walk is all system calls. Returns 0, or the errno of a failed read.
+int for_each_directory_item(const Fd& directory,
+                            const std::function<void(std::string_view name, unsigned char type)>& visit);
 // Copies `source` to `target` through a temp file + rename.
 void copy_file_atomically(const stdfs::path& source, const stdfs::path& target);
 // fsync a directory so a rename inside it is durable.

@@ -35,6 +35,13 @@ private:
 };
 
 std::string hex_digest(HashAlgorithm algorithm, std::string_view data);
+
+// A 64-bit fingerprint of one version of a file: its path and the stamp that says it did
+// not change (size, mtime, ctime, inode). For "is this the file seen before" over tens of
+// thousands of files, where a cryptographic hash of each stamp would cost more than the
+// stat that gave it; never for content.
+std::uint64_t stamp_fingerprint(std::string_view path, std::uint64_t size, std::int64_t mtime_ns, std::int64_t ctime_ns,
+                                std::uint64_t inode) noexcept;
 std::string hex_digest_file(HashAlgorithm algorithm, const std::filesystem::path& path);
 
 // Digests every consumer of a repo file needs, computed in one read of the file.
