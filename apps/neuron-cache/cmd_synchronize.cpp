@@ -10,6 +10,7 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
 #include <hubcache/util/environment.hpp>
+#include <hubcache/util/process.hpp>
 #include <hubcache/util/text.hpp>
 #include <registry/lookup.hpp>
 
@@ -299,6 +300,10 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
     warn_skipped_paths(invocation.out(), repo);
     auto plan = cc::plan_push(scan, remote, digests);
+    // The plan holds what the rest needs: the scan (every file of the cache, built on the
+    // walk's threads) goes before the uploads start.
+    scan = {};
+    hubcache::util::release_free_memory();
     if (dry_run) {
       result.plan = std::move(plan);
       result.revision = head;
@@ -310,7 +315,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
       bar.finish();
       digests.save();
       if (result.revision && (listed || result.committed)) {
-        snapshot.save(*result.revision, versions, cc::merge_committed(std::move(remote), result.committed_files));
+        snapshot.save(*result.revision, versions, remote, result.committed_files);
       }
       if (result.revision) {
         snapshot.mark_in_sync(*result.revision, fingerprint);

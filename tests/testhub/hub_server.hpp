@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,15 @@ private:
   // /_test control routes (main file documents them)
   Reply control(RequestContext& ctx);
   Reply inject_tree_entry(RequestContext& ctx);
+
+  // The sorted (path, is_directory) list a tree request pages through. A commit never
+  // changes, so the list of the last few (commit, path, recursive) is kept: a client paging
+  // through 40,000 files asks 40 times, and sorting them each time made the server, not
+  // the client, the slowest part of a benchmark.
+  using TreeEntries = std::vector<std::pair<std::string, bool>>;
+  std::shared_ptr<const TreeEntries> tree_entries(const Commit& head, const std::string& path, bool recursive);
+  std::mutex m_tree_cache_mutex;
+  std::vector<std::pair<std::string, std::shared_ptr<const TreeEntries>>> m_tree_cache; // newest last
 
   HubOptions m_options;
   Storage m_storage;

@@ -158,6 +158,38 @@ json HubServer::entry_json(const RepoMeta& repo, const Commit& head, const std::
   return entry;
 }
 
+std::shared_ptr<const HubServer::TreeEntries> HubServer::tree_entries(const Commit& head, const std::string& path,
+                                                                     bool recursive)
+{
+  const auto key = head.id + '\n' + path + '\n' + (recursive ? "r" : "-");
+  {
+    std::lock_guard lock(m_tree_cache_mutex);
+    for (const auto& [cached_key, cached] : m_tree_cache)
+      if (cached_key == key)
+        return cached;
+  }
+  auto entries = std::make_shared<TreeEntries>(); // path, is_directory
+  const auto prefix = path.empty() ? std::string{} : path + "/";
+  const auto wanted = [&](const std::string& candidate) {
+    if (!path.empty() && candidate.rfind(prefix, 0) != 0)
+      return false;
+    return recursive || parent_of(candidate) == path;
+  };
+  for (const auto& [dir, unused] : head.directory_oids)
+    if (!dir.empty() && dir != path && wanted(dir))
+      entries->emplace_back(dir, true);
+  for (const auto& [file, unused] : head.files)
+    if (wanted(file))
+      entries->emplace_back(file, false);
+  std::sort(entries->begin(), entries->end(),
+            [](const auto& a, const auto& b) { return tree_order(a.first, b.first); });
+  std::lock_guard lock(m_tree_cache_mutex);
+  if (m_tree_cache.size() >= 8)
+    m_tree_cache.erase(m_tree_cache.begin());
+  m_tree_cache.emplace_back(key, entries);
+  return entries;
+}
+
 Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, const std::string& revision,
                            const std::string& raw_path)
 {
@@ -183,20 +215,8 @@ Reply HubServer::list_tree(RequestContext& ctx, const std::string& repo_id, cons
   if (!path.empty() && !head->directory_oids.count(path))
     throw HubError(404, "Entry not found: " + path, "EntryNotFound");
 
-  std::vector<std::pair<std::string, bool>> entries; // path, is_directory
-  const auto prefix = path.empty() ? std::string{} : path + "/";
-  const auto wanted = [&](const std::string& candidate) {
-    if (!path.empty() && candidate.rfind(prefix, 0) != 0)
-      return false;
-    return recursive || parent_of(candidate) == path;
-  };
-  for (const auto& [dir, unused] : head->directory_oids)
-    if (!dir.empty() && dir != path && wanted(dir))
-      entries.emplace_back(dir, true);
-  for (const auto& [file, unused] : head->files)
-    if (wanted(file))
-      entries.emplace_back(file, false);
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return tree_order(a.first, b.first); });
+  const auto listing = tree_entries(*head, path, recursive);
+  const auto& entries = *listing;
 
   const auto page_size = std::max<std::size_t>(1, m_options.page_size);
   json page = json::array();

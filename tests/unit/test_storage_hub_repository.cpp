@@ -311,7 +311,7 @@ TEST_CASE(
   auto known = digest_file(dir / "big.bin", 512);
   CommitRequest request{"digests",
                         "",
-                        {{"a/big.bin", FileSource::from_file(dir / "big.bin"), known},
+                        {{"a/big.bin", FileSource::from_file(dir / "big.bin"), std::make_shared<const FileDigests>(known)},
                          {"a/small.txt", FileSource::from_file(dir / "small.txt")}},
                         {},
                         std::nullopt};

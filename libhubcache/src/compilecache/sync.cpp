@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace hubcache::compilecache {
 
@@ -580,7 +581,7 @@ std::optional<std::vector<storage::RepoFile>> RemoteSnapshot::files(const std::o
 }
 
 void RemoteSnapshot::save(const std::string& revision, const std::set<std::string>& versions,
-                          const std::vector<storage::RepoFile>& files)
+                          const std::vector<storage::RepoFile>& files, const std::vector<storage::RepoFile>& committed)
 {
   if (m_file.empty() || revision.empty()) {
     return;
@@ -600,10 +601,23 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
     auto field = [](const std::string& hash) {
       return hash.empty() || hash.find_first_of("\t\n") != std::string::npos ? std::string("-") : hash;
     };
-    for (const auto& file : files) {
+    auto write = [&](const storage::RepoFile& file) {
       text += std::to_string(file.size) + '\t' + field(file.sha256) + '\t' + field(file.git_blob_sha1) + '\t'
               + field(file.etag) + '\t' + file.path + '\n';
       writer.flush_if_full();
+    };
+    std::unordered_set<std::string_view> replaced;
+    replaced.reserve(committed.size());
+    for (const auto& file : committed) {
+      replaced.insert(file.path);
+    }
+    for (const auto& file : files) {
+      if (!replaced.contains(file.path)) {
+        write(file);
+      }
+    }
+    for (const auto& file : committed) {
+      write(file);
     }
     writer.commit();
   } catch (const Error&) {
@@ -651,24 +665,6 @@ void RemoteSnapshot::mark_in_sync(const std::string& revision, const std::string
   }
 }
 
-std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
-                                               const std::vector<storage::RepoFile>& committed)
-{
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    index.emplace(before[i].path, i);
-  }
-  for (const auto& file : committed) {
-    if (auto it = index.find(file.path); it != index.end()) {
-      before[it->second] = file;
-    } else {
-      index.emplace(file.path, before.size());
-      before.push_back(file);
-    }
-  }
-  return before;
-}
-
 std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan)
 {
   auto versions = publishable_versions(scan);
@@ -703,8 +699,8 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   request.additions.reserve(plan.uploads.size());
   for (auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
-    request.additions.push_back(
-      {std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)), std::move(known)});
+    request.additions.push_back({std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)),
+                                 known ? std::make_shared<const util::FileDigests>(std::move(*known)) : nullptr});
   }
 
   util::ProgressCallback bytes_progress;

@@ -864,6 +864,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   sweep_stale_staging();
   StagingFolder staging(staging_dir());
   CommitResult result;
+  result.files.reserve(request.additions.size());
   std::size_t staged_count = 0;
   auto next_stage = [&]() { return staging.path() / ("s" + std::to_string(staged_count++)); };
 

@@ -14,6 +14,9 @@
 #include <utility>
 
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -487,6 +490,13 @@ void request_interrupt(int signal) noexcept
 void reset_interrupt() noexcept
 {
   g_interrupt_signal.store(0);
+}
+
+void release_free_memory() noexcept
+{
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
 }
 
 } // namespace hubcache::util

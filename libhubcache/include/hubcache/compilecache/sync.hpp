@@ -150,9 +150,11 @@ public:
   // The files below `versions` at `revision`, when this snapshot covers them.
   std::optional<std::vector<storage::RepoFile>> files(const std::optional<std::string>& revision,
                                                       const std::set<std::string>& versions) const;
-  // Remembers the files below `versions` at `revision` (atomically; failures ignored).
+  // Remembers the files below `versions` at `revision` (atomically; failures ignored):
+  // `files`, with those a commit reported adding or replacing (`committed`) taking the
+  // place of the ones of the same path (no merged copy of tens of thousands of files).
   void save(const std::string& revision, const std::set<std::string>& versions,
-            const std::vector<storage::RepoFile>& files);
+            const std::vector<storage::RepoFile>& files, const std::vector<storage::RepoFile>& committed = {});
 
   // True when a push of files with `local_fingerprint` (publish_fingerprint) left the repo
   // at `revision` holding them all: while neither moved, a push has nothing to do, and
@@ -166,10 +168,6 @@ private:
 
   std::filesystem::path m_file;
 };
-
-// `before` with the files a commit reported replacing or adding to them.
-std::vector<storage::RepoFile> merge_committed(std::vector<storage::RepoFile> before,
-                                               const std::vector<storage::RepoFile>& committed);
 
 struct PushResult {
   PushPlan plan;

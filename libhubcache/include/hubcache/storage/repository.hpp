@@ -57,8 +57,9 @@ struct Addition {
   std::string path_in_repo;
   FileSource source;
   // The content's digests when the caller already knows them (a scan, a digest cache):
-  // backends use them instead of reading the file once more to hash it.
-  std::optional<util::FileDigests> digests = std::nullopt;
+  // backends use them instead of reading the file once more to hash it. A pointer, not an
+  // optional: a commit may carry tens of thousands of additions, most without.
+  std::shared_ptr<const util::FileDigests> digests = nullptr;
 };
 
 struct Deletion {

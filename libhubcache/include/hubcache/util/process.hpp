@@ -79,4 +79,10 @@ int interrupt_signal() noexcept;
 void request_interrupt(int signal) noexcept;
 void reset_interrupt() noexcept;
 
+// Hands memory freed by this process back to the system. Called after a big structure
+// built on worker threads is dropped (a scan of the whole cache): glibc keeps what a
+// thread freed in that thread's arena, where the main thread's later allocations never
+// reuse it, so it would count in the peak RSS for the rest of the run.
+void release_free_memory() noexcept;
+
 } // namespace hubcache::util
