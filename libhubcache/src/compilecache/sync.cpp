@@ -3,6 +3,7 @@
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/process.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -693,15 +694,19 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     return result;
   }
   // The plan lends its paths to the request (tens of thousands of them: not copied) and
-  // gets them back once the commit is done.
+  // gets them back once the commit is done; its own vector is not kept meanwhile.
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
   request.additions.reserve(plan.uploads.size());
+  std::vector<FileStamp> stamps;
+  stamps.reserve(plan.uploads.size());
   for (auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
     request.additions.push_back({std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)),
                                  known ? std::make_shared<const util::FileDigests>(std::move(*known)) : nullptr});
+    stamps.push_back(upload.stamp);
   }
+  std::vector<Upload>().swap(plan.uploads);
 
   util::ProgressCallback bytes_progress;
   if (progress) {
@@ -709,11 +714,16 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     bytes_progress = [&](std::uint64_t done, std::uint64_t total) { progress({done, total, 0, 0}); };
   }
   auto commit = repo.commit(request, bytes_progress);
-  for (std::size_t i = 0; i < plan.uploads.size(); ++i) {
-    plan.uploads[i].path = std::move(request.additions[i].path_in_repo);
-    plan.uploads[i].source = request.additions[i].source.take();
+  plan.uploads.reserve(stamps.size());
+  for (std::size_t i = 0; i < stamps.size(); ++i) {
+    plan.uploads.push_back(
+      {std::move(request.additions[i].path_in_repo), request.additions[i].source.take(), stamps[i]});
   }
   request = {};
+  stamps = {};
+  // What the commit built for tens of thousands of files (on its worker threads too) is
+  // gone: handed back before the digests of what it reported are remembered.
+  util::release_free_memory();
   if (progress) {
     progress({plan.bytes_to_upload, plan.bytes_to_upload, plan.uploads.size(), plan.uploads.size()});
   }
