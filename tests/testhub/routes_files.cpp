@@ -159,7 +159,7 @@ json HubServer::entry_json(const RepoMeta& repo, const Commit& head, const std::
 }
 
 std::shared_ptr<const HubServer::TreeEntries> HubServer::tree_entries(const Commit& head, const std::string& path,
-                                                                     bool recursive)
+                                                                      bool recursive)
 {
   const auto key = head.id + '\n' + path + '\n' + (recursive ? "r" : "-");
   {

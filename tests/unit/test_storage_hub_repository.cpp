@@ -309,12 +309,13 @@ TEST_CASE(
   util::write_file_atomically(dir / "big.bin", big);
   util::write_file_atomically(dir / "small.txt", "small");
   auto known = digest_file(dir / "big.bin", 512);
-  CommitRequest request{"digests",
-                        "",
-                        {{"a/big.bin", FileSource::from_file(dir / "big.bin"), std::make_shared<const FileDigests>(known)},
-                         {"a/small.txt", FileSource::from_file(dir / "small.txt")}},
-                        {},
-                        std::nullopt};
+  CommitRequest request{
+    "digests",
+    "",
+    {{"a/big.bin", FileSource::from_file(dir / "big.bin"), std::make_shared<const FileDigests>(known)},
+     {"a/small.txt", FileSource::from_file(dir / "small.txt")}},
+    {},
+    std::nullopt};
   auto result = repo->commit(request);
   REQUIRE(result.files.size() == 2);
   CHECK(result.files[0].sha256 == known.sha256);

@@ -305,13 +305,14 @@ std::string Scan::source_of(const LocalFile& file) const
 }
 
 stdfs::path remembered_file(const stdfs::path& cache_root, std::string_view kind, std::string_view extension,
-                            const util::Environment& env)
+                            const util::Environment& env, Keeping keeping)
 {
+  bool state = keeping == Keeping::state;
   stdfs::path base;
-  if (auto xdg = env.get_non_empty("XDG_CACHE_HOME")) {
+  if (auto xdg = env.get_non_empty(state ? "XDG_STATE_HOME" : "XDG_CACHE_HOME")) {
     base = *xdg;
   } else {
-    base = util::expand_user("~/.cache", env);
+    base = util::expand_user(state ? "~/.local/state" : "~/.cache", env);
   }
   auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string())
                .substr(0, 16);

@@ -122,15 +122,7 @@ UsageRecords::UsageRecords(stdfs::path file) : m_file(std::move(file))
 
 stdfs::path UsageRecords::default_path(const stdfs::path& cache_root, const util::Environment& env)
 {
-  stdfs::path base;
-  if (auto xdg = env.get_non_empty("XDG_STATE_HOME")) {
-    base = *xdg;
-  } else {
-    base = util::expand_user("~/.local/state", env);
-  }
-  auto key = util::hex_digest(util::HashAlgorithm::sha256, stdfs::absolute(cache_root).lexically_normal().string())
-               .substr(0, 16);
-  return base / "neuron-cache" / ("usage-" + key + ".tsv");
+  return remembered_file(cache_root, "usage", ".tsv", env, Keeping::state);
 }
 
 std::optional<std::int64_t> UsageRecords::last_use(std::string_view entry_path) const

@@ -164,11 +164,14 @@ struct Scan {
 // Where to read `file`, whose path is relative to `root` (see LocalFile::source).
 std::string source_of(std::string_view root, const LocalFile& file);
 
-// ${XDG_CACHE_HOME:-~/.cache}/neuron-cache/<kind>-<key of the root's absolute path><extension>:
-// what neuron-cache remembers about one compile cache, kept outside it (anything inside
-// the root would be published).
+// <base>/neuron-cache/<kind>-<key of the root's absolute path><extension>: what
+// neuron-cache remembers about one compile cache, kept outside it (anything inside the
+// root would be published). The base is ${XDG_CACHE_HOME:-~/.cache} for what may be lost
+// (digests, listings), ${XDG_STATE_HOME:-~/.local/state} for what should last (usage).
+enum class Keeping { cache, state };
 std::filesystem::path remembered_file(const std::filesystem::path& cache_root, std::string_view kind,
-                                      std::string_view extension, const util::Environment& env);
+                                      std::string_view extension, const util::Environment& env,
+                                      Keeping keeping = Keeping::cache);
 
 // Flags files found to give their entry's suffix, remembered across scans by a
 // fingerprint of their path and stamp (util::stamp_fingerprint), so a scan of an
