@@ -64,7 +64,7 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     if (configuration.model_type.empty()) {
       configuration.model_type = loaded.entry.model_type;
     }
-    configuration.entry = std::move(loaded.entry);
+    configuration.entry = std::make_shared<const CacheEntry>(std::move(loaded.entry));
   }
 
   // Sizes: a traced model's MODULE_<entry hash> folder, else the graphs add's record names.
@@ -92,6 +92,7 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     });
   }
 
+  catalog.configurations.reserve(by_key.size());
   for (auto& [key, configuration] : by_key) {
     if (configuration.model_id.empty()) {
       continue; // unreadable digest-only copy: already reported as a warning

@@ -116,7 +116,7 @@ std::vector<Configuration> legacy_configurations(std::string_view text, std::vec
         entry.model_id = model_id;
         entry.task = "training";
         entry.neuron = std::move(neuron);
-        configuration.entry = std::move(entry);
+        configuration.entry = std::make_shared<const CacheEntry>(std::move(entry));
         configurations.push_back(std::move(configuration));
       }
     }

@@ -23,6 +23,10 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
 {
   RegistryIndex index;
   std::set<std::string> modules;
+  // Sized for every file once: doubling a vector of tens of thousands of paths holds two
+  // copies at its peak, while the unused tail of a big reservation is never touched (a
+  // fresh mapping: address space, not memory).
+  index.entries.reserve(files.size());
   for (const auto& file : files) {
     index.file_sizes[file.path] = file.size;
     auto parsed = parse_registry_path(file.path);

@@ -293,7 +293,7 @@ TEST_CASE("registry: the catalog reads only entries whose model id the paths do 
   one_model.compiler_version = "2.21.33363.0";
   auto detail = registry::build_catalog(index, seeded.opener(), one_model);
   REQUIRE(detail.configurations.size() == 1);
-  REQUIRE(detail.configurations[0].entry.has_value());
+  REQUIRE(detail.configurations[0].entry != nullptr);
   CHECK(detail.configurations[0].paths.size() == 2);
   CHECK(detail.configurations[0].paths.front().find("/llama/org/a/") != std::string::npos);
   CHECK(registry::entry_shape(*detail.configurations[0].entry).batch_size == 1);

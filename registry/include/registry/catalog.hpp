@@ -3,6 +3,7 @@
 #include "registry/lookup.hpp"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,9 +20,11 @@ struct Configuration {
   std::string compiler_dir;
   std::string compiler_version;
   std::string registry_version;
-  std::string hash;                  // entry file name without .json
-  std::vector<std::string> paths;    // every copy
-  std::optional<CacheEntry> entry;   // read only when needed
+  std::string hash;               // entry file name without .json
+  std::vector<std::string> paths; // every copy
+  // Read only when needed: a pointer, not an optional, keeps each of tens of thousands of
+  // configurations small when few are read.
+  std::shared_ptr<const CacheEntry> entry;
   std::optional<std::uint64_t> size; // MODULE_<hash> folder size, when the repo has one
 };
 
