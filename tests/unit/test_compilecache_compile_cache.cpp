@@ -453,6 +453,14 @@ TEST_CASE("the flags memo: a flags file found good is not read again while its s
     auto scan = cc::scan(root.path(), {}, &memo);
     CHECK(find_entry(scan, good.filename().string())->state == cc::EntryState::flags_mismatch);
   }
+  // A memo of nothing (a cache whose every flags file changed) is written and read back.
+  {
+    cc::FlagsMemo memo(state / "planted.bin");
+    memo.save(); // recalled nothing this run: keeps nothing
+    REQUIRE(util::read_file(state / "planted.bin") == "neuron-cache-flags 1\n");
+    cc::FlagsMemo empty(state / "planted.bin");
+    CHECK_FALSE(empty.recall(fingerprint));
+  }
   // A corrupt or foreign memo remembers nothing.
   for (std::string content : {std::string("garbage"), std::string("neuron-cache-flags 1\n") + "123",
                               std::string("neuron-cache-flags 1\n") + std::string(16, '\xff') + std::string(8, '\0')}) {

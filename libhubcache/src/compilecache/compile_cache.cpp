@@ -333,7 +333,9 @@ FlagsMemo::FlagsMemo(stdfs::path file) : m_file(std::move(file))
       return;
     }
     m_known.resize((text->size() - k_flags_memo_header.size()) / sizeof(std::uint64_t));
-    std::memcpy(m_known.data(), text->data() + k_flags_memo_header.size(), m_known.size() * sizeof(std::uint64_t));
+    if (!m_known.empty()) { // memcpy may not be given the null data() of an empty vector
+      std::memcpy(m_known.data(), text->data() + k_flags_memo_header.size(), m_known.size() * sizeof(std::uint64_t));
+    }
     if (!std::is_sorted(m_known.begin(), m_known.end())) {
       m_known.clear(); // not one this code wrote
     }
@@ -375,7 +377,9 @@ void FlagsMemo::save()
     std::error_code ec;
     stdfs::create_directories(m_file.parent_path(), ec);
     std::string text(k_flags_memo_header);
-    text.append(reinterpret_cast<const char*>(m_seen.data()), m_seen.size() * sizeof(std::uint64_t));
+    if (!m_seen.empty()) {
+      text.append(reinterpret_cast<const char*>(m_seen.data()), m_seen.size() * sizeof(std::uint64_t));
+    }
     util::write_file_atomically(m_file, text);
     m_known = m_seen;
   } catch (const Error&) {
