@@ -61,9 +61,14 @@ same_entries() {
 
 # json_get FILE FILTER: a value from JSON output, e.g. json_get "$OUT" .repo
 json_get() { jq -r "$2" "$1"; }
+# The Python with python3-jsonschema (`make deps`): Debian's, when it has the module. A
+# `python3` found first on PATH may be a version manager's shim that takes a second to
+# start, paid on every schema check.
+SCHEMA_PYTHON=python3
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null && SCHEMA_PYTHON=/usr/bin/python3
 # valid_json FILE SCHEMA: FILE holds a document valid against docs/schemas/SCHEMA.
 valid_json() {
-  python3 "$SOURCE_DIR/tests/tools/check_json_schema.py" "$SOURCE_DIR/docs/schemas/$2" "$1" 2>"$SCRATCH/schema-errors" ||
+  "$SCHEMA_PYTHON" "$SOURCE_DIR/tests/tools/check_json_schema.py" "$SOURCE_DIR/docs/schemas/$2" "$1" 2>"$SCRATCH/schema-errors" ||
     fail "$(basename "$1") does not match $2: $(cat "$SCRATCH/schema-errors")"
 }
 
@@ -94,13 +99,16 @@ run_tests() {
     mkdir -p "$HOME"
     OUT="$SCRATCH/stdout"
     ERR="$SCRATCH/stderr"
+    local started=$EPOCHREALTIME
     ( cd "$SCRATCH" && "$name" )
     local status=$?
+    local took
+    took=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     if [[ $status -ne 0 || -s "$SCRATCH/.failures" ]]; then
-      echo "  FAIL $name"
+      echo "  FAIL $name (${took} s)"
       failed=$((failed + 1))
     else
-      echo "  ok   $name"
+      echo "  ok   $name (${took} s)"
       passed=$((passed + 1))
     fi
   done

@@ -13,35 +13,51 @@ done
 
 # --- drivers ------------------------------------------------------------------------
 
-# bash: what readline would put in place of the last word, one candidate per line.
+# bash: what readline would put in place of the last word, one candidate per line, into
+# OUT_DIR/N for line N (errors into OUT_DIR/N.err). One bash runs every line, each in a
+# subshell of its own that starts as a fresh `bash -c` would: sourcing the script under
+# set -u, with nothing but the script and the line as its arguments.
 BASH_DRIVER='
-set -u
-source "$1"
-line=$2
-COMP_LINE=$line
-COMP_POINT=${#line}
-read -ra COMP_WORDS <<<"$line"
-[[ -z $line || $line == *[[:blank:]] ]] && COMP_WORDS+=("")
-COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-cur=${COMP_WORDS[COMP_CWORD]}
-[[ -n ${SPY_PATH-} ]] && PATH=$SPY_PATH
-_neuron_cache neuron-cache "$cur" "${COMP_WORDS[COMP_CWORD-1]-}"
-# Readline replaces the text after the word'"'"'s last break character (= or :).
-text=${cur##*[=:]}
-for candidate in "${COMPREPLY[@]}"; do
-  printf "%s\n" "${cur%"$text"}$candidate"
+nc_script=$1 nc_out_dir=$2
+shift 2
+nc_index=0
+for nc_line in "$@"; do
+  nc_index=$((nc_index + 1))
+  (
+  set -- "$nc_script" "$nc_line"
+  unset nc_script nc_out_dir nc_index nc_line
+  set -u
+  source "$1"
+  line=$2
+  COMP_LINE=$line
+  COMP_POINT=${#line}
+  read -ra COMP_WORDS <<<"$line"
+  [[ -z $line || $line == *[[:blank:]] ]] && COMP_WORDS+=("")
+  COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+  cur=${COMP_WORDS[COMP_CWORD]}
+  [[ -n ${SPY_PATH-} ]] && PATH=$SPY_PATH
+  _neuron_cache neuron-cache "$cur" "${COMP_WORDS[COMP_CWORD-1]-}"
+  # Readline replaces the text after the word'"'"'s last break character (= or :).
+  text=${cur##*[=:]}
+  for candidate in "${COMPREPLY[@]}"; do
+    printf "%s\n" "${cur%"$text"}$candidate"
+  done
+  ) >"$nc_out_dir/$nc_index" 2>"$nc_out_dir/$nc_index.err"
 done
 '
 
 # zsh: an interactive zsh (compinit, fpath holding _neuron-cache) on a pty. For each line,
 # types it and TAB; a compadd wrapper records every match the completion system adds
-# (with its prefixes), into OUT_DIR/N for line N.
+# (with its prefixes), into OUT_DIR/N for line N. compinit keeps its dump in DUMP_FILE, as
+# it does in users' shells: the first session of the suite scans fpath (1-2 s) and writes
+# it, later ones load it (the dump only names the functions; _neuron-cache itself is
+# autoloaded from each test's COMPDIR when first called).
 ZSH_DRIVER='
 zmodload zsh/zpty || exit 2
-local compdir=$1 out_dir=$2 index=0 typed waited output
-shift 2
+local compdir=$1 out_dir=$2 dump_file=$3 index=0 typed waited output
+shift 3
 zpty nc_shell zsh -f -i
-zpty -w nc_shell "PROMPT=\"\" RPROMPT=\"\"; fpath=(${(q)compdir} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w nc_shell "PROMPT=\"\" RPROMPT=\"\"; fpath=(${(q)compdir} \$fpath); autoload -Uz compinit; compinit -u -d ${(q)dump_file}"
 zpty -w nc_shell "zstyle \":completion:*\" insert-tab false; bindkey \"^I\" complete-word"
 zpty -w nc_shell "[[ -n \$SPY_PATH ]] && PATH=\$SPY_PATH"
 zpty -w nc_shell "compadd() {
@@ -73,8 +89,18 @@ done
 zpty -d nc_shell
 '
 
-# fish: `complete -C` on the line, candidates without their descriptions.
-FISH_DRIVER='source $argv[1]; test -n "$SPY_PATH"; and set PATH $SPY_PATH; complete -C $argv[2]'
+# fish: `complete -C` on each line, into OUT_DIR/N for line N (errors into OUT_DIR/N.err),
+# candidates with their descriptions (run_cases keeps the first field). One fish for all
+# lines; what sourcing the script prints to stderr goes to the driver's own stderr.
+FISH_DRIVER='
+source $argv[1]; test -n "$SPY_PATH"; and set PATH $SPY_PATH
+set -l out_dir $argv[2]
+set -l index 0
+for line in $argv[3..-1]
+  set index (math $index + 1)
+  complete -C $line >$out_dir/$index 2>$out_dir/$index.err
+end
+'
 
 generate_scripts() {
   mkdir -p "$SCRATCH/zsh"
@@ -82,9 +108,6 @@ generate_scripts() {
   "$NC" completion zsh >"$SCRATCH/zsh/_neuron-cache" || fail "completion zsh failed"
   "$NC" completion fish >"$SCRATCH/neuron-cache.fish" || fail "completion fish failed"
 }
-
-# Candidates as sorted unique lines, directories without their trailing slash.
-normalize() { sed 's#/$##' | LC_ALL=C sort -u; }
 
 # --- cases: collect, then run every shell on all of them ----------------------------
 
@@ -97,19 +120,18 @@ expect_has() { CASE_LINES+=("$1"); shift; CASE_CHECKS+=("has $*"); }
 # expect_lacks LINE WORDS...: none of WORDS is offered.
 expect_lacks() { CASE_LINES+=("$1"); shift; CASE_CHECKS+=("lacks $*"); }
 
-check_one() { # SHELL LINE CHECK FILE
-  local shell=$1 line=$2 mode=${3%% *} words=${3#* } got word
-  got=$(normalize <"$4" | tr '\n' ' ')
-  got=${got% }
-  if grep -q '<<timeout>>' "$4"; then
-    fail "$shell: completing '$line' did not finish"
-    return
-  fi
+check_one() { # SHELL LINE CHECK CANDIDATE...
+  local shell=$1 line=$2 mode=${3%% *} words=${3#* } got="" word
+  shift 3
+  # Candidates as sorted unique lines, directories without their trailing slash.
+  (($#)) && got=$(printf '%s\n' "${@%/}" | LC_ALL=C sort -u)
+  got=${got//$'\n'/ }
   case $mode in
     exact)
       local expected
-      expected=$(printf '%s\n' $words | LC_ALL=C sort -u | tr '\n' ' ')
-      [[ "$got" == "${expected% }" ]] || fail "$shell: '$line' offers [$got], expected exactly [${expected% }]"
+      expected=$(printf '%s\n' $words | LC_ALL=C sort -u)
+      expected=${expected//$'\n'/ }
+      [[ "$got" == "$expected" ]] || fail "$shell: '$line' offers [$got], expected exactly [$expected]"
       ;;
     has)
       for word in $words; do
@@ -127,20 +149,34 @@ check_one() { # SHELL LINE CHECK FILE
 run_cases() {
   local results="$SCRATCH/candidates" index shell
   mkdir -p "$results/bash" "$results/fish" "$results/zsh"
-  for index in "${!CASE_LINES[@]}"; do
-    bash --norc --noprofile -c "$BASH_DRIVER" _ "$SCRATCH/neuron-cache.bash" "${CASE_LINES[index]}" \
-      >"$results/bash/$((index + 1))" 2>"$results/bash/$((index + 1)).err"
-    fish --no-config -c "$FISH_DRIVER" "$SCRATCH/neuron-cache.fish" "${CASE_LINES[index]}" 2>"$results/fish/$((index + 1)).err" \
-      | cut -f1 >"$results/fish/$((index + 1))"
+  bash --norc --noprofile -c "$BASH_DRIVER" _ "$SCRATCH/neuron-cache.bash" "$results/bash" "${CASE_LINES[@]}" \
+    2>"$results/bash/driver.err"
+  fish --no-config -c "$FISH_DRIVER" "$SCRATCH/neuron-cache.fish" "$results/fish" "${CASE_LINES[@]}" \
+    2>"$results/fish/driver.err"
+  zsh -f -c "$ZSH_DRIVER" _ "$SCRATCH/zsh" "$results/zsh" "$SUITE_ROOT/zcompdump" "${CASE_LINES[@]}" >/dev/null 2>&1
+  for shell in bash fish; do
+    [[ ! -s "$results/$shell/driver.err" ]] || fail "$shell: loading the script wrote errors: $(head -c 500 "$results/$shell/driver.err")"
   done
-  zsh -f -c "$ZSH_DRIVER" _ "$SCRATCH/zsh" "$results/zsh" "${CASE_LINES[@]}" >/dev/null 2>&1
+  local lines candidates entry timed_out
   for index in "${!CASE_LINES[@]}"; do
     for shell in bash zsh fish; do
       local file="$results/$shell/$((index + 1))"
       [[ -f $file ]] || { fail "$shell: no result for '${CASE_LINES[index]}'"; continue; }
-      grep -v '^<<done>>$' "$file" >"$file.candidates"
-      grep -q '<<timeout>>' "$file" && echo '<<timeout>>' >>"$file.candidates"
-      check_one "$shell" "${CASE_LINES[index]}" "${CASE_CHECKS[index]}" "$file.candidates"
+      mapfile -t lines <"$file"
+      candidates=()
+      timed_out=0
+      for entry in "${lines[@]}"; do
+        [[ $entry == '<<done>>' ]] && continue
+        [[ $entry == *'<<timeout>>'* ]] && timed_out=1
+        # fish: the candidate without its description (the first tab-separated field).
+        [[ $shell == fish ]] && entry=${entry%%$'\t'*}
+        candidates+=("$entry")
+      done
+      if ((timed_out)); then
+        fail "$shell: completing '${CASE_LINES[index]}' did not finish"
+      else
+        check_one "$shell" "${CASE_LINES[index]}" "${CASE_CHECKS[index]}" "${candidates[@]}"
+      fi
       if [[ -s "$file.err" ]]; then
         fail "$shell: '${CASE_LINES[index]}' wrote errors: $(head -c 500 "$file.err")"
       fi
@@ -165,7 +201,8 @@ help_long_options() {
   "$NC" "$1" --help | sed -n '/^Options:/,/^Examples:/p;/^Common options:/,/^Examples:/p' \
     | grep -oE -- '--[a-z][a-z0-9_-]*' | while read -r name; do
       echo "$name"
-      [[ ${name#--} == *-* ]] && echo "--$(echo "${name#--}" | tr - _)"
+      twin=${name#--}
+      [[ $twin == *-* ]] && echo "--${twin//-/_}"
     done | LC_ALL=C sort -u
 }
 
@@ -415,15 +452,19 @@ test_man_page_covers_every_command_and_option() {
   for code in 0 1 2 3 '128+N'; do
     grep -qxF "\\fB$code\\fR" <<<"$section" || fail "EXIT STATUS lacks $code"
   done
+  # The page and the help as text: hundreds of fixed-string checks without a grep each.
+  local page_text help_text
+  page_text=$(<"$page")
+  help_text=$("$NC" --help)
   while read -r command; do
     [[ $command == help ]] && continue
-    if "$NC" --help | grep -qF "(alias: $command)"; then
+    if [[ $help_text == *"(alias: $command)"* ]]; then
       grep -qxF "Also available as $command." "$page" || fail "the man page does not name the alias $command"
       continue
     fi
     grep -qxF ".SS \\fB$command\\fR" "$page" || fail "no section for command $command"
     while read -r name; do
-      grep -qF "\\fB$(printf '%s' "$name" | sed 's/-/\\-/g')\\fR" "$page" || fail "man page lacks $name of $command"
+      [[ $page_text == *"\\fB${name//-/\\-}\\fR"* ]] || fail "man page lacks $name of $command"
     done < <(help_long_options "$command")
   done < <(help_commands)
   if command -v groff >/dev/null; then
