@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> warnings;
   auto configurations = registry::legacy_configurations(fuzz::text_of(data, size), warnings);
   for (const auto& configuration : configurations) {
-    FUZZ_CHECK(configuration.entry.has_value(), "a configuration without its entry");
+    FUZZ_CHECK(configuration.entry != nullptr, "a configuration without its entry");
     FUZZ_CHECK(configuration.paths.size() == 1, "a configuration not tied to registry.json");
     (void)registry::entry_shape(*configuration.entry);
     (void)registry::python_str(configuration.entry->neuron_config());
