@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -30,25 +31,11 @@ const EVP_MD* fetched(const char* name, const EVP_MD* legacy)
 
 const EVP_MD* evp_for(HashAlgorithm algorithm)
 {
-  switch (algorithm) {
-  case HashAlgorithm::md5: {
-    static const EVP_MD* md = fetched("MD5", EVP_md5());
-    return md;
-  }
-  case HashAlgorithm::sha1: {
-    static const EVP_MD* md = fetched("SHA1", EVP_sha1());
-    return md;
-  }
-  case HashAlgorithm::sha256: {
-    static const EVP_MD* md = fetched("SHA256", EVP_sha256());
-    return md;
-  }
-  case HashAlgorithm::sha512: {
-    static const EVP_MD* md = fetched("SHA512", EVP_sha512());
-    return md;
-  }
-  }
-  return evp_for(HashAlgorithm::sha256);
+  // Indexed by HashAlgorithm.
+  static const std::array<const EVP_MD*, 4> digests = {fetched("MD5", EVP_md5()), fetched("SHA1", EVP_sha1()),
+                                                       fetched("SHA256", EVP_sha256()),
+                                                       fetched("SHA512", EVP_sha512())};
+  return digests.at(static_cast<std::size_t>(algorithm));
 }
 
 std::string to_hex(const unsigned char* bytes, unsigned length)
