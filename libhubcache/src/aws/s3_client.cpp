@@ -518,6 +518,8 @@ public:
   bool start(long, const http::Headers& headers) override
   {
     m_headers = headers;
+    auto length = m_expected > 0 ? m_expected : parse_u64(headers.get("Content-Length").value_or("")).value_or(0);
+    m_out.stream(length);
     return true;
   }
   void write(std::string_view chunk) override

@@ -69,6 +69,9 @@ public:
       if (!commit) {
         commit = headers.get("x-repo-commit");
       }
+      if (expected_size) {
+        m_target.expect(*expected_size);
+      }
       return true;
     }
     return false;

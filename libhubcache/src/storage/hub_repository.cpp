@@ -31,13 +31,18 @@ public:
   {
     m_file.emplace(m_destination);
   }
+  void expect(std::uint64_t size) override { m_file->stream(size); }
   void restart() override
   {
     m_file.reset();
     m_file.emplace(m_destination);
   }
   void write(std::string_view chunk) override { m_file->write(chunk); }
-  util::FileDigests digests() override { return util::digest_file(m_file->temp_path()); }
+  util::FileDigests digests() override
+  {
+    m_file->complete_writes();
+    return util::digest_file(m_file->temp_path());
+  }
   void commit(bool flush) { m_file->commit(flush); }
 
 private:

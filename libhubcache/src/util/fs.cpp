@@ -241,8 +241,35 @@ void TemporaryFile::close(bool durable)
 
 AtomicFile::AtomicFile(stdfs::path target) : m_target(std::move(target)), m_temp(m_target, 0644) {}
 
+AtomicFile::~AtomicFile() = default;
+
+void AtomicFile::stream(std::uint64_t expected_size)
+{
+  if (!m_stream) {
+    m_stream = std::make_unique<StreamWriter>(m_temp.fd(), m_temp.path(), 0, expected_size);
+  }
+}
+
+void AtomicFile::write(std::string_view data)
+{
+  if (m_stream) {
+    m_stream->write(data);
+  } else {
+    m_temp.write(data);
+  }
+}
+
+void AtomicFile::complete_writes()
+{
+  if (m_stream) {
+    m_stream->finish();
+    m_stream.reset();
+  }
+}
+
 void AtomicFile::commit(bool durable)
 {
+  complete_writes();
   m_temp.close(durable);
   if (::rename(m_temp.path().c_str(), m_target.c_str()) != 0) {
     throw IoError("cannot rename " + m_temp.path().string() + " to " + m_target.string() + ": " + errno_text(errno));
@@ -252,6 +279,7 @@ void AtomicFile::commit(bool durable)
 
 const stdfs::path& AtomicFile::finish_without_rename()
 {
+  complete_writes();
   m_temp.close();
   return m_temp.path();
 }

@@ -14,6 +14,8 @@ namespace hubcache::hub {
 class DownloadTarget {
 public:
   virtual ~DownloadTarget() = default;
+  // The announced size, before the first byte: a target may pick how to write by it.
+  virtual void expect(std::uint64_t /*size*/) {}
   virtual void restart() = 0;
   virtual void write(std::string_view chunk) = 0;
   virtual util::FileDigests digests() = 0;

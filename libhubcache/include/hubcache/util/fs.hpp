@@ -1,11 +1,13 @@
 #pragma once
 
 #include "hubcache/util/fd.hpp"
+#include "hubcache/util/stream_writer.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +42,7 @@ public:
   // The file stays on disk after destruction (it was renamed or linked elsewhere).
   void keep();
   const stdfs::path& path() const { return m_path; }
+  const Fd& fd() const { return m_fd; }
 
 private:
   stdfs::path m_path;
@@ -80,11 +83,16 @@ bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds other_
 class AtomicFile {
 public:
   explicit AtomicFile(stdfs::path target);
+  ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  void write(std::string_view data) { m_temp.write(data); }
-  void write(const void* data, std::size_t size) { m_temp.write(data, size); }
+  // Before the first write: the bytes of a long stream (a download) of about
+  // `expected_size` bytes go through a StreamWriter, written on a second thread and, when
+  // big, past the page cache. Writes are then only sure to have landed once committed.
+  void stream(std::uint64_t expected_size);
+  void write(std::string_view data);
+  void write(const void* data, std::size_t size) { write(std::string_view(static_cast<const char*>(data), size)); }
   // fsyncs, then renames over the target.
   void commit(bool durable = true);
   // fsyncs and closes, leaving the temp file for the caller (e.g. to link(2) it); it is
@@ -93,9 +101,14 @@ public:
   const stdfs::path& temp_path() const { return m_temp.path(); }
   const stdfs::path& target() const { return m_target; }
 
+  // Every byte written so far is in the temp file once this returns (a stream's writer is
+  // done); IoError when one could not be written.
+  void complete_writes();
+
 private:
   stdfs::path m_target;
   TemporaryFile m_temp;
+  std::unique_ptr<StreamWriter> m_stream;
 };
 
 // What is read whole from outside (config, token, registry and JSON files) is bounded.
