@@ -305,19 +305,31 @@ test_multipart_upload_with_chunked_parts() {
   equals "$(jq -r .transfer "$SCRATCH/b")" basic
   cp "$SCRATCH/b" "$SCRATCH/batch"
   equals "$(jq -r '.objects[0].actions.upload.header | keys | join(",")' "$SCRATCH/batch")" "00001,00002,00003,chunk_size"
-  local parts="" n
-  for n in 1 2 3; do
+  local complete
+  complete=$(jq -r '.objects[0].actions.upload.href' "$SCRATCH/batch")
+  # Parts land at their offsets whatever their order. A part that runs long is refused
+  # without spilling into the next part, and a part never uploaded fails the completion.
+  local etags=() n
+  for n in 3 2 1; do
     local url
     url=$(jq -r ".objects[0].actions.upload.header[\"0000$n\"]" "$SCRATCH/batch")
+    if ((n == 1)); then
+      equals "$(curl -sS -o "$SCRATCH/b" -w '%{http_code}' -X POST \
+        -d "{\"oid\":\"$oid\",\"parts\":[{\"partNumber\":1,\"etag\":\"x\"},{\"partNumber\":2,\"etag\":${etags[2]}},{\"partNumber\":3,\"etag\":${etags[3]}}]}" "$complete")" 400
+      contains "$SCRATCH/b" "Part 1 was never uploaded"
+      { head -c 40 "$SCRATCH/obj"; printf 'X'; } >"$SCRATCH/part"
+      equals "$(curl -sS -o "$SCRATCH/b" -w '%{http_code}' -X PUT --data-binary @"$SCRATCH/part" "$url")" 400
+      contains "$SCRATCH/b" "must hold 40 bytes, got 41"
+    fi
     tail -c +$(((n - 1) * 40 + 1)) "$SCRATCH/obj" | head -c 40 >"$SCRATCH/part"
     curl -sS -o /dev/null -D "$SCRATCH/h" -X PUT -H 'Transfer-Encoding: chunked' --data-binary @"$SCRATCH/part" "$url"
     local etag
     etag=$(header ETag)
     [[ -n "$etag" ]] || fail "part $n without ETag"
-    parts+="${parts:+,}{\"partNumber\":$n,\"etag\":$(jq -Rn --arg e "$etag" '$e')}"
+    etags[n]=$(jq -Rn --arg e "$etag" '$e')
   done
-  local complete
-  complete=$(jq -r '.objects[0].actions.upload.href' "$SCRATCH/batch")
+  local parts=""
+  for n in 1 2 3; do parts+="${parts:+,}{\"partNumber\":$n,\"etag\":${etags[n]}}"; done
   equals "$(curl -sS -o "$SCRATCH/b" -w '%{http_code}' -X POST -d "{\"oid\":\"$oid\",\"parts\":[$parts]}" "$complete")" 200
   # Now stored: the batch offers no action, and verify confirms it.
   equals "$(hub POST /alice/r.git/info/lfs/objects/batch -H "$(auth $OWNER)" \

@@ -2,14 +2,19 @@
 // upload/part/completion URLs, verify, and the CDN-like byte route LFS downloads redirect to.
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <future>
 #include <mutex>
 #include <shared_mutex>
+#include <unistd.h>
 
 #include "hub_server.hpp"
+#include "hubcache/util/fd.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/stream_writer.hpp"
 
 namespace testhub {
 
@@ -36,19 +41,24 @@ struct StreamedDigest {
   std::string md5;
 };
 
-// Streams the request body into `path`, hashing on the way (the sha256 only when asked:
-// a multipart part is checked by its MD5 ETag, the object's sha256 once assembled).
-StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path, bool with_sha256 = true)
+// Streams the request body into `fd` from `offset` on, hashing on the way (the sha256 only
+// when asked: a multipart part is checked by its MD5 ETag, the object's sha256 once
+// complete). At most `limit` bytes are stored: a part that runs long is counted, and
+// refused by its size, without spilling into the next part's bytes.
+StreamedDigest receive_into(RequestBody& body, const hubcache::util::Fd& fd, const stdfs::path& what,
+                            std::uint64_t offset, std::uint64_t limit, bool with_sha256 = true)
 {
+  // Like object storage, big uploads do not go through the page cache (see StreamWriter).
+  hubcache::util::StreamWriter writer(fd, what, offset, limit);
   hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
   hubcache::util::Hasher md5(hubcache::util::HashAlgorithm::md5);
   StreamedDigest digest;
-  std::ofstream out(path, std::ios::binary);
   // The body arrives in small pieces; it is gathered in blocks so that, for a big object,
   // the MD5 of a block runs on a second core while this one takes its sha256 and writes
   // it (a multi-GB PUT otherwise spends most of its time hashing in one thread).
   constexpr std::size_t k_block = 4u << 20;
   std::string block;
+  std::uint64_t stored = 0;
   const auto take_block = [&] {
     if (block.empty())
       return;
@@ -59,7 +69,10 @@ StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path, bool 
       md5.update(block.data(), block.size());
     if (with_sha256)
       sha256.update(block.data(), block.size());
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto room = limit - std::min(limit, stored);
+    const auto to_store = static_cast<std::size_t>(std::min<std::uint64_t>(room, block.size()));
+    writer.write(std::string_view(block).substr(0, to_store));
+    stored += to_store;
     if (other.valid())
       other.get();
     block.clear();
@@ -74,16 +87,24 @@ StreamedDigest receive_to_file(RequestBody& body, const stdfs::path& path, bool 
       if (block.size() == k_block)
         take_block();
     }
-    return static_cast<bool>(out);
+    return true;
   });
   take_block();
-  out.close();
-  if (!complete || !out)
+  if (!complete)
     throw HubError(400, "Upload interrupted or unreadable body");
+  writer.finish();
   if (with_sha256)
     digest.sha256 = sha256.hex_digest();
   digest.md5 = md5.hex_digest();
   return digest;
+}
+
+hubcache::util::Fd open_for_upload(const stdfs::path& path, int flags)
+{
+  hubcache::util::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644));
+  if (!fd)
+    throw HubError(500, "Cannot store the upload: " + path.string() + ": " + std::strerror(errno));
+  return fd;
 }
 
 std::string strip_quotes(std::string text)
@@ -93,6 +114,9 @@ std::string strip_quotes(std::string text)
   text.erase(std::remove(text.begin(), text.end(), '"'), text.end());
   return text;
 }
+
+// Where a multipart upload's parts land, each at its offset.
+constexpr const char* k_object_name = "object";
 
 std::string part_file_name(std::uint64_t number)
 {
@@ -227,7 +251,13 @@ Reply HubServer::lfs_upload(RequestContext& ctx, const std::string& repo_id, con
     throw HubError(403, "Signature does not match: request a new upload URL from the batch API");
   const auto expected_size = std::stoull(size_text);
   TempFile temp{m_storage.temp_path("upload")};
-  const auto digest = receive_to_file(ctx.body, temp.path);
+  const auto digest = [&] {
+    auto fd = open_for_upload(temp.path, O_EXCL);
+    auto received = receive_into(ctx.body, fd, temp.path, 0, expected_size);
+    if (fd.close_checked() != 0)
+      throw HubError(500, "Cannot store the upload");
+    return received;
+  }();
   if (digest.size != expected_size || digest.sha256 != oid)
     throw HubError(400, "Uploaded content does not match the announced object: expected sha256 " + oid + " and "
                           + std::to_string(expected_size) + " bytes, got sha256 " + digest.sha256 + " and "
@@ -265,17 +295,24 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
   if (number < 1 || number > parts)
     throw HubError(400, "Invalid part number " + part);
   const auto expected = number < parts ? chunk : size - chunk * (parts - 1);
-  TempFile temp{m_storage.temp_path("part")};
-  const auto digest = receive_to_file(ctx.body, temp.path, false);
+  // Like S3, parts land in place: each at its offset in the one object file of the upload,
+  // so the completion only checks it, with no copy of the whole object. The part's ETag is
+  // removed before its bytes are rewritten and written after them: an ETag always vouches
+  // for the bytes in its part's range.
+  const auto etag_path = dir / (part_file_name(number) + ".etag");
+  std::error_code ec;
+  stdfs::remove(etag_path, ec);
+  const auto digest = [&] {
+    auto object = open_for_upload(dir / k_object_name, 0);
+    auto received = receive_into(ctx.body, object, dir / k_object_name, chunk * (number - 1), expected, false);
+    if (object.close_checked() != 0)
+      throw HubError(500, "Cannot store the upload");
+    return received;
+  }();
   if (digest.size != expected)
     throw HubError(400, "Part " + std::to_string(number) + " must hold " + std::to_string(expected) + " bytes, got "
                           + std::to_string(digest.size));
-  // Like S3, the part's ETag is remembered as it arrives and the completion is checked
-  // against it, without reading the part again. The ETag goes first, the part last: a part
-  // file always has the ETag of its content.
-  hubcache::util::write_file_atomically(dir / (part_file_name(number) + ".etag"), digest.md5);
-  stdfs::rename(temp.path, dir / part_file_name(number));
-  temp.keep = true;
+  hubcache::util::write_file_atomically(etag_path, digest.md5);
   Reply reply;
   reply.header("ETag", "\"" + digest.md5 + "\"");
   return reply;
@@ -304,30 +341,22 @@ Reply HubServer::lfs_complete(RequestContext& ctx, const std::string& upload_id)
     if (number != expected_number++)
       throw HubError(400, "Parts must be listed in order, starting at 1");
     const auto etag = hubcache::util::read_file_if_exists(dir / (part_file_name(number) + ".etag"));
-    if (!etag || !stdfs::exists(dir / part_file_name(number)))
+    if (!etag)
       throw HubError(400, "Part " + std::to_string(number) + " was never uploaded");
     if (strip_quotes(item.value("etag", std::string{})) != *etag)
       throw HubError(400, "ETag of part " + std::to_string(number) + " does not match the uploaded part");
   }
-  // Assembled in order, hashed on the way: the object must be what the batch announced.
-  TempFile temp{m_storage.temp_path("complete")};
+  // The object must be what the batch announced.
+  const auto object_path = dir / k_object_name;
   hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
-  std::uint64_t total = 0;
-  {
-    std::ofstream out(temp.path, std::ios::binary);
-    for (std::uint64_t number = 1; number <= parts; ++number) {
-      const auto part_path = dir / part_file_name(number);
-      total += hubcache::util::read_file_chunks(part_path, [&](const char* data, std::size_t count) {
-        sha256.update(data, count);
-        out.write(data, static_cast<std::streamsize>(count));
-      });
-    }
-    if (!out)
-      throw HubError(500, "Cannot assemble the uploaded parts");
-  }
+  const auto total = hubcache::util::read_file_chunks(
+    object_path, [&](const char* data, std::size_t count) { sha256.update(data, count); });
   if (total != size || sha256.hex_digest() != oid)
     throw HubError(400, "Assembled object does not match: expected sha256 " + oid + " and " + std::to_string(size)
                           + " bytes");
+  // Moved out of the upload folder first, so that folder can go whatever happens next.
+  TempFile temp{m_storage.temp_path("complete")};
+  stdfs::rename(object_path, temp.path);
   {
     std::shared_lock lock(m_storage.mutex());
     const auto repo = m_storage.find_repo(meta.at("repo").get<std::string>());
