@@ -12,21 +12,27 @@ namespace registry {
 
 Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, const CatalogOptions& options)
 {
-  // (compiler dir, registry version, hash) -> configuration
-  std::map<std::tuple<std::string, std::string, std::string>, Configuration> by_key;
-  std::map<std::tuple<std::string, std::string, std::string>, RegistryPath> first_path;
+  // (compiler dir, registry version, hash) -> configuration, and the copy to read for it.
+  // Keys and copies point into the index, which outlives them: tens of thousands of
+  // entries are not copied again.
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+  struct Found {
+    Configuration configuration;
+    const RegistryPath* first_path = nullptr;
+  };
+  std::map<Key, Found> by_key;
   for (const auto& path : index.entries) {
     if (options.compiler_version && !compiler_version_matches(path.compiler_version, *options.compiler_version)) {
       continue;
     }
-    auto key = std::make_tuple(path.compiler_dir, path.registry_version, path.file_hash);
-    auto& configuration = by_key[key];
+    auto& found = by_key[Key(path.compiler_dir, path.registry_version, path.file_hash)];
+    auto& configuration = found.configuration;
     if (configuration.paths.empty()) {
       configuration.compiler_dir = path.compiler_dir;
       configuration.compiler_version = path.compiler_version;
       configuration.registry_version = path.registry_version;
       configuration.hash = path.file_hash;
-      first_path[key] = path;
+      found.first_path = &path;
     }
     if (path.kind == RegistryPathKind::alias) {
       configuration.paths.insert(configuration.paths.begin(), path.path); // the browsable copy first
@@ -36,18 +42,16 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     if (path.kind == RegistryPathKind::alias && configuration.model_id.empty()) {
       configuration.model_id = path.model_id;
       configuration.model_type = path.model_type;
-      first_path[key] = path; // prefer reading the alias copy (legacy entries need its model id)
+      found.first_path = &path; // prefer reading the alias copy (legacy entries need its model id)
     }
   }
 
   std::vector<RegistryPath> to_read;
-  std::vector<std::tuple<std::string, std::string, std::string>> read_keys;
-  for (auto& [key, configuration] : by_key) {
-    bool unknown = configuration.model_id.empty();
-    bool wanted = options.model_id && configuration.model_id == *options.model_id;
+  for (auto& [key, found] : by_key) {
+    bool unknown = found.configuration.model_id.empty();
+    bool wanted = options.model_id && found.configuration.model_id == *options.model_id;
     if (unknown || wanted) {
-      to_read.push_back(first_path[key]);
-      read_keys.push_back(key);
+      to_read.push_back(*found.first_path);
     }
   }
   Catalog catalog;
@@ -55,9 +59,12 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
   catalog.files_read = to_read.size();
   catalog.warnings = std::move(report.warnings);
   for (auto& loaded : report.entries) {
-    auto key =
-      std::make_tuple(loaded.location.compiler_dir, loaded.location.registry_version, loaded.location.file_hash);
-    auto& configuration = by_key[key];
+    auto it =
+      by_key.find(Key(loaded.location.compiler_dir, loaded.location.registry_version, loaded.location.file_hash));
+    if (it == by_key.end()) {
+      continue; // (each was read for a key of the map)
+    }
+    auto& configuration = it->second.configuration;
     if (configuration.model_id.empty()) {
       configuration.model_id = loaded.entry.model_id;
     }
@@ -69,7 +76,8 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
 
   // Sizes: a traced model's MODULE_<entry hash> folder, else the graphs add's record names.
   std::vector<Configuration*> recorded;
-  for (auto& [key, configuration] : by_key) {
+  for (auto& [key, found] : by_key) {
+    auto& configuration = found.configuration;
     configuration.size = module_size(index, configuration.compiler_dir, configuration.hash);
     if (!configuration.size && !configuration.model_id.empty()
         && (!options.model_id || configuration.model_id == *options.model_id)
@@ -93,7 +101,8 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
   }
 
   catalog.configurations.reserve(by_key.size());
-  for (auto& [key, configuration] : by_key) {
+  for (auto& [key, found] : by_key) {
+    auto& configuration = found.configuration;
     if (configuration.model_id.empty()) {
       continue; // unreadable digest-only copy: already reported as a warning
     }

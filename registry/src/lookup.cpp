@@ -22,13 +22,11 @@ namespace registry {
 RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& files)
 {
   RegistryIndex index;
-  std::set<std::string> modules;
   // Sized for every file once: doubling a vector of tens of thousands of paths holds two
   // copies at its peak, while the unused tail of a big reservation is never touched (a
   // fresh mapping: address space, not memory).
   index.entries.reserve(files.size());
   for (const auto& file : files) {
-    index.file_sizes[file.path] = file.size;
     auto parsed = parse_registry_path(file.path);
     if (!parsed
         && file.path.find("/" + std::string(k_registry_dir) + "/" + std::string(k_attribution_version) + "/")
@@ -37,12 +35,17 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
       continue;
     }
     if (!parsed) {
-      // neuronxcc-<ver>/MODULE_<x>/...: remember the folder for size lookups.
+      // neuronxcc-<ver>/MODULE_<x>/...: counted for size lookups.
       auto slash = file.path.find('/');
       if (slash != std::string::npos && file.path.compare(slash + 1, 7, "MODULE_") == 0) {
         auto end = file.path.find('/', slash + 1);
         if (end != std::string::npos) {
-          modules.insert(file.path.substr(0, end));
+          auto folder = std::string_view(file.path).substr(0, end);
+          auto it = index.module_sizes.find(folder);
+          if (it == index.module_sizes.end()) {
+            it = index.module_sizes.emplace(std::string(folder), 0).first;
+          }
+          it->second += file.size;
         }
       }
       continue;
@@ -56,7 +59,6 @@ RegistryIndex index_registry(const std::vector<hubcache::storage::RepoFile>& fil
     }
     index.entries.push_back(std::move(*parsed));
   }
-  index.module_dirs.assign(modules.begin(), modules.end());
   return index;
 }
 
@@ -70,16 +72,8 @@ std::optional<std::uint64_t> folders_size(const RegistryIndex& index, const std:
 {
   std::optional<std::uint64_t> total;
   for (const auto& folder : folders) {
-    if (!std::binary_search(index.module_dirs.begin(), index.module_dirs.end(), folder)) {
-      continue;
-    }
-    total = total.value_or(0);
-    auto prefix = folder + "/";
-    for (auto it = index.file_sizes.lower_bound(prefix); it != index.file_sizes.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) {
-        break;
-      }
-      *total += it->second;
+    if (auto it = index.module_sizes.find(folder); it != index.module_sizes.end()) {
+      total = total.value_or(0) + it->second;
     }
   }
   return total;

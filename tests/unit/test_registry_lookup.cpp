@@ -310,12 +310,11 @@ TEST_CASE("registry: attribution records name only safe graphs of their own comp
   CHECK(registry::attributed_modules("not json", "record.json", dir).empty());
   CHECK(registry::attributed_modules(R"({"modules": {}})", "record.json", dir).empty());
 
-  registry::RegistryIndex index;
-  index.module_dirs = {dir + "/MODULE_1+d41d8cd9", dir + "/MODULE_2+d41d8cd9"};
-  index.file_sizes = {{dir + "/MODULE_1+d41d8cd9/model.neff", 100},
-                      {dir + "/MODULE_1+d41d8cd9/model.done", 0},
-                      {dir + "/MODULE_2+d41d8cd9/model.neff", 50},
-                      {dir + "/MODULE_10+d41d8cd9/model.neff", 7}};
+  auto index = registry::index_registry({{.path = dir + "/MODULE_1+d41d8cd9/model.neff", .size = 100},
+                                         {.path = dir + "/MODULE_1+d41d8cd9/model.done", .size = 0},
+                                         {.path = dir + "/MODULE_2+d41d8cd9/model.neff", .size = 50},
+                                         {.path = dir + "/MODULE_10+d41d8cd9/model.neff", .size = 7},
+                                         {.path = dir + "/MODULE_10+d41d8cd9.neff", .size = 9}});
   CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9"}) == 100U);
   CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9", dir + "/MODULE_2+d41d8cd9"}) == 150U);
   CHECK_FALSE(registry::folders_size(index, {dir + "/MODULE_9+d41d8cd9"}).has_value());

@@ -18,11 +18,12 @@ namespace registry {
 
 // Every registry path of a repo listing, classified once.
 struct RegistryIndex {
-  std::vector<RegistryPath> entries;               // alias and digest paths
-  std::vector<RegistryPath> unexpected;            // under a 0_REGISTRY but in no known layout
-  std::map<std::string, std::uint64_t> file_sizes; // every listed file, for MODULE_<hash> sizes
-  std::vector<std::string> module_dirs;            // "<compiler_dir>/MODULE_<x>" folders
-  std::set<std::string> attribution_records;       // add's records (layout.hpp), by path
+  std::vector<RegistryPath> entries;    // alias and digest paths
+  std::vector<RegistryPath> unexpected; // under a 0_REGISTRY but in no known layout
+  // "<compiler_dir>/MODULE_<x>" folder -> bytes of the files listed in it: folder sizes
+  // are all a listing is read for beyond the registry (not every file's path).
+  std::map<std::string, std::uint64_t, std::less<>> module_sizes;
+  std::set<std::string> attribution_records; // add's records (layout.hpp), by path
 
   // Registry roots that hold at least one digest directory (optimum >= 0.4.5 layout).
   std::set<std::string> digest_roots;
