@@ -84,6 +84,26 @@ TEST_CASE("a big stream arrives byte for byte, its tail included, and leaves the
         == util::hex_digest(util::HashAlgorithm::sha256, bytes));
 }
 
+TEST_CASE("a big stream on tmpfs stays in the page cache, which is its storage")
+{
+  std::filesystem::path shm = "/dev/shm";
+  if (!std::filesystem::is_directory(shm) || ::access(shm.c_str(), W_OK) != 0) {
+    MESSAGE("no writable /dev/shm here");
+    return;
+  }
+  auto path = shm / ("neuron-cache-unit-stream-" + std::to_string(::getpid()));
+  auto bytes = random_bytes(StreamWriter::k_direct_threshold + StreamWriter::k_block_size, 7);
+  {
+    auto fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+    StreamWriter writer(fd, path, 0, bytes.size());
+    writer.write(bytes);
+    writer.finish();
+    CHECK(writer.direct_bytes() == 0);
+  }
+  CHECK(util::read_file(path, bytes.size()) == bytes);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("streams at their offsets fill one file whatever their order, like the parts of an upload")
 {
   test_support::TempDir dir;

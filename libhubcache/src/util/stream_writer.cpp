@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace hubcache::util {
@@ -16,6 +17,22 @@ namespace {
 // O_DIRECT wants the buffer, the file offset and the length aligned to the logical block
 // size; 4 KiB covers every device and file system that accepts it.
 constexpr std::size_t k_direct_alignment = 4096;
+
+// Local disk file systems, where an O_DIRECT write is one DMA to the device. Elsewhere it
+// can cost more than it saves: on NFS each write becomes a synchronous round trip to the
+// server, on tmpfs the page cache is the storage.
+bool direct_io_pays_off(int fd)
+{
+  struct statfs info {};
+  if (::fstatfs(fd, &info) != 0) {
+    return false;
+  }
+  constexpr long k_ext = 0xEF53;
+  constexpr long k_xfs = 0x58465342;
+  constexpr long k_btrfs = 0x9123683E;
+  auto type = static_cast<long>(info.f_type);
+  return type == k_ext || type == k_xfs || type == k_btrfs;
+}
 
 } // namespace
 
@@ -33,11 +50,10 @@ StreamWriter::Block StreamWriter::allocate_block()
   return Block(static_cast<char*>(memory));
 }
 
-StreamWriter::StreamWriter(const Fd& fd, std::filesystem::path what, std::uint64_t offset,
-                           std::uint64_t expected_size)
+StreamWriter::StreamWriter(const Fd& fd, std::filesystem::path what, std::uint64_t offset, std::uint64_t expected_size)
   : m_fd(fd.get()), m_what(std::move(what)), m_offset(offset)
 {
-  if (expected_size >= k_direct_threshold && offset % k_direct_alignment == 0) {
+  if (expected_size >= k_direct_threshold && offset % k_direct_alignment == 0 && direct_io_pays_off(m_fd)) {
     set_direct(true);
   }
 }

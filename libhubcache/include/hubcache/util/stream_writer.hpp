@@ -18,12 +18,12 @@ namespace hubcache::util {
 // on, a block at a time, on a second thread: the caller keeps receiving and hashing while
 // the previous block goes to disk.
 //
-// A big stream (`expected_size` >= k_direct_threshold) bypasses the page cache (O_DIRECT)
-// where the file system allows it: a multi-GB NEFF then costs one DMA per block instead of
-// a copy into fresh page-cache pages, and does not evict what the host's other processes
-// keep cached. The unaligned tail, and every file system that refuses O_DIRECT, go through
-// the page cache as usual. Durability is still the caller's (fsync/syncfs): O_DIRECT does
-// not flush the device's cache nor the file's metadata.
+// A big stream (`expected_size` >= k_direct_threshold) on a local disk file system (ext4,
+// XFS, btrfs) bypasses the page cache (O_DIRECT): a multi-GB NEFF then costs one DMA per
+// block instead of a copy into fresh page-cache pages, and does not evict what the host's
+// other processes keep cached. The unaligned tail, and other file systems (NFS, where each
+// such write is a synchronous round trip, tmpfs, FUSE), go through the page cache. Durability is still the caller's
+// (fsync/syncfs): O_DIRECT does not flush the device's cache nor the file's metadata.
 //
 // Not thread-safe: one producer. Bytes handed to write() are copied.
 class StreamWriter {
