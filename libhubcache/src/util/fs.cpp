@@ -245,7 +245,9 @@ AtomicFile::~AtomicFile() = default;
 
 void AtomicFile::stream(std::uint64_t expected_size)
 {
-  if (!m_stream) {
+  // A file announced smaller than one block gains nothing from a second thread.
+  bool small = expected_size > 0 && expected_size < StreamWriter::k_block_size;
+  if (!m_stream && !small) {
     m_stream = std::make_unique<StreamWriter>(m_temp.fd(), m_temp.path(), 0, expected_size);
   }
 }

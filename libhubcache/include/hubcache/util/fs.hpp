@@ -87,9 +87,10 @@ public:
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Before the first write: the bytes of a long stream (a download) of about
-  // `expected_size` bytes go through a StreamWriter, written on a second thread and, when
-  // big, past the page cache. Writes are then only sure to have landed once committed.
+  // Before the first write: the bytes of a long stream (a download) of `expected_size`
+  // bytes (0: unknown) go through a StreamWriter, written on a second thread and, when big,
+  // past the page cache. Writes are then only sure to have landed once committed or
+  // complete_writes() returns. A stream announced smaller than a block is written directly.
   void stream(std::uint64_t expected_size);
   void write(std::string_view data);
   void write(const void* data, std::size_t size) { write(std::string_view(static_cast<const char*>(data), size)); }
