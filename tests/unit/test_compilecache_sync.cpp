@@ -113,7 +113,7 @@ TEST_CASE("push: digests travel with the additions and come back from the commit
   for (const auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
     REQUIRE(known.has_value());
-    CHECK(known->sha256 == digest_file(upload.source).sha256);
+    CHECK(known->sha256 == digest_file(plan.source_of(upload)).sha256);
   }
   // The commit result describes every addition.
   CommitRequest request{"again", "", {{"x/y.txt", FileSource::from_bytes("hello")}}, {}, std::nullopt};

@@ -422,6 +422,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
     by_path.emplace(file.path, &file);
   }
   PushPlan plan;
+  plan.root = scan.root.native();
   plan.skipped = scan.skipped;
   for (const auto& entry : scan.entries) {
     if (!is_publishable(entry) || entry.files.empty()) {
@@ -433,13 +434,28 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
       if (it != by_path.end() && same_content(*it->second, file, digests, scan.root.native())) {
         continue;
       }
-      plan.uploads.push_back({file.path, scan.source_of(file), {file.size, file.mtime_ns, file.inode}});
+      plan.uploads.push_back({file.path, file.source, {file.size, file.mtime_ns, file.inode}});
       plan.bytes_to_upload += file.size;
       uploads = true;
     }
     (uploads ? plan.entries_to_push : plan.entries_present).push_back(entry.path);
   }
   return plan;
+}
+
+std::string PushPlan::source_of(const Upload& upload) const
+{
+  if (!upload.source.empty()) {
+    return upload.source;
+  }
+  std::string file;
+  file.reserve(root.size() + 1 + upload.path.size());
+  file.append(root);
+  if (file.empty() || file.back() != '/') {
+    file.push_back('/');
+  }
+  file.append(upload.path);
+  return file;
 }
 
 std::string publish_fingerprint(const Scan& scan)
@@ -694,15 +710,19 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     return result;
   }
   // The plan lends its paths to the request (tens of thousands of them: not copied) and
-  // gets them back once the commit is done; its own vector is not kept meanwhile.
+  // gets them back once the commit is done; its own vector is not kept meanwhile. Files
+  // below the root share it instead of each holding a full path.
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
   request.additions.reserve(plan.uploads.size());
   std::vector<FileStamp> stamps;
   stamps.reserve(plan.uploads.size());
+  auto root = std::make_shared<const std::string>(plan.root);
   for (auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
-    request.additions.push_back({std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)),
+    auto source = upload.source.empty() ? storage::FileSource::in_directory(root)
+                                        : storage::FileSource::from_file(std::move(upload.source));
+    request.additions.push_back({std::move(upload.path), std::move(source),
                                  known ? std::make_shared<const util::FileDigests>(std::move(*known)) : nullptr});
     stamps.push_back(upload.stamp);
   }
@@ -720,7 +740,7 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
       {std::move(request.additions[i].path_in_repo), request.additions[i].source.take(), stamps[i]});
   }
   request = {};
-  stamps = {};
+  std::vector<FileStamp>().swap(stamps); // (`= {}` would keep the capacity)
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.
   util::release_free_memory();
@@ -743,7 +763,7 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
       continue;
     }
     try {
-      if (stamp_of(upload.source) == upload.stamp) {
+      if (stamp_of(plan.source_of(upload)) == upload.stamp) {
         // Added to what the plan learnt of this version (an S3 ETag beside its sha256).
         digests.remember(upload.path, upload.stamp,
                          {.size = upload.stamp.size,

@@ -141,8 +141,9 @@ struct Staged {
   std::uint64_t size = 0;
 };
 
-Staged stage_content(const FileSource& source, const stdfs::path& near)
+Staged stage_content(const Addition& addition, const stdfs::path& near)
 {
+  const auto& source = addition.source;
   Staged staged;
   staged.file = std::make_unique<util::TemporaryFile>(near, 0644);
   util::Hasher hasher(util::HashAlgorithm::sha256);
@@ -151,7 +152,7 @@ Staged stage_content(const FileSource& source, const stdfs::path& near)
     staged.file->write(source.bytes());
     staged.size = source.bytes().size();
   } else {
-    stdfs::path path(source.file());
+    stdfs::path path(source.file_for(addition.path_in_repo));
     auto fd = util::open_regular_file(path);
     staged.size = util::read_chunks(fd, path, [&](const char* data, std::size_t n) {
       hasher.update(data, n);
@@ -910,7 +911,8 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   for (const auto& addition : request.additions) {
     if (addition.source.is_file()) {
       struct ::stat status {};
-      total += ::stat(addition.source.file().c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
+      auto file = addition.source.file_for(addition.path_in_repo);
+      total += ::stat(file.c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
     } else {
       total += addition.source.bytes().size();
     }
@@ -963,7 +965,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     StagedFile file{addition, stage, entry_length, {}};
     stdfs::path destination(staged_path(file));
     make_directories(destination.parent_path());
-    auto content = stage_content(addition->source, destination);
+    auto content = stage_content(*addition, destination);
     if (!place(content, destination, false)) {
       throw InvalidArgument("'" + addition->path_in_repo + "' is added twice in one commit");
     }

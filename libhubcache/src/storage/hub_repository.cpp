@@ -84,7 +84,7 @@ LocalFile describe_addition(const Addition& addition)
     local.git_blob_sha1 = known->git_blob_sha1;
     return local;
   }
-  auto digests = util::digest_file(addition.source.file());
+  auto digests = util::digest_file(addition.source.file_for(addition.path_in_repo));
   local.size = digests.size;
   local.sha256 = std::move(digests.sha256);
   local.git_blob_sha1 = std::move(digests.git_blob_sha1);
@@ -101,7 +101,7 @@ std::string sample_of(const LocalFile& local)
   }
   std::string sample(wanted, '\0');
   if (wanted > 0) {
-    stdfs::path path(source.file());
+    stdfs::path path(source.file_for(local.addition->path_in_repo));
     sample.resize(util::read_up_to(util::open_regular_file(path), path, sample.data(), sample.size()));
   }
   return sample;
@@ -132,7 +132,7 @@ public:
       append(hub::base64_encode(source.bytes()));
     } else {
       // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
-      stdfs::path file(source.file());
+      stdfs::path file(source.file_for(path_in_repo));
       util::read_chunks(
         util::open_regular_file(file), file,
         [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
@@ -494,9 +494,10 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
         batch,
         [&](const std::string& oid) {
           hub::HubApi::UploadSource source;
-          const auto& content = by_oid.at(oid)->addition->source;
+          const auto& addition = *by_oid.at(oid)->addition;
+          const auto& content = addition.source;
           if (content.is_file()) {
-            source.file = content.file();
+            source.file = content.file_for(addition.path_in_repo);
           } else {
             source.bytes = &content.bytes();
           }

@@ -106,16 +106,22 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
 
 struct Upload {
   std::string path;
-  std::string source; // a string, not a filesystem::path: a push may plan tens of thousands
-  FileStamp stamp;    // as scanned: what the repo's digests will describe
+  // Where to read the file when it is not <root>/<path> (a symlink's target, as in
+  // LocalFile::source); empty for the others, most files. Read through PushPlan::source_of.
+  std::string source;
+  FileStamp stamp; // as scanned: what the repo's digests will describe
 };
 
 struct PushPlan {
+  std::string root; // the cache root the uploads' paths are relative to
   std::vector<Upload> uploads;
   std::vector<std::string> entries_to_push; // entries with at least one file to upload
   std::vector<std::string> entries_present; // entries the repo already has whole
   std::vector<Skipped> skipped;
   std::uint64_t bytes_to_upload = 0;
+
+  // The local file to upload for `upload`.
+  std::string source_of(const Upload& upload) const;
 };
 
 // What to upload: publishable entries (SUCCESS modules, exported models, registry trees)
