@@ -1098,6 +1098,10 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     util::sync_directory(directory);
   }
   save_indexes();
+  // The index now holds a record per file this commit published, all of them on disk: a
+  // later call reads the file back once rather than this object holding tens of thousands
+  // of records meanwhile (a push has no later call).
+  m_indexes.clear();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.revision = revision().value_or("");
   return result;
