@@ -335,21 +335,21 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.planned = done.entries_to_push;
   transfer.present = done.entries_present;
   transfer.skipped = &done.skipped;
-  transfer.files_planned = done.uploads.size();
+  transfer.files_planned = done.files_to_upload;
   transfer.bytes_planned = done.bytes_to_upload;
   if (!dry_run) {
     transfer.transferred = done.entries_to_push;
-    transfer.files_transferred = done.uploads.size();
+    transfer.files_transferred = done.files_to_upload;
     transfer.bytes_transferred = done.bytes_to_upload;
   }
   transfer.seconds = seconds_since(start);
 
   std::string human;
-  std::string sizes = " (" + count_of(done.uploads.size(), "file") + ", " + human_size(done.bytes_to_upload) + ")";
+  std::string sizes = " (" + count_of(done.files_to_upload, "file") + ", " + human_size(done.bytes_to_upload) + ")";
   if (dry_run) {
     human =
       "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
-  } else if (done.uploads.empty()) {
+  } else if (done.files_to_upload == 0) {
     human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
   } else {
     human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec()

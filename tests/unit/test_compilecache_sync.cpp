@@ -113,7 +113,7 @@ TEST_CASE("push: digests travel with the additions and come back from the commit
   for (const auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
     REQUIRE(known.has_value());
-    CHECK(known->sha256 == digest_file(upload.source).sha256);
+    CHECK(known->sha256 == digest_file(plan.source_of(upload)).sha256);
   }
   // The commit result describes every addition.
   CommitRequest request{"again", "", {{"x/y.txt", FileSource::from_bytes("hello")}}, {}, std::nullopt};
@@ -232,6 +232,46 @@ TEST_CASE("digest cache: stamps invalidate, corrupt files are ignored")
           .parent_path()
         == "/home/u/.cache/neuron-cache");
   CHECK(cc::DigestCache::default_path("/other", env) != path);
+}
+
+TEST_CASE("digest cache: a remembered key is taken, not copied, only for a new record; all digests round-trip")
+{
+  test_support::TempDir dir;
+  auto file = dir / "f";
+  write(file, "one");
+  auto stamp = cc::stamp_of(file);
+  auto cache_file = dir / "digests.tsv";
+  util::FileDigests known{.size = stamp.size,
+                          .sha256 = hex_digest(HashAlgorithm::sha256, "one"),
+                          .git_blob_sha1 = git_blob_sha1("one"),
+                          .md5 = hex_digest(HashAlgorithm::md5, "one"),
+                          .etag = "etag-1"};
+  {
+    cc::DigestCache digests(cache_file);
+    std::string key = "v/MODULE_1+a/f";
+    digests.remember(std::move(key), stamp, known);
+    CHECK(key.empty()); // the record keeps the caller's string
+    std::string again = "v/MODULE_1+a/f";
+    digests.remember(std::move(again), stamp, {.size = stamp.size, .sha256 = known.sha256, .git_blob_sha1 = ""});
+    CHECK(again == "v/MODULE_1+a/f"); // a record had it: left to the caller
+    // Digests that are not lowercase hex are not kept: unknown, not wrong.
+    digests.remember(std::string("v/MODULE_1+a/g"), stamp,
+                     {.size = stamp.size, .sha256 = "NOT-HEX", .git_blob_sha1 = ""});
+    CHECK(digests.known("v/MODULE_1+a/g", stamp)->sha256.empty());
+    digests.save();
+  }
+  cc::DigestCache loaded(cache_file);
+  auto found = loaded.known("v/MODULE_1+a/f", stamp);
+  REQUIRE(found.has_value());
+  CHECK(found->sha256 == known.sha256);
+  CHECK(found->git_blob_sha1 == known.git_blob_sha1);
+  CHECK(found->md5 == known.md5);
+  CHECK(found->etag == "etag-1");
+  CHECK_FALSE(loaded.known("v/MODULE_1+a/f", {stamp.size + 1, stamp.mtime_ns, stamp.inode}).has_value());
+  // A digest that is not hex makes the file corrupt: ignored whole.
+  write(cache_file, "neuron-cache-digests 2\n3\t1\t2\t" + std::string(64, 'g') + "\t-\t-\t-\tv/MODULE_1+a/f\n");
+  cc::DigestCache corrupt(cache_file);
+  CHECK_FALSE(corrupt.known("v/MODULE_1+a/f", {3, 1, 2}).has_value());
 }
 
 TEST_CASE("S3 ETags: same content by MD5 or multipart ETag, remembered per file version, size when unknowable")

@@ -178,6 +178,36 @@ TEST_CASE("commit, list, stat, read and download in the compiler's own layout")
   CHECK(staging_folders(dir / "repo") == 0);
 }
 
+TEST_CASE("a file source in a shared directory reads <directory>/<path in repo>")
+{
+  test_support::TempDir dir;
+  DirectoryRepository repo(dir / "repo");
+  repo.create({});
+  std::filesystem::create_directories(dir / "cache" / k_entry);
+  util::write_file_atomically(dir / "cache" / k_entry / "model.neff", "neff");
+  util::write_file_atomically(dir / "cache" / k_entry / "model.done", "");
+  util::write_file_atomically(dir / "elsewhere.json", "[]");
+  auto shared = std::make_shared<const std::string>((dir / "cache").native());
+  CommitRequest request;
+  request.message = "test";
+  request.additions.push_back({k_entry + "/model.neff", FileSource::in_directory(shared)});
+  request.additions.push_back({k_entry + "/model.done", FileSource::in_directory(shared)});
+  request.additions.push_back({k_entry + "/compile_flags.json", FileSource::from_file(dir / "elsewhere.json")});
+  CHECK(request.additions[0].source.is_file());
+  CHECK(request.additions[0].source.file_for(k_entry + "/model.neff")
+        == (dir / "cache" / k_entry / "model.neff").native());
+  // A directory given with its trailing '/' names the same files.
+  auto slashed = FileSource::in_directory(std::make_shared<const std::string>(*shared + "/"));
+  CHECK(slashed.file_for("a/b") == *shared + "/a/b");
+  auto result = repo.commit(request);
+  CHECK(result.files_added == 3);
+  CHECK(repo.read_file(k_entry + "/model.neff") == "neff");
+  CHECK(repo.read_file(k_entry + "/compile_flags.json") == "[]");
+  // What a caller lent is given back: a whole path, or nothing for a shared directory.
+  CHECK(request.additions[2].source.take() == (dir / "elsewhere.json").native());
+  CHECK(request.additions[0].source.take().empty());
+}
+
 TEST_CASE("re-committing identical content changes nothing")
 {
   test_support::TempDir dir;

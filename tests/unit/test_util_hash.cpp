@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 
 using namespace hubcache;
 using namespace hubcache::util;
@@ -21,6 +22,39 @@ TEST_CASE("known digests")
   CHECK(hex_digest(HashAlgorithm::sha512, "").substr(0, 20) == "cf83e1357eefb8bdf154");
   // The flags suffix of a compile-cache entry for `--model-type=transformer --auto-cast=none`.
   CHECK(hex_digest(HashAlgorithm::md5, "--model-type=transformer --auto-cast=none").substr(0, 8) == "2c2d707e");
+}
+
+TEST_CASE("DigestBytes: a digest as its bytes, round-tripping its lowercase hex")
+{
+  auto hex = hex_digest(HashAlgorithm::sha256, "abc");
+  auto digest = Sha256Bytes::from_hex(hex);
+  REQUIRE(digest.has_value());
+  CHECK(digest->hex() == hex);
+  CHECK(digest->bytes[0] == 0xba);
+  CHECK(digest->bytes[31] == 0xad);
+  // The hasher gives the same bytes without the hex.
+  Hasher hasher(HashAlgorithm::sha256);
+  hasher.update("abc");
+  CHECK(hasher.digest_bytes<32>() == *digest);
+  Hasher sha1(HashAlgorithm::sha1);
+  sha1.update("abc");
+  CHECK(sha1.digest_bytes<20>().hex() == hex_digest(HashAlgorithm::sha1, "abc"));
+  // A hasher asked for another length refuses instead of truncating.
+  Hasher md5(HashAlgorithm::md5);
+  CHECK_THROWS_AS(md5.digest_bytes<32>(), Error);
+  // Only 2N lowercase hex digits: anything else from a file or a server is not a digest.
+  CHECK_FALSE(Sha256Bytes::from_hex(hex.substr(1)).has_value());
+  CHECK_FALSE(Sha256Bytes::from_hex(hex + "0").has_value());
+  std::string upper = hex;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  CHECK_FALSE(Sha256Bytes::from_hex(upper).has_value());
+  std::string odd = hex;
+  odd[10] = 'g';
+  CHECK_FALSE(Sha256Bytes::from_hex(odd).has_value());
+  CHECK_FALSE(Sha1Bytes::from_hex(hex).has_value());
+  CHECK(Sha1Bytes::from_hex(std::string(40, '0'))->hex() == std::string(40, '0'));
+  // Ordered like their hex, so sorted digests can be searched.
+  CHECK(*Sha1Bytes::from_hex("00" + std::string(38, 'f')) < *Sha1Bytes::from_hex("01" + std::string(38, '0')));
 }
 
 TEST_CASE("git blob sha1 matches git hash-object")

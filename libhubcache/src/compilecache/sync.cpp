@@ -23,7 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace hubcache::compilecache {
 
@@ -86,35 +85,22 @@ bool for_each_line(const stdfs::path& file, const std::function<bool(std::string
   return going && carry.empty();
 }
 
-// Lowercase hex <-> bytes for the digests the cache keeps as bytes.
+// A digest of the cache: "-" or lowercase hex. False when it is neither (a corrupt file).
 template <std::size_t N>
-bool hex_to_bytes(std::string_view hex, std::array<unsigned char, N>& out)
+bool parse_digest(std::string_view field, std::optional<util::DigestBytes<N>>& out)
 {
-  if (hex.size() != 2 * N) {
-    return false;
+  if (field == "-") {
+    out.reset();
+    return true;
   }
-  auto value = [](char c) -> int { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
-  for (std::size_t i = 0; i < N; ++i) {
-    int high = value(hex[2 * i]);
-    int low = value(hex[2 * i + 1]);
-    if (high < 0 || low < 0) {
-      return false;
-    }
-    out[i] = static_cast<unsigned char>(high * 16 + low);
-  }
-  return true;
+  out = util::DigestBytes<N>::from_hex(field);
+  return out.has_value();
 }
 
 template <std::size_t N>
-std::string bytes_to_hex(const std::array<unsigned char, N>& bytes)
+std::string hex_or_empty(const std::optional<util::DigestBytes<N>>& digest)
 {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex(2 * N, '0');
-  for (std::size_t i = 0; i < N; ++i) {
-    hex[2 * i] = digits[bytes[i] >> 4];
-    hex[2 * i + 1] = digits[bytes[i] & 0xf];
-  }
-  return hex;
+  return digest ? digest->hex() : std::string();
 }
 
 // Writes a remembered file atomically, formatted and written a block at a time.
@@ -188,16 +174,12 @@ DigestCache::DigestCache(stdfs::path file) : m_file(std::move(file))
         || !number(fields[2], record.stamp.inode)) {
       return false;
     }
-    record.has_sha256 = fields[3] != "-";
-    record.has_git_blob_sha1 = fields[4] != "-";
-    record.has_md5 = field_count > 5 && fields[5] != "-";
-    if ((record.has_sha256 && !hex_to_bytes(fields[3], record.sha256))
-        || (record.has_git_blob_sha1 && !hex_to_bytes(fields[4], record.git_blob_sha1))
-        || (record.has_md5 && !hex_to_bytes(fields[5], record.md5)) || start >= line.size()) {
+    if (!parse_digest(fields[3], record.sha256) || !parse_digest(fields[4], record.git_blob_sha1)
+        || (field_count > 5 && !parse_digest(fields[5], record.md5)) || start >= line.size()) {
       return false;
     }
     if (field_count > 6 && fields[6] != "-") {
-      record.etag = fields[6];
+      record.etag = std::make_unique<const std::string>(fields[6]);
     }
     loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
     return true;
@@ -226,10 +208,10 @@ const util::FileDigests* DigestCache::find(const std::string& key, const FileSta
     ++m_used;
   }
   m_found.size = record.stamp.size;
-  m_found.sha256 = record.has_sha256 ? bytes_to_hex(record.sha256) : std::string();
-  m_found.git_blob_sha1 = record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string();
-  m_found.md5 = record.has_md5 ? bytes_to_hex(record.md5) : std::string();
-  m_found.etag = record.etag;
+  m_found.sha256 = hex_or_empty(record.sha256);
+  m_found.git_blob_sha1 = hex_or_empty(record.git_blob_sha1);
+  m_found.md5 = hex_or_empty(record.md5);
+  m_found.etag = record.etag ? *record.etag : std::string();
   return &m_found;
 }
 
@@ -246,32 +228,39 @@ void DigestCache::set_digests(Record& record, const util::FileDigests& digests)
   // A digest that is not lowercase hex is not kept: unknown, not wrong. What `digests`
   // leaves empty stays as known.
   if (!digests.sha256.empty()) {
-    record.has_sha256 = hex_to_bytes(digests.sha256, record.sha256);
+    record.sha256 = util::Sha256Bytes::from_hex(digests.sha256);
   }
   if (!digests.git_blob_sha1.empty()) {
-    record.has_git_blob_sha1 = hex_to_bytes(digests.git_blob_sha1, record.git_blob_sha1);
+    record.git_blob_sha1 = util::Sha1Bytes::from_hex(digests.git_blob_sha1);
   }
   if (!digests.md5.empty()) {
-    record.has_md5 = hex_to_bytes(digests.md5, record.md5);
+    record.md5 = util::DigestBytes<16>::from_hex(digests.md5);
   }
   if (!digests.etag.empty() && digests.etag.find_first_of("\t\n") == std::string::npos) {
-    record.etag = digests.etag;
+    record.etag = std::make_unique<const std::string>(digests.etag);
   }
 }
 
 bool DigestCache::contradicts(const Record& record, const util::FileDigests& digests)
 {
-  auto differs = [](bool has, const auto& bytes, const std::string& hex) {
-    return has && !hex.empty() && bytes_to_hex(bytes) != hex;
-  };
-  return differs(record.has_sha256, record.sha256, digests.sha256)
-         || differs(record.has_git_blob_sha1, record.git_blob_sha1, digests.git_blob_sha1)
-         || differs(record.has_md5, record.md5, digests.md5);
+  auto differs = [](const auto& known, const std::string& hex) { return known && !hex.empty() && known->hex() != hex; };
+  return differs(record.sha256, digests.sha256) || differs(record.git_blob_sha1, digests.git_blob_sha1)
+         || differs(record.md5, digests.md5);
 }
 
 void DigestCache::remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests)
 {
-  auto& record = m_records[key];
+  update(m_records[key], stamp, digests);
+}
+
+void DigestCache::remember(std::string&& key, const FileStamp& stamp, const util::FileDigests& digests)
+{
+  // try_emplace leaves `key` alone when a record has it already.
+  update(m_records.try_emplace(std::move(key)).first->second, stamp, digests);
+}
+
+void DigestCache::update(Record& record, const FileStamp& stamp, const util::FileDigests& digests)
+{
   if (!record.used) {
     record.used = true;
     ++m_used;
@@ -370,11 +359,10 @@ void DigestCache::save()
     for (const auto* item : used) {
       const auto& [key, record] = *item;
       text += std::to_string(record.stamp.size) + '\t' + std::to_string(record.stamp.mtime_ns) + '\t'
-              + std::to_string(record.stamp.inode) + '\t'
-              + (record.has_sha256 ? bytes_to_hex(record.sha256) : std::string("-")) + '\t'
-              + (record.has_git_blob_sha1 ? bytes_to_hex(record.git_blob_sha1) : std::string("-")) + '\t'
-              + (record.has_md5 ? bytes_to_hex(record.md5) : std::string("-")) + '\t'
-              + (record.etag.empty() ? std::string("-") : record.etag) + '\t' + key + '\n';
+              + std::to_string(record.stamp.inode) + '\t' + (record.sha256 ? record.sha256->hex() : std::string("-"))
+              + '\t' + (record.git_blob_sha1 ? record.git_blob_sha1->hex() : std::string("-")) + '\t'
+              + (record.md5 ? record.md5->hex() : std::string("-")) + '\t'
+              + (record.etag ? *record.etag : std::string("-")) + '\t' + key + '\n';
       writer.flush_if_full();
     }
     writer.commit();
@@ -422,6 +410,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
     by_path.emplace(file.path, &file);
   }
   PushPlan plan;
+  plan.root = scan.root.native();
   plan.skipped = scan.skipped;
   for (const auto& entry : scan.entries) {
     if (!is_publishable(entry) || entry.files.empty()) {
@@ -433,13 +422,29 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
       if (it != by_path.end() && same_content(*it->second, file, digests, scan.root.native())) {
         continue;
       }
-      plan.uploads.push_back({file.path, scan.source_of(file), {file.size, file.mtime_ns, file.inode}});
+      plan.uploads.push_back({file.path, file.source, {file.size, file.mtime_ns, file.inode}});
+      ++plan.files_to_upload;
       plan.bytes_to_upload += file.size;
       uploads = true;
     }
     (uploads ? plan.entries_to_push : plan.entries_present).push_back(entry.path);
   }
   return plan;
+}
+
+std::string PushPlan::source_of(const Upload& upload) const
+{
+  if (!upload.source.empty()) {
+    return upload.source;
+  }
+  std::string file;
+  file.reserve(root.size() + 1 + upload.path.size());
+  file.append(root);
+  if (file.empty() || file.back() != '/') {
+    file.push_back('/');
+  }
+  file.append(upload.path);
+  return file;
 }
 
 std::string publish_fingerprint(const Scan& scan)
@@ -607,13 +612,18 @@ void RemoteSnapshot::save(const std::string& revision, const std::set<std::strin
               + field(file.etag) + '\t' + file.path + '\n';
       writer.flush_if_full();
     };
-    std::unordered_set<std::string_view> replaced;
-    replaced.reserve(committed.size());
-    for (const auto& file : committed) {
-      replaced.insert(file.path);
+    // The replaced paths as one sorted vector, not a node each; none to look for when
+    // nothing was listed (a first push).
+    std::vector<std::string_view> replaced;
+    if (!files.empty()) {
+      replaced.reserve(committed.size());
+      for (const auto& file : committed) {
+        replaced.push_back(file.path);
+      }
+      std::sort(replaced.begin(), replaced.end());
     }
     for (const auto& file : files) {
-      if (!replaced.contains(file.path)) {
+      if (!std::binary_search(replaced.begin(), replaced.end(), std::string_view(file.path))) {
         write(file);
       }
     }
@@ -693,16 +703,20 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     result.plan = std::move(plan);
     return result;
   }
-  // The plan lends its paths to the request (tens of thousands of them: not copied) and
-  // gets them back once the commit is done; its own vector is not kept meanwhile.
+  // The plan's uploads move into the request (tens of thousands of paths: not copied), its
+  // own vector is not kept; files below the root share it instead of each holding a full
+  // path.
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
   request.additions.reserve(plan.uploads.size());
   std::vector<FileStamp> stamps;
   stamps.reserve(plan.uploads.size());
+  auto root = std::make_shared<const std::string>(plan.root);
   for (auto& upload : plan.uploads) {
     auto known = digests.known(upload.path, upload.stamp);
-    request.additions.push_back({std::move(upload.path), storage::FileSource::from_file(std::move(upload.source)),
+    auto source = upload.source.empty() ? storage::FileSource::in_directory(root)
+                                        : storage::FileSource::from_file(std::move(upload.source));
+    request.additions.push_back({std::move(upload.path), std::move(source),
                                  known ? std::make_shared<const util::FileDigests>(std::move(*known)) : nullptr});
     stamps.push_back(upload.stamp);
   }
@@ -714,47 +728,51 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     bytes_progress = [&](std::uint64_t done, std::uint64_t total) { progress({done, total, 0, 0}); };
   }
   auto commit = repo.commit(request, bytes_progress);
-  plan.uploads.reserve(stamps.size());
-  for (std::size_t i = 0; i < stamps.size(); ++i) {
-    plan.uploads.push_back(
-      {std::move(request.additions[i].path_in_repo), request.additions[i].source.take(), stamps[i]});
-  }
-  request = {};
-  stamps = {};
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.
   util::release_free_memory();
   if (progress) {
-    progress({plan.bytes_to_upload, plan.bytes_to_upload, plan.uploads.size(), plan.uploads.size()});
+    progress({plan.bytes_to_upload, plan.bytes_to_upload, plan.files_to_upload, plan.files_to_upload});
   }
   result.committed = commit.created;
   result.revision = commit.revision;
 
   // The commit reports the digests of what it holds now: remember them for files that did
-  // not change meanwhile, so the next push hashes nothing and lists nothing twice.
-  std::unordered_map<std::string_view, const storage::RepoFile*> committed;
+  // not change meanwhile, so the next push hashes nothing and lists nothing twice. The
+  // request's paths become the digest cache's keys.
+  std::vector<const storage::RepoFile*> committed;
+  committed.reserve(commit.files.size());
   for (const auto& file : commit.files) {
-    committed.emplace(file.path, &file);
+    committed.push_back(&file);
   }
-  for (const auto& upload : plan.uploads) {
-    auto it = committed.find(upload.path);
-    if (it == committed.end() || it->second->size != upload.stamp.size
-        || (it->second->sha256.empty() && it->second->etag.empty())) {
+  auto by_path = [](const storage::RepoFile* a, const storage::RepoFile* b) { return a->path < b->path; };
+  std::sort(committed.begin(), committed.end(), by_path);
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    auto& addition = request.additions[i];
+    const auto& stamp = stamps[i];
+    auto it =
+      std::lower_bound(committed.begin(), committed.end(), addition.path_in_repo,
+                       [](const storage::RepoFile* file, const std::string& path) { return file->path < path; });
+    if (it == committed.end() || (*it)->path != addition.path_in_repo) {
+      continue;
+    }
+    const auto& file = **it;
+    if (file.size != stamp.size || (file.sha256.empty() && file.etag.empty())) {
       continue;
     }
     try {
-      if (stamp_of(upload.source) == upload.stamp) {
+      if (stamp_of(addition.source.file_for(addition.path_in_repo)) == stamp) {
         // Added to what the plan learnt of this version (an S3 ETag beside its sha256).
-        digests.remember(upload.path, upload.stamp,
-                         {.size = upload.stamp.size,
-                          .sha256 = it->second->sha256,
-                          .git_blob_sha1 = it->second->git_blob_sha1,
-                          .etag = it->second->etag});
+        digests.remember(
+          std::move(addition.path_in_repo), stamp,
+          {.size = stamp.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
       }
     } catch (const Error&) {
     }
   }
-  committed.clear();
+  std::vector<const storage::RepoFile*>().swap(committed);
+  request = {};
+  std::vector<FileStamp>().swap(stamps); // (`= {}` would keep the capacity)
   result.committed_files = std::move(commit.files);
   result.plan = std::move(plan);
   return result;

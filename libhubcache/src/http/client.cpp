@@ -247,10 +247,6 @@ Response Client::perform(const Request& request, BodySink* sink)
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  // Bigger buffers than libcurl's 16 KiB / 64 KiB: fewer callbacks and syscalls on
-  // multi-GB transfers, still a bounded amount per worker.
-  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_transfer_buffer_size);
-  curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_transfer_buffer_size);
   std::string sigv4_provider;
   if (request.aws_sigv4) {
     // libcurl computes the signature; the secret never leaves this handle.
@@ -303,12 +299,23 @@ Response Client::perform(const Request& request, BodySink* sink)
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(curl, CURLOPT_READDATA, &impl);
     curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
+    if (length >= static_cast<std::uint64_t>(k_transfer_buffer_size)) {
+      curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_transfer_buffer_size);
+    }
     if (request.on_upload_progress) {
       impl.upload_progress = &request.on_upload_progress;
       curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_transfer_info);
       curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &impl);
       curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     }
+  }
+
+  // Bigger buffers than libcurl's 16 KiB / 64 KiB for what may be large (a body of that
+  // size, a download streamed to a sink): fewer callbacks and syscalls on multi-GB
+  // transfers. libcurl allocates them for every request, and the many small ones (API
+  // calls, a small LFS object) keep its defaults.
+  if (sink != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_transfer_buffer_size);
   }
 
   struct curl_slist* header_list = nullptr;

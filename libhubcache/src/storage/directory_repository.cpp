@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unistd.h>
 
 namespace hubcache::storage {
@@ -80,14 +81,14 @@ bool is_valid_component(std::string_view name)
   });
 }
 
-// The entry directory (`neuronxcc-<ver>/MODULE_<...>`) a path belongs to, or "" for files
-// that are not inside a compile-cache entry.
-std::string entry_of(std::string_view path)
+// The entry directory (`neuronxcc-<ver>/MODULE_<...>`) a path belongs to (a prefix of
+// it), or "" for files that are not inside a compile-cache entry.
+std::string_view entry_of(std::string_view path)
 {
   auto parts = path_components(path);
   if (parts.size() >= 3 && parts[0].starts_with(k_version_prefix) && parts[0].size() > k_version_prefix.size()
       && parts[1].starts_with(k_module_prefix) && parts[1].size() > k_module_prefix.size()) {
-    return std::string(parts[0]) + "/" + std::string(parts[1]);
+    return path.substr(0, parts[0].size() + 1 + parts[1].size());
   }
   return {};
 }
@@ -136,12 +137,13 @@ bool same_stamp(const struct ::stat& a, const struct ::stat& b)
 // Content staged in the repo's staging folder, hashed as it was written.
 struct Staged {
   std::unique_ptr<util::TemporaryFile> file;
-  std::string sha256;
+  util::Sha256Bytes sha256;
   std::uint64_t size = 0;
 };
 
-Staged stage_content(const FileSource& source, const stdfs::path& near)
+Staged stage_content(const Addition& addition, const stdfs::path& near)
 {
+  const auto& source = addition.source;
   Staged staged;
   staged.file = std::make_unique<util::TemporaryFile>(near, 0644);
   util::Hasher hasher(util::HashAlgorithm::sha256);
@@ -150,7 +152,7 @@ Staged stage_content(const FileSource& source, const stdfs::path& near)
     staged.file->write(source.bytes());
     staged.size = source.bytes().size();
   } else {
-    stdfs::path path(source.file());
+    stdfs::path path(source.file_for(addition.path_in_repo));
     auto fd = util::open_regular_file(path);
     staged.size = util::read_chunks(fd, path, [&](const char* data, std::size_t n) {
       hasher.update(data, n);
@@ -158,7 +160,7 @@ Staged stage_content(const FileSource& source, const stdfs::path& near)
     });
   }
   staged.file->close(false); // flushed once for the whole commit, before anything is published
-  staged.sha256 = hasher.hex_digest();
+  staged.sha256 = hasher.digest_bytes<32>();
   return staged;
 }
 
@@ -452,11 +454,12 @@ DirectoryRepository::IndexFile& DirectoryRepository::index_for(std::string_view 
       number(record.mtime_ns);
       number(record.ctime_ns);
       number(record.inode);
-      record.sha256 = std::string(field());
-      if (!good || record.sha256.size() != 64 || start >= line.size()) {
+      auto sha256 = util::Sha256Bytes::from_hex(field());
+      if (!good || !sha256 || start >= line.size()) {
         good = false;
         break;
       }
+      record.sha256 = *sha256;
       records.emplace(std::string(line.substr(start)), std::move(record));
     }
     if (good) {
@@ -481,8 +484,8 @@ void DirectoryRepository::save_indexes()
       text += '\n';
       for (const auto& [path, record] : index.records) {
         text += std::to_string(record.size) + '\t' + std::to_string(record.mtime_ns) + '\t'
-                + std::to_string(record.ctime_ns) + '\t' + std::to_string(record.inode) + '\t' + record.sha256 + '\t'
-                + path + '\n';
+                + std::to_string(record.ctime_ns) + '\t' + std::to_string(record.inode) + '\t' + record.sha256.hex()
+                + '\t' + path + '\n';
         if (text.size() >= 256 * 1024) {
           file.write(text);
           text.clear();
@@ -499,7 +502,7 @@ void DirectoryRepository::save_indexes()
   }
 }
 
-void DirectoryRepository::record(const std::string& path, const struct ::stat& status, const std::string& sha256)
+void DirectoryRepository::record(const std::string& path, const struct ::stat& status, const util::Sha256Bytes& sha256)
 {
   auto& index = index_for(first_component(path));
   IndexRecord record{static_cast<std::uint64_t>(status.st_size), nanoseconds(status.st_mtim),
@@ -507,12 +510,12 @@ void DirectoryRepository::record(const std::string& path, const struct ::stat& s
   auto& slot = index.records[path];
   if (slot.sha256 != record.sha256 || slot.size != record.size || slot.mtime_ns != record.mtime_ns
       || slot.ctime_ns != record.ctime_ns || slot.inode != record.inode) {
-    slot = std::move(record);
+    slot = record;
     index.changed = true;
   }
 }
 
-std::string DirectoryRepository::sha256_of(const std::string& path, const struct ::stat& status)
+util::Sha256Bytes DirectoryRepository::sha256_of(const std::string& path, const struct ::stat& status)
 {
   auto& index = index_for(first_component(path));
   if (auto it = index.records.find(path); it != index.records.end()) {
@@ -526,7 +529,7 @@ std::string DirectoryRepository::sha256_of(const std::string& path, const struct
   auto fd = util::open_regular_file(full);
   util::Hasher hasher(util::HashAlgorithm::sha256);
   util::read_chunks(fd, full, [&](const char* data, std::size_t n) { hasher.update(data, n); });
-  auto sha256 = hasher.hex_digest();
+  auto sha256 = hasher.digest_bytes<32>();
   // Recorded only when the file did not change while it was read.
   struct ::stat after {};
   if (::fstat(fd.get(), &after) == 0 && same_stamp(status, after)) {
@@ -667,7 +670,7 @@ std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
   ++m_call;
   walk(folder, [&](std::string&& path, const struct ::stat& status) {
     RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
-    file.sha256 = sha256_of(file.path, status);
+    file.sha256 = sha256_of(file.path, status).hex();
     files.push_back(std::move(file));
   });
   save_indexes();
@@ -729,7 +732,7 @@ std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
   std::lock_guard lock(m_index_mutex);
   ++m_call;
   RepoFile file{
-    std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status), {}};
+    std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status).hex(), {}};
   save_indexes();
   return file;
 }
@@ -776,7 +779,7 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
                          "retry once the writer is done");
   }
   // The index knows this stamp: the bytes must be the ones it recorded.
-  auto sha256 = hasher.hex_digest();
+  auto sha256 = hasher.digest_bytes<32>();
   std::lock_guard lock(m_index_mutex);
   ++m_call;
   auto& index = index_for(first_component(path));
@@ -892,72 +895,98 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
   }
 
-  // Additions grouped by what publishes them: entries, loose files, then the registry.
-  std::map<std::string, std::vector<const Addition*>> entries;
-  std::vector<const Addition*> loose;
-  std::vector<const Addition*> registry;
+  // Additions in publishing order: entries (each one's files together, model.done last),
+  // loose files, then the registry, which describes entries. One sorted vector: a commit
+  // may carry tens of thousands of files, and a map would hold a node and a name per entry.
+  enum class Group : unsigned char { entry, loose, registry };
+  struct Ordered {
+    const Addition* addition = nullptr;
+    std::string_view entry; // a prefix of addition->path_in_repo; empty outside entries
+    Group group = Group::loose;
+    int rank = 0;
+  };
+  std::vector<Ordered> order;
+  order.reserve(request.additions.size());
   std::uint64_t total = 0;
   for (const auto& addition : request.additions) {
     if (addition.source.is_file()) {
       struct ::stat status {};
-      total += ::stat(addition.source.file().c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
+      auto file = addition.source.file_for(addition.path_in_repo);
+      total += ::stat(file.c_str(), &status) == 0 ? static_cast<std::uint64_t>(status.st_size) : 0;
     } else {
       total += addition.source.bytes().size();
     }
-    if (auto entry = entry_of(addition.path_in_repo); !entry.empty()) {
-      entries[entry].push_back(&addition);
+    Ordered item{&addition, entry_of(addition.path_in_repo), Group::loose, 0};
+    if (!item.entry.empty()) {
+      item.group = Group::entry;
+      auto name = std::string_view(addition.path_in_repo);
+      item.rank = install_rank(name.substr(name.rfind('/') + 1));
     } else if (is_registry_path(addition.path_in_repo)) {
-      registry.push_back(&addition);
-    } else {
-      loose.push_back(&addition);
+      item.group = Group::registry;
     }
+    order.push_back(item);
   }
+  // Stable: loose and registry files keep the request's order, an entry's files too but
+  // for their rank.
+  std::stable_sort(order.begin(), order.end(), [](const Ordered& a, const Ordered& b) {
+    return std::tie(a.group, a.entry, a.rank) < std::tie(b.group, b.entry, b.rank);
+  });
 
   // 1. Everything is staged first, without one fsync per file...
-  // Paths as plain strings: a commit may stage tens of thousands of files.
+  // A staged file is at <staging>/s<stage>, or, in an entry, at <staging>/s<stage>/<its path
+  // below the entry> (the entry's stage becomes its directory): derived, not stored, and
+  // the digest kept as bytes, for tens of thousands of files.
   struct StagedFile {
     const Addition* addition = nullptr;
-    std::string path; // inside the staging folder
-    std::string sha256;
+    std::size_t stage = 0;
+    std::size_t entry_length = 0; // 0: not in an entry
+    util::Sha256Bytes sha256;
   };
   struct PendingEntry {
-    std::string entry;
-    std::optional<std::string> whole; // a new entry, staged as its final directory
-    std::vector<StagedFile> files;    // in publishing order, model.done last
+    std::string_view entry;
+    std::size_t stage = 0;
+    bool whole = false;    // a new entry, staged as its final directory
+    std::size_t first = 0; // its files: staged[first, last), in publishing order
+    std::size_t last = 0;
   };
-  auto stage_file = [&](const Addition* addition, const stdfs::path& destination) {
+  auto stage_path = [&](std::size_t stage) { return staging.path().native() + "/s" + std::to_string(stage); };
+  auto staged_path = [&](const StagedFile& staged) {
+    auto path = stage_path(staged.stage);
+    if (staged.entry_length > 0) {
+      path += '/';
+      path += std::string_view(staged.addition->path_in_repo).substr(staged.entry_length + 1);
+    }
+    return path;
+  };
+  std::vector<StagedFile> staged;
+  staged.reserve(order.size());
+  std::vector<PendingEntry> pending;
+  auto stage_file = [&](const Addition* addition, std::size_t stage, std::size_t entry_length) {
+    StagedFile file{addition, stage, entry_length, {}};
+    stdfs::path destination(staged_path(file));
     make_directories(destination.parent_path());
-    auto content = stage_content(addition->source, destination);
+    auto content = stage_content(*addition, destination);
     if (!place(content, destination, false)) {
       throw InvalidArgument("'" + addition->path_in_repo + "' is added twice in one commit");
     }
-    return StagedFile{addition, destination.native(), content.sha256};
+    file.sha256 = content.sha256;
+    staged.push_back(file);
   };
-  std::vector<PendingEntry> pending;
-  for (auto& [entry, files] : entries) {
-    std::stable_sort(files.begin(), files.end(), [&](const Addition* a, const Addition* b) {
-      return install_rank(stdfs::path(a->path_in_repo).filename().string())
-             < install_rank(stdfs::path(b->path_in_repo).filename().string());
-    });
-    PendingEntry unit{entry, std::nullopt, {}};
-    struct ::stat status {};
-    auto stage = next_stage();
-    if (::lstat((m_root / entry).c_str(), &status) != 0) {
-      unit.whole = stage.native(); // staged as the entry directory itself
+  for (const auto& item : order) {
+    if (item.group != Group::entry) {
+      stage_file(item.addition, staged_count++, 0);
+      continue;
     }
-    for (const auto* addition : files) {
-      unit.files.push_back(stage_file(addition, stage / addition->path_in_repo.substr(entry.size() + 1)));
+    if (pending.empty() || pending.back().entry != item.entry) {
+      PendingEntry unit{item.entry, staged_count++, false, staged.size(), staged.size()};
+      struct ::stat status {};
+      unit.whole = ::lstat((m_root / item.entry).c_str(), &status) != 0; // staged as the entry itself
+      pending.push_back(unit);
     }
-    pending.push_back(std::move(unit));
+    stage_file(item.addition, pending.back().stage, item.entry.size());
+    pending.back().last = staged.size();
   }
-  std::vector<StagedFile> loose_files;
-  std::vector<StagedFile> registry_files;
-  for (const auto* addition : loose) {
-    loose_files.push_back(stage_file(addition, next_stage()));
-  }
-  for (const auto* addition : registry) {
-    registry_files.push_back(stage_file(addition, next_stage()));
-  }
+  std::vector<Ordered>().swap(order);
   // ... then flushed at once, so that nothing published can be lost content after a crash.
   if (!request.additions.empty()) {
     util::sync_filesystem(staging.path());
@@ -966,10 +995,11 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   // 2. Publishing.
   std::uint64_t done = 0;
   std::set<stdfs::path> touched_directories;
-  auto report = [&](const Addition& addition, const struct ::stat& status, const std::string& sha256, bool added) {
+  auto report = [&](const Addition& addition, const struct ::stat& status, const util::Sha256Bytes& sha256,
+                    bool added) {
     record(addition.path_in_repo, status, sha256);
-    RepoFile file{addition.path_in_repo, static_cast<std::uint64_t>(status.st_size), sha256, {}};
-    if (addition.digests && addition.digests->sha256 == sha256) {
+    RepoFile file{addition.path_in_repo, static_cast<std::uint64_t>(status.st_size), sha256.hex(), {}};
+    if (addition.digests && addition.digests->sha256 == file.sha256) {
       file.git_blob_sha1 = addition.digests->git_blob_sha1;
     }
     result.files.push_back(std::move(file));
@@ -986,31 +1016,32 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
     return status;
   };
-  auto move = [&](const StagedFile& staged, const stdfs::path& target, bool replace) {
+  auto move = [&](const std::string& from, const stdfs::path& target, bool replace) {
     if (replace) {
-      if (::rename(staged.path.c_str(), target.c_str()) != 0) {
+      if (::rename(from.c_str(), target.c_str()) != 0) {
         throw IoError("cannot publish " + target.string() + ": " + errno_text(errno));
       }
       return true;
     }
-    return util::rename_no_replace(staged.path, target);
+    return util::rename_no_replace(from, target);
   };
   // One file into an existing directory: added when missing, replaced by one rename when
   // different (a reader sees one copy or the other, never a mix).
-  auto publish_file = [&](const StagedFile& staged) {
-    const auto& addition = *staged.addition;
+  auto publish_file = [&](const StagedFile& staged_file) {
+    const auto& addition = *staged_file.addition;
+    auto from = staged_path(staged_file);
     auto target = m_root / addition.path_in_repo;
     for (int attempt = 0; attempt < 3; ++attempt) {
       auto current = checked_lstat(m_root, addition.path_in_repo, describe());
       if (current) {
         auto present = sha256_of(addition.path_in_repo, *current);
-        if (present == staged.sha256) {
+        if (present == staged_file.sha256) {
           report(addition, *current, present, false);
           return;
         }
-        move(staged, target, true);
+        move(from, target, true);
         touched_directories.insert(target.parent_path());
-        report(addition, lstat_published(target), staged.sha256, true);
+        report(addition, lstat_published(target), staged_file.sha256, true);
         return;
       }
       struct ::stat blocking {};
@@ -1018,9 +1049,9 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
         throw IntegrityError(describe() + ": " + addition.path_in_repo + " is a directory, a file was to go there");
       }
       make_directories(target.parent_path());
-      if (move(staged, target, false)) {
+      if (move(from, target, false)) {
         touched_directories.insert(target.parent_path());
-        report(addition, lstat_published(target), staged.sha256, true);
+        report(addition, lstat_published(target), staged_file.sha256, true);
         return;
       }
       // Another writer placed it first: compare with theirs.
@@ -1028,18 +1059,21 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     throw ConflictError("could not publish " + addition.path_in_repo + " in " + describe() + ": it keeps changing");
   };
 
+  std::size_t entry_files = 0;
   for (const auto& unit : pending) {
+    entry_files = unit.last;
     auto target = m_root / unit.entry;
     if (unit.whole) {
       // A new entry appears whole, by one rename that never replaces.
       make_directories(target.parent_path());
       if (before_publish_hook) {
-        before_publish_hook(unit.entry);
+        before_publish_hook(std::string(unit.entry));
       }
-      if (util::rename_no_replace(*unit.whole, target)) {
+      if (util::rename_no_replace(stage_path(unit.stage), target)) {
         touched_directories.insert(target.parent_path());
-        for (const auto& staged : unit.files) {
-          report(*staged.addition, lstat_published(m_root / staged.addition->path_in_repo), staged.sha256, true);
+        for (auto i = unit.first; i < unit.last; ++i) {
+          const auto& addition = *staged[i].addition;
+          report(addition, lstat_published(m_root / addition.path_in_repo), staged[i].sha256, true);
         }
         continue;
       }
@@ -1047,28 +1081,27 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     }
     struct ::stat status {};
     if (::lstat(target.c_str(), &status) == 0 && !S_ISDIR(status.st_mode)) {
-      throw IntegrityError(describe() + ": " + unit.entry + " is " + file_kind(status.st_mode)
+      throw IntegrityError(describe() + ": " + std::string(unit.entry) + " is " + file_kind(status.st_mode)
                              + "; a cache repo holds only regular files and directories",
                            "remove it from the repo");
     }
     // An existing entry: completed file by file, model.neff then model.done last.
-    for (const auto& staged : unit.files) {
-      auto source =
-        unit.whole ? *unit.whole + "/" + staged.addition->path_in_repo.substr(unit.entry.size() + 1) : staged.path;
-      publish_file(StagedFile{staged.addition, source, staged.sha256});
+    for (auto i = unit.first; i < unit.last; ++i) {
+      publish_file(staged[i]);
     }
   }
-  for (const auto& staged : loose_files) {
-    publish_file(staged);
-  }
-  // The registry describes entries: published after them.
-  for (const auto& staged : registry_files) {
-    publish_file(staged);
+  // Loose files, then the registry, which describes entries: in that order after them.
+  for (auto i = entry_files; i < staged.size(); ++i) {
+    publish_file(staged[i]);
   }
   for (const auto& directory : touched_directories) {
     util::sync_directory(directory);
   }
   save_indexes();
+  // The index now holds a record per file this commit published, all of them on disk: a
+  // later call reads the file back once rather than this object holding tens of thousands
+  // of records meanwhile (a push has no later call).
+  m_indexes.clear();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.revision = revision().value_or("");
   return result;

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/process.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -62,38 +63,42 @@ std::string normalize_prefix(std::string_view prefix)
   return folder;
 }
 
-// What we know of one addition before talking to the Hub. The preupload sample is read
-// again when its batch is asked (512 bytes a file, tens of thousands of files: not kept).
+// What we know of one addition before talking to the Hub, digests as bytes (one per file
+// of the commit, tens of thousands). The preupload sample is read again when its batch is
+// asked (512 bytes a file: not kept).
 struct LocalFile {
   const Addition* addition = nullptr;
   std::uint64_t size = 0;
-  std::string sha256;
-  std::string git_blob_sha1;
+  util::Sha256Bytes sha256;
+  util::Sha1Bytes git_blob_sha1;
 };
 
 LocalFile describe_addition(const Addition& addition)
 {
   LocalFile local;
   local.addition = &addition;
+  util::FileDigests digests;
   if (!addition.source.is_file()) {
     const auto& bytes = addition.source.bytes();
-    local.size = bytes.size();
-    local.sha256 = util::hex_digest(util::HashAlgorithm::sha256, bytes);
-    local.git_blob_sha1 = util::git_blob_sha1(bytes);
-    return local;
+    digests = {bytes.size(), util::hex_digest(util::HashAlgorithm::sha256, bytes), util::git_blob_sha1(bytes)};
+  } else if (addition.digests && util::Sha256Bytes::from_hex(addition.digests->sha256)
+             && util::Sha1Bytes::from_hex(addition.digests->git_blob_sha1)) {
+    digests = *addition.digests;
+  } else {
+    digests = util::digest_file(addition.source.file_for(addition.path_in_repo));
   }
-  const auto& known = addition.digests;
-  if (known && !known->sha256.empty() && !known->git_blob_sha1.empty()) {
-    local.size = known->size;
-    local.sha256 = known->sha256;
-    local.git_blob_sha1 = known->git_blob_sha1;
-    return local;
-  }
-  auto digests = util::digest_file(addition.source.file());
   local.size = digests.size;
-  local.sha256 = std::move(digests.sha256);
-  local.git_blob_sha1 = std::move(digests.git_blob_sha1);
+  local.sha256 = util::Sha256Bytes::from_hex(digests.sha256).value();
+  local.git_blob_sha1 = util::Sha1Bytes::from_hex(digests.git_blob_sha1).value();
   return local;
+}
+
+// Whether the Hub's oid for a file (hex, from the network) is `digest`.
+template <std::size_t N>
+bool is_oid(const std::optional<std::string>& oid, const util::DigestBytes<N>& digest)
+{
+  auto parsed = oid ? util::DigestBytes<N>::from_hex(*oid) : std::nullopt;
+  return parsed && *parsed == digest;
 }
 
 // The preupload sample: the first bytes of the content.
@@ -106,7 +111,7 @@ std::string sample_of(const LocalFile& local)
   }
   std::string sample(wanted, '\0');
   if (wanted > 0) {
-    stdfs::path path(source.file());
+    stdfs::path path(source.file_for(local.addition->path_in_repo));
     sample.resize(util::read_up_to(util::open_regular_file(path), path, sample.data(), sample.size()));
   }
   return sample;
@@ -117,7 +122,7 @@ std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
   std::vector<RepoFile> files;
   files.reserve(locals.size());
   for (const auto& local : locals) {
-    files.push_back({local.addition->path_in_repo, local.size, local.sha256, local.git_blob_sha1});
+    files.push_back({local.addition->path_in_repo, local.size, local.sha256.hex(), local.git_blob_sha1.hex()});
   }
   return files;
 }
@@ -137,7 +142,7 @@ public:
       append(hub::base64_encode(source.bytes()));
     } else {
       // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
-      stdfs::path file(source.file());
+      stdfs::path file(source.file_for(path_in_repo));
       util::read_chunks(
         util::open_regular_file(file), file,
         [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
@@ -369,13 +374,26 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
   std::vector<LocalFile> locals(request.additions.size());
   util::parallel_for(locals.size(), m_api.config().workers,
                      [&](std::size_t i) { locals[i] = describe_addition(request.additions[i]); });
-  std::unordered_map<std::string_view, const LocalFile*> by_oid;
-  by_oid.reserve(locals.size());
+  // The additions by content, for the LFS uploads: a sorted vector, not a node per file.
+  std::vector<const LocalFile*> by_sha256;
+  by_sha256.reserve(locals.size());
   for (const auto& local : locals) {
-    by_oid.emplace(local.sha256, &local);
+    by_sha256.push_back(&local);
   }
+  std::sort(by_sha256.begin(), by_sha256.end(),
+            [](const LocalFile* a, const LocalFile* b) { return a->sha256 < b->sha256; });
+  auto with_sha256 = [&](const std::string& oid) -> const LocalFile& {
+    auto digest = util::Sha256Bytes::from_hex(oid);
+    auto it = digest ? std::lower_bound(by_sha256.begin(), by_sha256.end(), *digest,
+                                        [](const LocalFile* local, const auto& value) { return local->sha256 < value; })
+                     : by_sha256.end();
+    if (it == by_sha256.end() || (*it)->sha256 != *digest) {
+      throw RemoteError("the Hub asked for an LFS object that is not part of this commit (" + oid + ")", "retry later");
+    }
+    return **it;
+  };
 
-  std::set<std::string> uploaded_lfs; // survives re-plans: objects stay on the Hub
+  std::set<util::Sha256Bytes> uploaded_lfs; // survives re-plans: objects stay on the Hub
   std::mt19937 random{std::random_device{}()};
   std::uniform_real_distribution<double> jitter(0.5, 1.5);
   auto conflict_delay = m_api.config().conflict_base;
@@ -423,7 +441,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
             const auto& local = locals[it->second];
             bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
             if (remote.should_ignore
-                || (remote.remote_oid && *remote.remote_oid == (lfs ? local.sha256 : local.git_blob_sha1))) {
+                || (lfs ? is_oid(remote.remote_oid, local.sha256) : is_oid(remote.remote_oid, local.git_blob_sha1))) {
               ways[it->second] = Way::skip; // ignored, or already there with this content
             } else {
               ways[it->second] = lfs ? Way::lfs : Way::regular;
@@ -487,10 +505,10 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     }
     std::uint64_t sent = 0;
     std::vector<hub::LfsObjectRef> objects;
-    std::set<std::string> requested;
+    std::set<util::Sha256Bytes> requested;
     for (const auto& item : planned) {
       if (item.lfs && uploaded_lfs.count(item.local->sha256) == 0 && requested.insert(item.local->sha256).second) {
-        objects.push_back({item.local->sha256, item.local->size});
+        objects.push_back({item.local->sha256.hex(), item.local->size});
       }
     }
     if (!objects.empty()) {
@@ -499,9 +517,10 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
         batch,
         [&](const std::string& oid) {
           hub::HubApi::UploadSource source;
-          const auto& content = by_oid.at(oid)->addition->source;
+          const auto& addition = *with_sha256(oid).addition;
+          const auto& content = addition.source;
           if (content.is_file()) {
-            source.file = content.file();
+            source.file = content.file_for(addition.path_in_repo);
           } else {
             source.bytes = &content.bytes();
           }
@@ -513,9 +532,10 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
             progress(std::min(sent, total), total);
           }
         });
-      for (const auto& object : objects) {
-        uploaded_lfs.insert(object.oid);
-      }
+      uploaded_lfs.merge(requested);
+      // What the uploads built on their threads (and libcurl's transfer buffers) is handed
+      // back: else it stays in those threads' arenas through the commit and after it.
+      util::release_free_memory();
     }
 
     CommitPayload payload;
@@ -528,7 +548,7 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
     for (const auto& item : planned) {
       if (item.lfs) {
         payload.append(
-          hub::commit_lfs_file_line(item.local->addition->path_in_repo, item.local->sha256, item.local->size));
+          hub::commit_lfs_file_line(item.local->addition->path_in_repo, item.local->sha256.hex(), item.local->size));
       } else {
         payload.append_regular_file(item.local->addition->path_in_repo, item.local->addition->source);
       }

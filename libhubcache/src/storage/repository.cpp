@@ -8,6 +8,21 @@
 
 namespace hubcache::storage {
 
+std::string FileSource::file_for(std::string_view path_in_repo) const
+{
+  if (!m_directory) {
+    return m_data;
+  }
+  std::string file;
+  file.reserve(m_directory->size() + 1 + path_in_repo.size());
+  file.append(*m_directory);
+  if (file.empty() || file.back() != '/') {
+    file.push_back('/');
+  }
+  file.append(path_in_repo);
+  return file;
+}
+
 std::vector<std::string> Repository::list_folders(std::string_view prefix)
 {
   std::string folder(prefix);

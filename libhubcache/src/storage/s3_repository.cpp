@@ -265,9 +265,10 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
     const auto& source = request.additions[i].source;
     if (source.is_file()) {
       std::error_code ec;
-      sizes[i] = std::filesystem::file_size(source.file(), ec);
+      auto file = source.file_for(request.additions[i].path_in_repo);
+      sizes[i] = std::filesystem::file_size(file, ec);
       if (ec) {
-        throw IoError("cannot read " + source.file() + ": " + ec.message());
+        throw IoError("cannot read " + file + ": " + ec.message());
       }
     } else {
       sizes[i] = source.bytes().size();
@@ -287,7 +288,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
       etags[index] = m_client->put_bytes(m_url.bucket, key, addition.source.bytes());
     } else {
       auto sha256 = addition.digests ? addition.digests->sha256 : std::string();
-      etags[index] = m_client->put_file(m_url.bucket, key, addition.source.file(), sha256);
+      etags[index] = m_client->put_file(m_url.bucket, key, addition.source.file_for(addition.path_in_repo), sha256);
     }
     auto now = done += sizes[index];
     if (progress) {

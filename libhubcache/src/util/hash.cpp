@@ -94,6 +94,17 @@ std::string Hasher::raw_digest()
   return std::string(reinterpret_cast<const char*>(digest), length);
 }
 
+void Hasher::finish_into(unsigned char* out, std::size_t size)
+{
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned length = 0;
+  EVP_DigestFinal_ex(m_impl->context, digest, &length);
+  if (length != size) {
+    throw Error("a digest of " + std::to_string(length) + " bytes was asked for as " + std::to_string(size));
+  }
+  std::memcpy(out, digest, size);
+}
+
 std::uint64_t stamp_fingerprint(std::string_view path, std::uint64_t size, std::int64_t mtime_ns, std::int64_t ctime_ns,
                                 std::uint64_t inode) noexcept
 {

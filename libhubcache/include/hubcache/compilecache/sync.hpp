@@ -53,6 +53,9 @@ public:
   // Records digests learnt elsewhere (the repo's, for a file just uploaded or downloaded),
   // beside those already known for the same stamp unless they contradict them.
   void remember(const std::string& key, const FileStamp& stamp, const util::FileDigests& digests);
+  // The same, keeping `key` itself for a new record instead of a copy of it (a push
+  // remembers every file it uploaded: its paths are not needed twice).
+  void remember(std::string&& key, const FileStamp& stamp, const util::FileDigests& digests);
 
   // Whether `file` has the content a store describes by an S3-style ETag (RepoFile::etag).
   // `same` when the ETag is one remembered for this very file version (the one S3 gave our
@@ -75,15 +78,15 @@ private:
   // Digests kept as bytes, not hex strings: one record per file of the cache.
   struct Record {
     FileStamp stamp;
-    std::array<unsigned char, 32> sha256{};
-    std::array<unsigned char, 20> git_blob_sha1{};
-    std::array<unsigned char, 16> md5{}; // only for files compared with an S3 store
-    bool has_sha256 = false;
-    bool has_git_blob_sha1 = false;
-    bool has_md5 = false;
-    std::string etag;  // an S3 ETag of this content (any form), when one is known
-    bool used = false; // looked up or learnt by this run: what save() keeps
+    std::optional<util::Sha256Bytes> sha256;
+    std::optional<util::Sha1Bytes> git_blob_sha1;
+    std::optional<util::DigestBytes<16>> md5; // only for files compared with an S3 store
+    bool used = false;                        // looked up or learnt by this run: what save() keeps
+    // An S3 ETag of this content (any form), when one is known: rare (S3 stores only),
+    // so kept off the record.
+    std::unique_ptr<const std::string> etag;
   };
+  void update(Record& record, const FileStamp& stamp, const util::FileDigests& digests);
   static void set_digests(Record& record, const util::FileDigests& digests);
   static bool contradicts(const Record& record, const util::FileDigests& digests);
   std::vector<std::uint64_t> m_etag_part_sizes;
@@ -106,16 +109,23 @@ bool same_content(const storage::RepoFile& remote, const LocalFile& local, Diges
 
 struct Upload {
   std::string path;
-  std::string source; // a string, not a filesystem::path: a push may plan tens of thousands
-  FileStamp stamp;    // as scanned: what the repo's digests will describe
+  // Where to read the file when it is not <root>/<path> (a symlink's target, as in
+  // LocalFile::source); empty for the others, most files. Read through PushPlan::source_of.
+  std::string source;
+  FileStamp stamp; // as scanned: what the repo's digests will describe
 };
 
 struct PushPlan {
-  std::vector<Upload> uploads;
+  std::string root;                         // the cache root the uploads' paths are relative to
+  std::vector<Upload> uploads;              // consumed by push(); the counts below stay
   std::vector<std::string> entries_to_push; // entries with at least one file to upload
   std::vector<std::string> entries_present; // entries the repo already has whole
   std::vector<Skipped> skipped;
+  std::size_t files_to_upload = 0;
   std::uint64_t bytes_to_upload = 0;
+
+  // The local file to upload for `upload`.
+  std::string source_of(const Upload& upload) const;
 };
 
 // What to upload: publishable entries (SUCCESS modules, exported models, registry trees)
@@ -170,7 +180,7 @@ private:
 };
 
 struct PushResult {
-  PushPlan plan;
+  PushPlan plan; // its uploads consumed (tens of thousands of paths): see its counts
   bool committed = false;
   std::optional<std::string> revision;
   std::vector<storage::RepoFile> committed_files; // as the commit reports them

@@ -2,6 +2,7 @@
 
 #include "hubcache/storage/repository.hpp"
 #include "hubcache/util/fd.hpp"
+#include "hubcache/util/hash.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -79,7 +80,7 @@ private:
     std::int64_t mtime_ns = 0;
     std::int64_t ctime_ns = 0;
     std::uint64_t inode = 0;
-    std::string sha256;
+    util::Sha256Bytes sha256; // bytes, not hex: one record per file of the repo
   };
   using Index = std::unordered_map<std::string, IndexRecord>;
   // The index file as last read or written: inode, size, mtime, ctime.
@@ -107,8 +108,8 @@ private:
   void save_indexes();
   // sha256 of the regular file at `path` (repo-relative), from the index when it still
   // matches, else by reading it (and recording it).
-  std::string sha256_of(const std::string& path, const struct ::stat& status);
-  void record(const std::string& path, const struct ::stat& status, const std::string& sha256);
+  util::Sha256Bytes sha256_of(const std::string& path, const struct ::stat& status);
+  void record(const std::string& path, const struct ::stat& status, const util::Sha256Bytes& sha256);
   // Visits every regular file below `relative` (repo-relative path, its lstat), never
   // following a symlink; throws IntegrityError on anything a cache repo cannot hold.
   // Calls of `visit` never overlap, but may come from several threads, in no set order.

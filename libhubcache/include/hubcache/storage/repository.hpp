@@ -29,28 +29,38 @@ struct RepoFile {
   std::string etag = {};
 };
 
-// Content to add: a local file (streamed, never held in memory whole) or bytes. The path
-// is kept as a plain string: a std::filesystem::path also keeps a list of its components,
-// several hundred bytes a file, and a push may carry tens of thousands of additions.
+// Content to add: a local file (streamed, never held in memory whole) or bytes. A file is
+// named by its whole path, or, when it is <directory>/<path in repo> (a push mirrors a
+// local tree 1:1), by that directory alone, shared by every such addition: a push may carry
+// tens of thousands of additions, each of which would otherwise hold a full path. Paths are
+// plain strings: a std::filesystem::path also keeps a list of its components.
 class FileSource {
 public:
   static FileSource from_file(const std::filesystem::path& path) { return FileSource(true, path.native()); }
   static FileSource from_file(std::string path) { return FileSource(true, std::move(path)); }
   static FileSource from_file(const char* path) { return FileSource(true, path); }
+  static FileSource in_directory(std::shared_ptr<const std::string> directory)
+  {
+    FileSource source(true, {});
+    source.m_directory = std::move(directory);
+    return source;
+  }
   static FileSource from_bytes(std::string bytes) { return FileSource(false, std::move(bytes)); }
 
   bool is_file() const { return m_is_file; }
-  // The local file's path; only when is_file().
-  const std::string& file() const { return m_data; }
+  // The local file holding the content of `path_in_repo` (the addition's); only when is_file().
+  std::string file_for(std::string_view path_in_repo) const;
   // The content; only when !is_file().
   const std::string& bytes() const { return m_data; }
-  // The path, given back to a caller that lent it (the source is left empty).
+  // The path given to from_file, handed back to a caller that lent it (the source is left
+  // empty); empty for a source in_directory.
   std::string take() { return std::move(m_data); }
 
 private:
   FileSource(bool is_file, std::string data) : m_is_file(is_file), m_data(std::move(data)) {}
   bool m_is_file = false;
   std::string m_data;
+  std::shared_ptr<const std::string> m_directory; // set: the file is <directory>/<path in repo>
 };
 
 struct Addition {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <compare>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -12,6 +14,48 @@
 namespace hubcache::util {
 
 enum class HashAlgorithm { md5, sha1, sha256, sha512 };
+
+// A digest kept as its N bytes rather than 2N hex characters on the heap: what a structure
+// holds per file when it holds tens of thousands of files (indexes, commit plans).
+template <std::size_t N>
+struct DigestBytes {
+  std::array<unsigned char, N> bytes{};
+
+  // Exactly 2N lowercase hex digits (the form every digest here is written in), else
+  // nullopt: text from outside is checked, never trusted.
+  static std::optional<DigestBytes> from_hex(std::string_view hex) noexcept
+  {
+    auto value = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    if (hex.size() != 2 * N) {
+      return std::nullopt;
+    }
+    DigestBytes digest;
+    for (std::size_t i = 0; i < N; ++i) {
+      int high = value(hex[2 * i]);
+      int low = value(hex[2 * i + 1]);
+      if (high < 0 || low < 0) {
+        return std::nullopt;
+      }
+      digest.bytes[i] = static_cast<unsigned char>(high * 16 + low);
+    }
+    return digest;
+  }
+
+  std::string hex() const
+  {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string text(2 * N, '0');
+    for (std::size_t i = 0; i < N; ++i) {
+      text[2 * i] = digits[bytes[i] >> 4];
+      text[2 * i + 1] = digits[bytes[i] & 0xf];
+    }
+    return text;
+  }
+
+  auto operator<=>(const DigestBytes&) const = default;
+};
+using Sha256Bytes = DigestBytes<32>;
+using Sha1Bytes = DigestBytes<20>;
 
 // Streaming digest over OpenSSL's EVP interface; `hex_digest()` finalizes.
 class Hasher {
@@ -28,8 +72,18 @@ public:
   std::string hex_digest();
   // The digest as raw bytes (finalizes, like hex_digest).
   std::string raw_digest();
+  // The same without an allocation; throws unless the algorithm's digest has N bytes.
+  template <std::size_t N>
+  DigestBytes<N> digest_bytes()
+  {
+    DigestBytes<N> digest;
+    finish_into(digest.bytes.data(), N);
+    return digest;
+  }
 
 private:
+  void finish_into(unsigned char* out, std::size_t size);
+
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
