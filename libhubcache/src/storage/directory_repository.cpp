@@ -538,6 +538,27 @@ util::Sha256Bytes DirectoryRepository::sha256_of(const std::string& path, const 
   return sha256;
 }
 
+std::size_t DirectoryRepository::indexed_file_count(const std::string& top)
+{
+  if (!top.empty()) {
+    return index_for(top).records.size();
+  }
+  std::vector<std::string> tops;
+  util::Fd root(::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root || util::for_each_directory_item(root, [&](std::string_view name, unsigned char type) {
+                 if (name != k_hidden_dir && (type == DT_DIR || type == DT_UNKNOWN)) {
+                   tops.emplace_back(name);
+                 }
+               }) != 0) {
+    return 0; // only an estimate: the walk reports what cannot be read
+  }
+  std::size_t count = 0;
+  for (const auto& name : tops) {
+    count += index_for(name).records.size();
+  }
+  return count;
+}
+
 void DirectoryRepository::walk(const std::string& relative, const FileVisitor& visit)
 {
   // Calls of `visit` never overlap, whatever threads the walk runs on.
@@ -668,6 +689,12 @@ std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
   std::vector<RepoFile> files;
   std::lock_guard lock(m_index_mutex);
   ++m_call;
+  // Sized once from what the indexes know when listing whole version folders: a vector of
+  // tens of thousands of files doubled as it grows holds two copies at its peak, while an
+  // unused tail is never touched (a fresh mapping: address space, not memory).
+  if (folder == first_component(folder)) {
+    files.reserve(indexed_file_count(folder));
+  }
   walk(folder, [&](std::string&& path, const struct ::stat& status) {
     RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
     file.sha256 = sha256_of(file.path, status).hex();

@@ -104,6 +104,8 @@ private:
   std::filesystem::path index_path(std::string_view top) const;
   void require_repo();
   std::optional<FileId> index_file_id(std::string_view top) const;
+  // How many files the indexes of `top` (every top-level folder when empty) record.
+  std::size_t indexed_file_count(const std::string& top);
   IndexFile& index_for(std::string_view top);
   void save_indexes();
   // sha256 of the regular file at `path` (repo-relative), from the index when it still
