@@ -297,11 +297,11 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
   const auto expected = number < parts ? chunk : size - chunk * (parts - 1);
   // Like S3, parts land in place: each at its offset in the one object file of the upload,
   // so the completion only checks it, with no copy of the whole object. The part's ETag is
-  // removed before its bytes are rewritten and written after them: an ETag always vouches
-  // for the bytes in its part's range.
+  // written once its bytes are: a failed upload (a client's abandoned attempt included,
+  // which may still be running when its retry lands) leaves the ETag of the last complete
+  // one. A range rewritten with other bytes and never finished cannot slip through: the
+  // completion checks the whole object's sha256.
   const auto etag_path = dir / (part_file_name(number) + ".etag");
-  std::error_code ec;
-  stdfs::remove(etag_path, ec);
   const auto digest = [&] {
     auto object = open_for_upload(dir / k_object_name, 0);
     auto received = receive_into(ctx.body, object, dir / k_object_name, chunk * (number - 1), expected, false);
