@@ -284,19 +284,24 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
   return "flags suffix " + *name.flags_suffix + " does not match the flags file (md5 prefix " + actual + ")";
 }
 
+std::string source_of(std::string_view root, const std::string& source, std::string_view path)
+{
+  if (!source.empty()) {
+    return source;
+  }
+  std::string joined;
+  joined.reserve(root.size() + 1 + path.size());
+  joined.append(root);
+  if (joined.empty() || joined.back() != '/') {
+    joined.push_back('/');
+  }
+  joined.append(path);
+  return joined;
+}
+
 std::string source_of(std::string_view root, const LocalFile& file)
 {
-  if (!file.source.empty()) {
-    return file.source;
-  }
-  std::string source;
-  source.reserve(root.size() + 1 + file.path.size());
-  source.append(root);
-  if (source.empty() || source.back() != '/') {
-    source.push_back('/');
-  }
-  source.append(file.path);
-  return source;
+  return source_of(root, file.source, file.path);
 }
 
 std::string Scan::source_of(const LocalFile& file) const

@@ -434,17 +434,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
 
 std::string PushPlan::source_of(const Upload& upload) const
 {
-  if (!upload.source.empty()) {
-    return upload.source;
-  }
-  std::string file;
-  file.reserve(root.size() + 1 + upload.path.size());
-  file.append(root);
-  if (file.empty() || file.back() != '/') {
-    file.push_back('/');
-  }
-  file.append(upload.path);
-  return file;
+  return compilecache::source_of(root, upload.source, upload.path);
 }
 
 std::string publish_fingerprint(const Scan& scan)

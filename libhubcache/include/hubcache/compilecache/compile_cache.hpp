@@ -163,6 +163,8 @@ struct Scan {
 
 // Where to read `file`, whose path is relative to `root` (see LocalFile::source).
 std::string source_of(std::string_view root, const LocalFile& file);
+// The same for any file known by its path below `root` and its own `source` (empty: none).
+std::string source_of(std::string_view root, const std::string& source, std::string_view path);
 
 // <base>/neuron-cache/<kind>-<key of the root's absolute path><extension>: what
 // neuron-cache remembers about one compile cache, kept outside it (anything inside the
