@@ -177,6 +177,15 @@ TEST_CASE("a temporary file is removed unless kept; a no-replace rename never ov
   CHECK_THROWS_AS(util::rename_no_replace(dir / "missing", dir / "d"), IoError);
 }
 
+TEST_CASE("join_path puts exactly one slash between a directory and a relative path")
+{
+  CHECK(util::join_path("/var/tmp/cache", "neuronxcc-2.0/MODULE_1/model.neff")
+        == "/var/tmp/cache/neuronxcc-2.0/MODULE_1/model.neff");
+  CHECK(util::join_path("/var/tmp/cache/", "a/b") == "/var/tmp/cache/a/b");
+  CHECK(util::join_path("", "a") == "/a");
+  CHECK(util::join_path("/", "a") == "/a");
+}
+
 TEST_SUITE_END();
 
 TEST_CASE("a fatal signal removes the process's live temp files before it dies; abandoned ones are recognized")

@@ -286,17 +286,7 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
 
 std::string source_of(std::string_view root, const std::string& source, std::string_view path)
 {
-  if (!source.empty()) {
-    return source;
-  }
-  std::string joined;
-  joined.reserve(root.size() + 1 + path.size());
-  joined.append(root);
-  if (joined.empty() || joined.back() != '/') {
-    joined.push_back('/');
-  }
-  joined.append(path);
-  return joined;
+  return source.empty() ? util::join_path(root, path) : source;
 }
 
 std::string source_of(std::string_view root, const LocalFile& file)

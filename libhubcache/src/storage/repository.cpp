@@ -1,6 +1,7 @@
 #include "hubcache/storage/repository.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/fs.hpp"
 
 #include <cctype>
 #include <set>
@@ -10,17 +11,7 @@ namespace hubcache::storage {
 
 std::string FileSource::file_for(std::string_view path_in_repo) const
 {
-  if (!m_directory) {
-    return m_data;
-  }
-  std::string file;
-  file.reserve(m_directory->size() + 1 + path_in_repo.size());
-  file.append(*m_directory);
-  if (file.empty() || file.back() != '/') {
-    file.push_back('/');
-  }
-  file.append(path_in_repo);
-  return file;
+  return m_directory ? util::join_path(*m_directory, path_in_repo) : m_data;
 }
 
 std::vector<std::string> Repository::list_folders(std::string_view prefix)

@@ -239,6 +239,18 @@ void TemporaryFile::close(bool durable)
   }
 }
 
+std::string join_path(std::string_view directory, std::string_view relative)
+{
+  std::string joined;
+  joined.reserve(directory.size() + 1 + relative.size());
+  joined.append(directory);
+  if (joined.empty() || joined.back() != '/') {
+    joined.push_back('/');
+  }
+  joined.append(relative);
+  return joined;
+}
+
 AtomicFile::AtomicFile(stdfs::path target) : m_target(std::move(target)), m_temp(m_target, 0644) {}
 
 AtomicFile::~AtomicFile() = default;

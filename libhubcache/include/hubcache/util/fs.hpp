@@ -22,6 +22,10 @@ inline constexpr std::string_view k_temp_infix = ".tmp.nc.";
 
 bool is_temp_name(std::string_view file_name);
 
+// `directory` + "/" + `relative` as a plain string (one allocation; no std::filesystem::path,
+// which also keeps a list of components): for the tens of thousands of files of a push.
+std::string join_path(std::string_view directory, std::string_view relative);
+
 // A name unique across hosts and processes sharing an NFS/Lustre directory:
 // `<target name>.tmp.nc.<host>.<pid>.<random>`.
 stdfs::path unique_temp_path(const stdfs::path& target);
