@@ -20,8 +20,8 @@ namespace hubcache::storage {
 struct RepoFile {
   std::string path; // relative, '/'-separated
   std::uint64_t size = 0;
-  std::string sha256;
-  std::string git_blob_sha1;
+  std::string sha256 = {};
+  std::string git_blob_sha1 = {};
   // A content checksum in the form of an S3 ETag, for stores whose listing gives no sha256:
   // the MD5 of the bytes, or for content uploaded in N parts md5(part MD5s) + "-N" (see
   // util::multipart_etag); or an opaque tag the store gave (objects encrypted with a
