@@ -33,6 +33,13 @@ CommitRequest add_bytes(std::vector<std::pair<std::string, std::string>> files, 
   return request;
 }
 
+// An empty directory repo, created, in a temp folder of its own.
+struct CreatedRepo {
+  test_support::TempDir dir;
+  DirectoryRepository repo{dir / "repo"};
+  CreatedRepo() { repo.create({}); }
+};
+
 std::set<std::string> paths_of(const std::vector<RepoFile>& files)
 {
   std::set<std::string> paths;
@@ -138,11 +145,8 @@ TEST_CASE("a plain compile cache is a repo as it is, and create adopts it unchan
   CHECK(util::read_file(dir / "cache" / k_entry / "model.neff") == "neff");
 }
 
-TEST_CASE("commit, list, stat, read and download in the compiler's own layout")
+TEST_CASE_FIXTURE(CreatedRepo, "commit, list, stat, read and download in the compiler's own layout")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto initial = repo.revision();
 
   util::write_file_atomically(dir / "big.neff", std::string(2 * 1024 * 1024, 'n'));
@@ -178,11 +182,8 @@ TEST_CASE("commit, list, stat, read and download in the compiler's own layout")
   CHECK(staging_folders(dir / "repo") == 0);
 }
 
-TEST_CASE("a file source in a shared directory reads <directory>/<path in repo>")
+TEST_CASE_FIXTURE(CreatedRepo, "a file source in a shared directory reads <directory>/<path in repo>")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   std::filesystem::create_directories(dir / "cache" / k_entry);
   util::write_file_atomically(dir / "cache" / k_entry / "model.neff", "neff");
   util::write_file_atomically(dir / "cache" / k_entry / "model.done", "");
@@ -208,11 +209,8 @@ TEST_CASE("a file source in a shared directory reads <directory>/<path in repo>"
   CHECK(request.additions[0].source.take().empty());
 }
 
-TEST_CASE("re-committing identical content changes nothing")
+TEST_CASE_FIXTURE(CreatedRepo, "re-committing identical content changes nothing")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto first = repo.commit(add_bytes({{"a/x", "1"}}));
   auto again = repo.commit(add_bytes({{"a/x", "1"}}));
   CHECK(!again.created);
@@ -220,11 +218,8 @@ TEST_CASE("re-committing identical content changes nothing")
   CHECK(again.revision == first.revision);
 }
 
-TEST_CASE("the hash index never lies: a file changed behind its back is hashed again")
+TEST_CASE_FIXTURE(CreatedRepo, "the hash index never lies: a file changed behind its back is hashed again")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   repo.commit(add_bytes({{"a/x", "first"}}));
   CHECK(repo.stat("a/x")->sha256 == hex_digest(HashAlgorithm::sha256, "first"));
   // Same size, written in place: the stamp (mtime, ctime) moves, so the record is not used.
@@ -238,11 +233,8 @@ TEST_CASE("the hash index never lies: a file changed behind its back is hashed a
   CHECK(repo.stat("a/x")->sha256 == hex_digest(HashAlgorithm::sha256, "other"));
 }
 
-TEST_CASE("deleting files and folders")
+TEST_CASE_FIXTURE(CreatedRepo, "deleting files and folders")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   repo.commit(add_bytes({{"a/x", "1"}, {"a/y", "2"}, {"ab/z", "3"}, {"b", "4"}}));
   CommitRequest request;
   request.message = "delete";
@@ -253,11 +245,8 @@ TEST_CASE("deleting files and folders")
   CHECK(staging_folders(dir / "repo") == 0);
 }
 
-TEST_CASE("the revision moves with any change to a file, even one that puts its mtime back")
+TEST_CASE_FIXTURE(CreatedRepo, "the revision moves with any change to a file, even one that puts its mtime back")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   repo.commit(entry_request(k_entry, "NEFF-1"));
   auto before = repo.revision();
   CHECK(repo.revision() == before); // reading changes nothing
@@ -283,11 +272,8 @@ TEST_CASE("the revision moves with any change to a file, even one that puts its 
   CHECK(it->sha256 == util::hex_digest(util::HashAlgorithm::sha256, "NEFF-2"));
 }
 
-TEST_CASE("invalid paths are refused before anything is written")
+TEST_CASE_FIXTURE(CreatedRepo, "invalid paths are refused before anything is written")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto before = repo.revision();
   for (const char* bad : {"../escape", "/abs", "a/../b", ".git/config", "a//b", "a/./b", "", ".neuron-cache/x"}) {
     CAPTURE(bad);
@@ -297,11 +283,8 @@ TEST_CASE("invalid paths are refused before anything is written")
   CHECK(repo.list_files().empty());
 }
 
-TEST_CASE("a parent revision that moved is a conflict")
+TEST_CASE_FIXTURE(CreatedRepo, "a parent revision that moved is a conflict")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto base = repo.revision();
   repo.commit(add_bytes({{"a", "1"}}));
   auto request = add_bytes({{"b", "2"}});
@@ -310,11 +293,8 @@ TEST_CASE("a parent revision that moved is a conflict")
   CHECK(!repo.stat("b").has_value());
 }
 
-TEST_CASE("a non-regular file inside the repo is refused with one clear message")
+TEST_CASE_FIXTURE(CreatedRepo, "a non-regular file inside the repo is refused with one clear message")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   repo.commit(entry_request(k_entry, "neff"));
   auto before = repo.revision();
   REQUIRE(::mkfifo((dir / "repo" / k_entry / "model.hlo_module.pb").c_str(), 0644) == 0);
@@ -337,11 +317,8 @@ TEST_CASE("a non-regular file inside the repo is refused with one clear message"
   CHECK(repo.revision() == before);
 }
 
-TEST_CASE("a big version folder is walked on several threads with the same listing and revision")
+TEST_CASE_FIXTURE(CreatedRepo, "a big version folder is walked on several threads with the same listing and revision")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> expected;
   for (int i = 0; i < 600; ++i) {
@@ -367,11 +344,9 @@ TEST_CASE("a big version folder is walked on several threads with the same listi
   CHECK_THROWS_WITH_AS(repo.list_files(), doctest::Contains("is a symbolic link"), IntegrityError);
 }
 
-TEST_CASE("a partial entry is completed file by file, model.done last; a different file replaces the present one")
+TEST_CASE_FIXTURE(
+  CreatedRepo, "a partial entry is completed file by file, model.done last; a different file replaces the present one")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   // What a compiler left: inputs, no neff, no done.
   std::filesystem::create_directories(dir / "repo" / k_entry);
   util::write_file_atomically(dir / "repo" / k_entry / "compile_flags.json", "");
@@ -395,11 +370,8 @@ TEST_CASE("a partial entry is completed file by file, model.done last; a differe
   }
 }
 
-TEST_CASE("registry files are published after the entries they describe")
+TEST_CASE_FIXTURE(CreatedRepo, "registry files are published after the entries they describe")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto request = add_bytes({{"neuronxcc-2.0/0_REGISTRY/0.4/arch/e.json", "{}"}});
   auto entry = entry_request(k_entry, "neff");
   request.additions.insert(request.additions.end(), entry.additions.begin(), entry.additions.end());
@@ -441,11 +413,8 @@ TEST_CASE("a writer killed mid-commit leaves nothing visible, and its staging go
   CHECK(staging_folders(dir / "repo") == 0);
 }
 
-TEST_CASE("staging of other hosts goes only once older than the age limit; live writers' stays")
+TEST_CASE_FIXTURE(CreatedRepo, "staging of other hosts goes only once older than the age limit; live writers' stays")
 {
-  test_support::TempDir dir;
-  DirectoryRepository repo(dir / "repo");
-  repo.create({});
   auto staging = dir / "repo" / ".neuron-cache" / "staging";
   auto young = staging / "w.tmp.nc.otherhost.123.abcdefghij";
   auto old = staging / "w.tmp.nc.otherhost.124.abcdefghij";
