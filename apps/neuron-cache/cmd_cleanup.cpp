@@ -169,12 +169,28 @@ int run_cleanup(Invocation& invocation)
   cc::CleanupOptions options;
   options.incomplete = invocation.has("all");
   options.wipe = invocation.has("wipe");
+  if (auto home = invocation.env().get("HOME")) {
+    options.home = *home;
+  }
   options.old_versions = invocation.has("old-versions");
   if (invocation.has("older-than")) {
     options.older_than = age_option(invocation, "older-than");
   }
+  nlohmann::json lock_age = {{"seconds", 0}, {"source", "option"}, {"reason", nullptr}};
   if (invocation.has("stale-lock-age")) {
     options.stale_lock_age = age_option(invocation, "stale-lock-age");
+    lock_age["seconds"] = options.stale_lock_age;
+  } else {
+    // Shared storage, or a container: compilers that may hold a lock can be invisible here.
+    auto fallback = cc::default_stale_lock_age(root.path);
+    options.stale_lock_age = fallback.seconds;
+    lock_age = {{"seconds", fallback.seconds},
+                {"source", "default"},
+                {"reason", fallback.reason.empty() ? nlohmann::json() : nlohmann::json(fallback.reason)}};
+    if (fallback.seconds > 0) {
+      invocation.out().info("Locks younger than " + cc::format_age(fallback.seconds) + " are kept: " + fallback.reason
+                            + " (--stale-lock-age AGE to change)");
+    }
   }
   nlohmann::json policy = {{"max_size", nullptr}, {"ttl_seconds", nullptr}, {"source", nullptr}};
   if (invocation.has("max-size")) {
@@ -323,6 +339,7 @@ int run_cleanup(Invocation& invocation)
     {"kept", skipped_json(report.kept)},
     {"errors", skipped_json(report.errors)},
     {"compiler_running", options.compiler_running},
+    {"stale_lock_age", lock_age},
     {"keep_versions", keep_json},
     {"policy", policy},
     {"older_than_seconds", options.older_than ? nlohmann::json(*options.older_than) : nlohmann::json()},
@@ -400,8 +417,8 @@ CommandSpec make_cleanup_command()
      "stale-lock-age",
      ValueKind::text,
      "AGE",
-     "Treat a lock as stale only when older than AGE (caches shared over NFS, where other hosts' compilers "
-     "are invisible). Default 0.",
+     "Treat a lock as stale only when older than AGE. Default: 1h when the cache is on a shared file system "
+     "(NFS, EFS, Lustre) or this runs in a container, where other compilers are invisible; 0 otherwise.",
      {},
      {}},
     {"", "wipe", ValueKind::flag, "", "Remove everything in the cache (asks on a terminal unless --yes).", {}, {}},

@@ -73,6 +73,7 @@ std::string skip_hint(const std::string& reason)
     {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
     {"local-file-differs", "the local file is kept; delete it to take the repo's"},
     {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+    {"link-in-local-path", "a symbolic link in the local cache is never written through: remove it and pull again"},
     {"failed-in-source", "the compiler failed on it there: nothing to copy"},
     {"flags-mismatch-in-source", "its flags file does not match its name there: compile it again"},
     {"incomplete-in-source", "a compile still running there, or interrupted: copy again later"},

@@ -113,6 +113,36 @@ test_default_cleanup_removes_failed_entries_and_stale_locks() {
   contains "$OUT" "Nothing to clean up"
 }
 
+# A compiler of the host (or of another container) is invisible to a container's /proc:
+# there, a young lock is never taken for stale unless the user says so.
+test_in_a_container_young_locks_are_kept_by_default() {
+  if ! unshare -pf --mount-proc true 2>/dev/null; then
+    echo "    (no pid namespaces here: only the host side is checked)"
+  fi
+  setup || return
+  local lock="$C/$(m "$V1" 900002)/model.hlo_module.pb.lock"
+  touch "$lock"
+  if unshare -pf --mount-proc true 2>/dev/null; then
+    unshare -pf --mount-proc "$NC" cleanup --cache-dir "$C" --json >"$OUT" 2>"$ERR"
+    equals "$?" "0"
+    valid_json "$OUT" cleanup.schema.json
+    [[ -f "$lock" ]] || fail "a young lock was removed from inside a container"
+    equals "$(json_get "$OUT" .stale_lock_age.seconds)" "3600"
+    equals "$(json_get "$OUT" .stale_lock_age.source)" "default"
+    [[ "$(json_get "$OUT" .stale_lock_age.reason)" == *"runs in a container"* ]] || fail "no reason given"
+    unshare -pf --mount-proc "$NC" cleanup --cache-dir "$C" --dry-run >"$OUT" 2>"$ERR"
+    contains "$ERR" "Locks younger than 1h are kept: this runs in a container"
+    unshare -pf --mount-proc "$NC" cleanup --cache-dir "$C" --stale-lock-age 0s --json >"$OUT" 2>"$ERR"
+    equals "$?" "0"
+    [[ ! -f "$lock" ]] || fail "--stale-lock-age 0s kept the lock"
+    touch "$lock"
+  fi
+  # On the host, on a local disk, every compiler is visible: no age needed.
+  run 0 "$NC" cleanup --cache-dir "$C" --json || return
+  equals "$(json_get "$OUT" .stale_lock_age.seconds)" "0"
+  [[ ! -f "$lock" ]] || fail "a stale lock was kept on the host"
+}
+
 test_all_adds_incomplete_entries() {
   setup || return
   run 0 "$NC" cleanup --cache-dir "$C" --all --json || return
@@ -209,6 +239,43 @@ test_wipe_asks_unless_yes() {
   run 0 "$NC" cleanup --cache-dir "$C" --wipe --yes --json || return
   equals "$(ls -A "$C")" "lock"
   equals "$(json_get "$OUT" .entries_removed)" "15"
+}
+
+# --wipe --yes runs as root in CI: whatever names the root (an option, NEURON_CC_FLAGS,
+# NEURON_COMPILE_CACHE_URL, a link), it empties a compile cache and nothing else.
+test_wipe_refuses_what_is_not_only_a_compile_cache() {
+  setup || return
+  # `/`, through every way of naming it (dry runs: a guard that failed would not empty the machine).
+  run 1 "$NC" cleanup --cache-dir / --wipe --yes --dry-run
+  contains "$ERR" "refusing to wipe /: it is a system directory; nothing was removed"
+  one_line "$ERR"
+  NEURON_CC_FLAGS="--cache_dir=/" run 1 "$NC" cleanup --wipe --yes --dry-run
+  contains "$ERR" "refusing to wipe /"
+  NEURON_COMPILE_CACHE_URL="file:///" run 1 "$NC" cleanup --wipe --yes --dry-run
+  contains "$ERR" "refusing to wipe /"
+  ln -s /etc "$SCRATCH/etc-link"
+  run 1 "$NC" cleanup --cache-dir "$SCRATCH/etc-link" --wipe --yes --dry-run
+  contains "$ERR" "it is /etc, a system directory"
+  # A stand-in home, named directly and through a link: nothing in it goes.
+  local home="$SCRATCH/home"
+  mkdir -p "$home/.ssh" "$home/src"
+  echo key >"$home/.ssh/id"; echo rc >"$home/.bashrc"
+  ln -s "$home" "$SCRATCH/home-link"
+  HOME="$home" run 1 "$NC" cleanup --cache-dir "$SCRATCH/home-link" --wipe --yes
+  contains "$ERR" "is or holds the home directory"
+  HOME="$SCRATCH/elsewhere" run 1 "$NC" cleanup --cache-dir "$SCRATCH/home-link" --wipe --yes
+  contains "$ERR" "it holds '.bashrc' and 2 more, which are not part of a compile cache"
+  equals "$(cat "$home/.ssh/id") $(cat "$home/.bashrc")" "key rc"
+  # The parent of a home.
+  HOME="$C/$V1" run 1 "$NC" cleanup --cache-dir "$C" --wipe --yes
+  contains "$ERR" "is or holds the home directory"
+  # A compile cache with a stranger at its top: refused, the cache kept whole.
+  local before; before=$(snapshot "$C")
+  echo notes >"$C/notes.txt"
+  run 1 "$NC" cleanup --cache-dir "$C" --wipe --yes
+  contains "$ERR" "it holds 'notes.txt', which is not part of a compile cache"
+  rm "$C/notes.txt"
+  equals "$(snapshot "$C")" "$before"
 }
 
 test_bad_input_is_a_usage_error_and_removes_nothing() {

@@ -126,6 +126,41 @@ test_pull_into_empty_root() {
   equals "$(json_get "$OUT" .committed)" "false"
 }
 
+# Shared storage that other users and hosts write to: a link planted there never turns a
+# push or a pull into a write or a removal outside the repo and the cache.
+test_planted_links_never_turn_into_writes_or_removals_outside() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  # What a staging sweep that followed the link would delete: an old, dead-looking writer
+  # folder and a stranger's file.
+  local outside="$SCRATCH/outside"
+  mkdir -p "$outside/w.tmp.nc.otherhost.1.abcdefghij"
+  echo precious >"$outside/precious"
+  touch -d '3 days ago' "$outside/w.tmp.nc.otherhost.1.abcdefghij" "$outside/precious"
+  local before; before=$(snapshot "$outside")
+  rm -rf "$SCRATCH/repo/.neuron-cache/staging"
+  ln -s "$outside" "$SCRATCH/repo/.neuron-cache/staging"
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 1 --seed 9 >/dev/null
+  run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  contains "$ERR" ".neuron-cache/staging is a symbolic link; it is not followed"
+  equals "$(snapshot "$outside")" "$before"
+  rm "$SCRATCH/repo/.neuron-cache/staging"
+  # A pull into a cache whose version folder (or a registry folder) another user linked away.
+  mkdir -p "$SCRATCH/fresh" "$SCRATCH/elsewhere"
+  ln -s "$SCRATCH/elsewhere" "$SCRATCH/fresh/$VERSION_DIR"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" '.skipped_by_reason["link-in-local-path"]')" "7"
+  equals "$(json_get "$OUT" ".transferred | length")" "0"
+  [[ -z "$(ls -A "$SCRATCH/elsewhere")" ]] || fail "the pull wrote through the link"
+  rm "$SCRATCH/fresh/$VERSION_DIR"
+  mkdir -p "$SCRATCH/fresh/$VERSION_DIR/0_REGISTRY/0.4.6"
+  ln -s "$SCRATCH/elsewhere" "$SCRATCH/fresh/$VERSION_DIR/0_REGISTRY/0.4.6/llama"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" '.skipped_by_reason["link-in-local-path"]')" "1"
+  [[ -z "$(ls -A "$SCRATCH/elsewhere")" ]] || fail "the pull wrote through the link"
+  no_temp_files "$SCRATCH/fresh"
+}
+
 test_pull_filters_compiler_version() {
   setup || return
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --version 2.15.128.0+56dc5a86

@@ -313,16 +313,19 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
           == std::vector<std::string>{module_path(k_new, "10"), module_path(k_new, "11"), module_path(k_new, "12"),
                                       module_path(k_old, "30"), module_path(k_mid, "20")}); // same age: by path
   }
-  SUBCASE("--wipe: everything but the root lock")
+  SUBCASE("--wipe: everything but the root lock, and only in a root that is a compile cache alone")
   {
     write(cache.root / "lock", "");
     write(cache.root / "stray.txt", "x");
     auto options = cache.options();
     options.wipe = true;
+    CHECK_THROWS_WITH_AS(cc::plan_cleanup(scan, cc::UsageRecords(), options),
+                         doctest::Contains("it holds 'stray.txt', which is not part of a compile cache"), IoError);
+    stdfs::remove(cache.root / "stray.txt");
     auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
-    CHECK(reasons(plan)
-          == std::map<std::string, std::string>{
-            {k_new, "wipe"}, {k_mid, "wipe"}, {k_old, "wipe"}, {"stray.txt", "wipe"}, {lock15, "stale-lock"}});
+    CHECK(
+      reasons(plan)
+      == std::map<std::string, std::string>{{k_new, "wipe"}, {k_mid, "wipe"}, {k_old, "wipe"}, {lock15, "stale-lock"}});
     auto report = cc::apply_cleanup(scan, plan);
     CHECK(report.errors.empty());
     std::vector<std::string> left;
@@ -331,6 +334,34 @@ TEST_CASE("--all, --old-versions, --older-than, --max-size with TTL select exact
     }
     CHECK(left == std::vector<std::string>{"lock"});
   }
+}
+
+TEST_CASE("--wipe refuses /, system directories, a home and what holds it, through links too")
+{
+  Cache cache;
+  cache.success(k_new, "1", 10, 1);
+  auto wipe = [&](const stdfs::path& root, std::optional<stdfs::path> home) {
+    auto scan = cc::scan(cache.root.path());
+    scan.root = root;
+    auto options = cache.options();
+    options.wipe = true;
+    options.home = std::move(home);
+    return cc::plan_cleanup(scan, cc::UsageRecords(), options);
+  };
+  CHECK_THROWS_WITH_AS(wipe("/", std::nullopt), doctest::Contains("refusing to wipe /: it is a system directory"),
+                       IoError);
+  test_support::TempDir links;
+  stdfs::create_directory_symlink("/etc", links / "etc-link");
+  CHECK_THROWS_WITH_AS(wipe(links / "etc-link", std::nullopt), doctest::Contains("it is /etc, a system directory"),
+                       IoError);
+  // A home (even one that holds only a compile cache's names), and every folder above it.
+  auto home = cache.root / k_new;
+  CHECK_THROWS_WITH_AS(wipe(cache.root / k_new, home), doctest::Contains("is or holds the home directory"), IoError);
+  CHECK_THROWS_WITH_AS(wipe(cache.root.path(), home), doctest::Contains("is or holds the home directory"), IoError);
+  stdfs::create_directory_symlink(cache.root.path(), links / "cache-link");
+  CHECK_THROWS_WITH_AS(wipe(links / "cache-link", home), doctest::Contains("is or holds the home directory"), IoError);
+  // The same cache with an unrelated home is a compile cache and nothing else.
+  CHECK_NOTHROW(wipe(cache.root.path(), links.path()));
 }
 
 TEST_CASE("removal puts back an entry a compiler locked, and never follows symlinks")
@@ -357,18 +388,18 @@ TEST_CASE("leftovers of dead processes are swept, live ones kept")
 {
   Cache cache;
   cache.success(k_new, "1", 10, 1);
-  auto host = util::host_name();
-  auto dead = cache.root / k_new / (".MODULE_9+d41d8cd9.tmp.nc." + host + ".999999999.abc");
-  auto live = cache.root / k_new / (".MODULE_8+d41d8cd9.tmp.nc." + host + "." + std::to_string(::getpid()) + ".abc");
+  auto dead_owner = test_support::temp_owner_of(999999999);
+  auto dead = cache.root / k_new / (".MODULE_9+d41d8cd9.tmp.nc." + dead_owner + "abc");
+  auto live = cache.root / k_new / (".MODULE_8+d41d8cd9.tmp.nc." + test_support::temp_owner_of(::getpid()) + "abc");
   auto elsewhere = cache.root / (".neuronxcc-1.tmp.nc.otherhost.12.abc");
   write(dead / "model.neff", "x");
   write(live / "model.neff", "x");
   write(elsewhere / "f", "x");
   auto scan = cc::scan(cache.root.path());
   auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), cache.options());
-  CHECK(reasons(plan)
-        == std::map<std::string, std::string>{
-          {k_new + "/.MODULE_9+d41d8cd9.tmp.nc." + host + ".999999999.abc", "leftover"}});
+  CHECK(
+    reasons(plan)
+    == std::map<std::string, std::string>{{k_new + "/.MODULE_9+d41d8cd9.tmp.nc." + dead_owner + "abc", "leftover"}});
 }
 
 TEST_SUITE_END();

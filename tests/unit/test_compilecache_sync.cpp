@@ -522,9 +522,8 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
     auto scan = cc::scan(fixture.dir / "source");
     cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
   }
-  auto host = util::host_name();
-  auto dead = fixture.root / (".neuron-cache-pull.tmp.nc." + host + ".999999999.abc");
-  auto alive = fixture.root / (".neuron-cache-pull.tmp.nc." + host + "." + std::to_string(::getpid()) + ".abc");
+  auto dead = fixture.root / (".neuron-cache-pull.tmp.nc." + test_support::temp_owner_of(999999999) + "abc");
+  auto alive = fixture.root / (".neuron-cache-pull.tmp.nc." + test_support::temp_owner_of(::getpid()) + "abc");
   write(dead / "0" / "model.neff", "partial");
   write(alive / "0" / "model.neff", "in flight");
   cc::DigestCache digests;
@@ -534,6 +533,40 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("pull never writes through a link in the local cache: the entry is skipped, the link's target untouched")
+{
+  Fixture fixture;
+  auto entry = make_entry(fixture.dir / "source", "1");
+  auto registry = k_version + "/0_REGISTRY/0.3.0/llama/meta/m/abc.json";
+  write(fixture.dir / "source" / registry, "{}");
+  {
+    cc::DigestCache digests;
+    auto scan = cc::scan(fixture.dir / "source");
+    cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
+  }
+  auto outside = fixture.dir / "outside";
+  stdfs::create_directories(outside);
+  stdfs::create_directories(fixture.root);
+  SUBCASE("a linked version folder")
+  {
+    stdfs::create_directory_symlink(outside, fixture.root / k_version);
+  }
+  SUBCASE("a linked folder inside the registry")
+  {
+    stdfs::create_directories(fixture.root / k_version / "0_REGISTRY" / "0.3.0");
+    stdfs::create_directory_symlink(outside, fixture.root / k_version / "0_REGISTRY" / "0.3.0" / "llama");
+  }
+  cc::DigestCache digests;
+  auto report = cc::pull(fixture.repo, fixture.root, digests, {});
+  CHECK(stdfs::is_empty(outside));
+  CHECK(report.errors.empty());
+  bool skipped_for_link = false;
+  for (const auto& skipped : report.skipped) {
+    skipped_for_link = skipped_for_link || skipped.reason == "link-in-local-path";
+  }
+  CHECK(skipped_for_link);
+}
 
 TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report with 1 or 8 workers")
 {

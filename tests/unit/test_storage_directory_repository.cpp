@@ -2,6 +2,7 @@
 #include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
+#include <hubcache/util/nofollow.hpp>
 
 #include "test_support.hpp"
 
@@ -418,15 +419,76 @@ TEST_CASE_FIXTURE(CreatedRepo, "staging of other hosts goes only once older than
   auto staging = dir / "repo" / ".neuron-cache" / "staging";
   auto young = staging / "w.tmp.nc.otherhost.123.abcdefghij";
   auto old = staging / "w.tmp.nc.otherhost.124.abcdefghij";
-  auto alive = staging / ("w.tmp.nc." + util::host_name() + "." + std::to_string(::getpid()) + ".abcdefghij");
-  for (const auto& path : {young, old, alive}) {
+  auto alive = staging / ("w.tmp.nc." + test_support::temp_owner_of(::getpid()) + "abcdefghij");
+  // A live writer of another container on this node: same host name, its own pid namespace.
+  auto container = staging / ("w.tmp.nc." + util::host_name() + ".1.0123456789ab-7-abcdefghij");
+  // Not of our writer-folder form: never ours to remove, however old.
+  auto foreign = staging / "precious";
+  for (const auto& path : {young, old, alive, container, foreign}) {
     std::filesystem::create_directories(path / "s0");
   }
-  std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() - std::chrono::hours(48));
+  for (const auto& path : {old, foreign}) {
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(48));
+  }
   CHECK(repo.sweep_stale_staging() == 1);
   CHECK(std::filesystem::exists(young));
   CHECK(!std::filesystem::exists(old));
   CHECK(std::filesystem::exists(alive));
+  CHECK(std::filesystem::exists(container));
+  CHECK(std::filesystem::exists(foreign));
+}
+
+TEST_CASE_FIXTURE(CreatedRepo,
+                  "a link planted in the private folder never turns a push into removals or writes outside")
+{
+  // An old, dead-looking writer folder and a file in the link's target: what a sweep that
+  // followed the link would delete.
+  auto outside = dir / "outside";
+  auto old_writer = outside / "w.tmp.nc.otherhost.1.abcdefghij";
+  std::filesystem::create_directories(old_writer);
+  util::write_file_atomically(outside / "precious", "keep me");
+  std::filesystem::last_write_time(old_writer, std::filesystem::file_time_type::clock::now() - std::chrono::hours(48));
+  auto staging = dir / "repo" / ".neuron-cache" / "staging";
+  std::filesystem::remove_all(staging);
+  std::filesystem::create_directory_symlink(outside, staging);
+
+  CHECK_THROWS_WITH_AS(repo.commit(entry_request(k_entry, "neff")),
+                       doctest::Contains(".neuron-cache/staging is a symbolic link"), LinkOnTheWay);
+  CHECK_THROWS_AS(repo.check_writable(), LinkOnTheWay);
+  CHECK_THROWS_AS(repo.sweep_stale_staging(), LinkOnTheWay);
+  CHECK(std::filesystem::exists(old_writer));
+  CHECK(util::read_file(outside / "precious") == "keep me");
+  CHECK(!std::filesystem::exists(dir / "repo" / k_entry));
+
+  // The index as a link: pushes work, and write nothing into its target.
+  std::filesystem::remove(staging);
+  auto index = dir / "repo" / ".neuron-cache" / "index";
+  std::filesystem::remove_all(index);
+  auto index_target = dir / "index-target";
+  std::filesystem::create_directories(index_target);
+  std::filesystem::create_directory_symlink(index_target, index);
+  CHECK(repo.commit(entry_request(k_entry, "neff")).created);
+  CHECK(paths_of(repo.list_files()).size() == 3);
+  CHECK(std::filesystem::is_empty(index_target));
+}
+
+TEST_CASE_FIXTURE(CreatedRepo, "a link inside the repo's tree is never written or removed through")
+{
+  auto outside = dir / "outside";
+  std::filesystem::create_directories(outside / "MODULE_7+d41d8cd9");
+  util::write_file_atomically(outside / "MODULE_7+d41d8cd9" / "model.neff", "keep me");
+  std::filesystem::create_directory_symlink(outside, dir / "repo" / "neuronxcc-2.0");
+
+  CHECK_THROWS_WITH_AS(repo.commit(entry_request(k_entry, "neff")), doctest::Contains("neuronxcc-2.0"), LinkOnTheWay);
+  CHECK_THROWS_WITH(repo.commit(add_bytes({{"neuronxcc-2.0/0_REGISTRY/x.json", "{}"}})),
+                    doctest::Contains("neuronxcc-2.0 is a symbolic link"));
+  CommitRequest removal;
+  removal.message = "remove";
+  removal.deletions.push_back({"neuronxcc-2.0/MODULE_7+d41d8cd9", true});
+  CHECK_THROWS_AS(repo.commit(removal), LinkOnTheWay);
+  CHECK(std::filesystem::directory_iterator(outside)->path().filename() == "MODULE_7+d41d8cd9");
+  CHECK(util::read_file(outside / "MODULE_7+d41d8cd9" / "model.neff") == "keep me");
+  CHECK(staging_folders(dir / "repo") == 0);
 }
 
 TEST_CASE("concurrent writers all land; writers of the same entry end with one good copy")

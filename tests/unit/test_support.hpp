@@ -1,8 +1,11 @@
 #pragma once
 
+#include "hubcache/util/fs.hpp"
+
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/types.h>
 
 namespace test_support {
 
@@ -30,5 +33,12 @@ public:
 private:
   std::filesystem::path m_path;
 };
+
+// The owner part of a temp name (util/temp_owner.hpp) that process `pid` of this node
+// would write: `<host>.<pid>.<node>-0-` (start time unknown).
+inline std::string temp_owner_of(pid_t pid)
+{
+  return hubcache::util::host_name() + "." + std::to_string(pid) + "." + hubcache::util::this_node() + "-0-";
+}
 
 } // namespace test_support

@@ -2,7 +2,9 @@
 
 #include "hubcache/compilecache/status.hpp"
 #include "hubcache/compilecache/sync.hpp"
+#include "hubcache/compilecache/wipe_guard.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/util/file_system.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/process.hpp"
 #include "hubcache/util/text.hpp"
@@ -346,6 +348,20 @@ std::string version_of(const std::string& path)
 
 } // namespace
 
+StaleLockAgeDefault default_stale_lock_age(const stdfs::path& root)
+{
+  StaleLockAgeDefault policy;
+  policy.file_system = util::shared_file_system_name(root);
+  if (!policy.file_system.empty()) {
+    policy.seconds = k_shared_stale_lock_age;
+    policy.reason = "the cache is on " + policy.file_system + ", shared with other hosts";
+  } else if (!util::sees_every_process_of_this_node()) {
+    policy.seconds = k_shared_stale_lock_age;
+    policy.reason = "this runs in a container, where compilers of the host are invisible";
+  }
+  return policy;
+}
+
 CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const CleanupOptions& options)
 {
   CleanupPlan plan;
@@ -362,6 +378,7 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
   };
 
   if (options.wipe) {
+    check_wipe_root(scan.root, options.home);
     if (options.compiler_running) {
       throw IoError("refusing to wipe " + scan.root.string() + ": a neuronx-cc process is running on this host",
                     "wait until it finishes");

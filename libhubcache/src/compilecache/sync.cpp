@@ -3,7 +3,9 @@
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/nofollow.hpp"
 #include "hubcache/util/process.hpp"
+#include "hubcache/util/text.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -830,36 +832,38 @@ bool version_matches(std::string_view version, std::string_view filter)
 
 namespace {
 
-// Staging left by a pull that died: by a dead process of this host, or older than a day.
+// Staging left by a pull that died: its writer provably gone (util/temp_owner.hpp), or
+// older than a day. Only names of the pull's own staging form, removed through the root's
+// descriptor without following links.
 void sweep_stale_staging(const stdfs::path& root)
 {
   auto prefix = std::string(k_staging_name) + std::string(util::k_temp_infix);
-  auto host = util::host_name();
-  std::error_code ec;
-  for (const auto& item : stdfs::directory_iterator(root, ec)) {
-    auto name = item.path().filename().string();
-    if (!name.starts_with(prefix)) {
-      continue;
+  auto root_fd = util::open_root_directory(root);
+  std::vector<std::string> names;
+  util::for_each_directory_item(root_fd, [&](std::string_view name, unsigned char) {
+    if (name.starts_with(prefix)) {
+      names.emplace_back(name);
     }
-    auto rest = name.substr(prefix.size()); // <host>.<pid>.<random>
-    auto dot = rest.find('.');
-    auto dot2 = dot == std::string::npos ? std::string::npos : rest.find('.', dot + 1);
-    bool dead = false;
-    if (dot2 != std::string::npos && rest.substr(0, dot) == host) {
-      try {
-        auto pid = static_cast<pid_t>(std::stol(rest.substr(dot + 1, dot2 - dot - 1)));
-        dead = pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
-      } catch (const std::exception&) {
-      }
-    }
+  });
+  for (const auto& name : names) {
     struct stat status {};
-    bool old = ::lstat(item.path().c_str(), &status) == 0
-               && std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(status.st_mtime)
-                    > std::chrono::hours(24);
-    if (dead || old) {
-      stdfs::remove_all(item.path(), ec);
+    if (::fstatat(root_fd.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0
+        && util::is_abandoned(name, std::chrono::system_clock::from_time_t(status.st_mtime), std::chrono::hours(24))) {
+      util::remove_tree_at(root_fd, name);
     }
   }
+}
+
+// Makes the folder that will hold `relative` (below `root`) as real directories; throws
+// util::LinkOnTheWay when a link is on the way: a pull never writes outside the cache.
+void make_parent_directories(const stdfs::path& root, std::string_view relative)
+{
+  auto slash = relative.rfind('/');
+  if (slash == std::string_view::npos) {
+    return;
+  }
+  auto root_fd = util::open_root_directory(root);
+  util::open_directory_below(root_fd, relative.substr(0, slash), root.native(), true);
 }
 
 enum class Action { install, present, skip };
@@ -926,6 +930,13 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     }
   }
   auto target = root / entry.path;
+  if (auto link = util::link_on_the_way(root, entry.path)) {
+    return {Action::skip,
+            "link-in-local-path",
+            util::escape_control(*link) + " is a symbolic link or not a directory; nothing is written through it",
+            false,
+            {}};
+  }
   struct stat status {};
   if (::lstat(target.c_str(), &status) != 0) {
     decision.action = Action::install;
@@ -1133,7 +1144,15 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       return Skipped{entry.path, "flags-mismatch-in-repo", problem};
     }
   }
-  stdfs::create_directories(target.parent_path());
+  // Checked again at install time: a link may have been planted since the plan.
+  try {
+    make_parent_directories(root, entry.path);
+    for (const auto& file : install.fresh ? std::vector<storage::RepoFile>{} : install.to_download) {
+      make_parent_directories(root, file.path);
+    }
+  } catch (const util::LinkOnTheWay& link) {
+    return Skipped{entry.path, "link-in-local-path", link.what()};
+  }
   if (install.replace) {
     // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
     // failed entry meanwhile (to retry it) keeps it.
@@ -1160,7 +1179,6 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
     });
     for (const auto* file : files) {
       auto name = relative_name(entry, *file);
-      stdfs::create_directories((target / name).parent_path());
       rename_checked(stage / name, target / name);
     }
   }

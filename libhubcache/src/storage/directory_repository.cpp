@@ -4,6 +4,8 @@
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/json.hpp"
+#include "hubcache/util/nofollow.hpp"
+#include "hubcache/util/text.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +37,8 @@ constexpr int k_max_depth = 16;
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::string_view k_module_prefix = "MODULE_";
 constexpr std::string_view k_registry_dir = "0_REGISTRY";
+constexpr std::string_view k_writer_folder = "w";
+constexpr std::string_view k_write_probe = "write-probe";
 
 std::string errno_text(int error)
 {
@@ -187,66 +191,46 @@ void make_directories(const stdfs::path& directory)
   }
 }
 
-// One writer's staging folder, removed with whatever it still holds when the commit ends.
+// One writer's staging folder, made and removed through the staging folder's descriptor
+// (opened without following links), so a link planted at `.neuron-cache/staging` never
+// turns the removal into one elsewhere.
 class StagingFolder {
 public:
-  explicit StagingFolder(const stdfs::path& parent)
+  StagingFolder(util::Fd parent, const stdfs::path& parent_path) : m_parent(std::move(parent))
   {
-    make_directories(parent);
     for (int attempt = 0; attempt < 8; ++attempt) {
-      m_path = util::unique_temp_path(parent / "w");
-      if (::mkdir(m_path.c_str(), 0755) == 0) {
+      m_path = util::unique_temp_path(parent_path / std::string(k_writer_folder));
+      if (::mkdirat(m_parent.get(), m_path.filename().c_str(), 0755) == 0) {
         return;
       }
       if (errno != EEXIST) {
-        throw IoError("cannot create a staging folder in " + parent.string() + ": " + errno_text(errno),
+        throw IoError("cannot create a staging folder in " + parent_path.string() + ": " + errno_text(errno),
                       "check that the cache repo is writable");
       }
     }
-    throw IoError("cannot create a unique staging folder in " + parent.string());
+    throw IoError("cannot create a unique staging folder in " + parent_path.string());
   }
-  ~StagingFolder()
-  {
-    std::error_code ec;
-    stdfs::remove_all(m_path, ec);
-  }
+  ~StagingFolder() { util::remove_tree_at(m_parent, m_path.filename().native()); }
   StagingFolder(const StagingFolder&) = delete;
   StagingFolder& operator=(const StagingFolder&) = delete;
   const stdfs::path& path() const { return m_path; }
 
 private:
+  util::Fd m_parent;
   stdfs::path m_path;
 };
 
-// `<name>.tmp.nc.<host>.<pid>.<random>` (host names have no dots there): who wrote it.
-struct Owner {
-  std::string host;
-  pid_t pid = 0;
-};
-std::optional<Owner> owner_of(std::string_view name)
+// What a sweep of the staging folder may remove: writer folders and write probes, never
+// a name of another form (whatever else lies there is not ours to delete).
+bool is_our_staging_name(std::string_view name)
 {
-  auto infix = name.find(util::k_temp_infix);
-  if (infix == std::string_view::npos) {
-    return std::nullopt;
+  for (std::string_view form : {k_writer_folder, k_write_probe}) {
+    if (name.size() > form.size() && name.starts_with(form)
+        && name.substr(form.size()).starts_with(util::k_temp_infix)) {
+      return true;
+    }
   }
-  auto rest = name.substr(infix + util::k_temp_infix.size());
-  auto last = rest.rfind('.');
-  if (last == std::string_view::npos) {
-    return std::nullopt;
-  }
-  auto middle = rest.substr(0, last);
-  auto dot = middle.rfind('.');
-  if (dot == std::string_view::npos) {
-    return std::nullopt;
-  }
-  Owner owner;
-  owner.host = std::string(middle.substr(0, dot));
-  auto pid_text = middle.substr(dot + 1);
-  auto [end, error] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner.pid);
-  if (error != std::errc() || end != pid_text.data() + pid_text.size() || owner.pid <= 0) {
-    return std::nullopt;
-  }
-  return owner;
+  return false;
 }
 
 } // namespace
@@ -374,8 +358,9 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
                             "choose an empty or new directory, or an existing compile cache");
   }
   // An existing plain compile cache is adopted as it is: marking it changes no entry.
-  make_directories(staging_dir());
-  make_directories(index_path("").parent_path());
+  make_directories(m_root);
+  private_dir("staging", true);
+  private_dir("index", true);
   json marker = {{"format", k_format_name},
                  {"version", k_format_version},
                  {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
@@ -415,7 +400,10 @@ DirectoryRepository::IndexFile& DirectoryRepository::index_for(std::string_view 
   index.checked = m_call;
   std::optional<std::string> text;
   try {
-    text = util::read_file_if_exists(index_path(top), k_index_read_limit);
+    // An index reached through a link is not ours: hashed again rather than trusted.
+    if (!util::link_on_the_way(m_root, std::string(k_hidden_dir) + "/index")) {
+      text = util::read_file_if_exists(index_path(top), k_index_read_limit);
+    }
   } catch (const Error&) {
     text = std::nullopt; // only a cache: hash again
   }
@@ -476,7 +464,7 @@ void DirectoryRepository::save_indexes()
       continue;
     }
     try {
-      make_directories(index_path(top).parent_path());
+      private_dir("index", true); // never written through a link
       // Written as it is formatted, a block at a time: tens of thousands of records never
       // sit in memory a second time as one text.
       util::AtomicFile file(index_path(top));
@@ -821,32 +809,43 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
   out.commit(flush);
 }
 
+util::Fd DirectoryRepository::private_dir(std::string_view name, bool create) const
+{
+  auto root = util::open_root_directory(m_root);
+  return util::open_directory_below(root, std::string(k_hidden_dir) + "/" + std::string(name), m_root.native(), create);
+}
+
 std::size_t DirectoryRepository::sweep_stale_staging()
 {
-  std::size_t removed = 0;
-  static const std::string host = util::host_name();
-  std::error_code ec;
-  for (const auto& item : stdfs::directory_iterator(staging_dir(), ec)) {
-    auto name = item.path().filename().string();
-    bool gone = false;
-    auto owner = owner_of(name);
-    if (owner && owner->host == host) {
-      gone = ::kill(owner->pid, 0) != 0 && errno == ESRCH;
-    } else {
-      // Another host's writer: only time tells it is gone.
-      struct ::stat status {};
-      gone = ::lstat(item.path().c_str(), &status) == 0
-             && std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(status.st_mtime)
-                  > stale_staging_age;
+  auto staging = private_dir("staging", true);
+  std::vector<std::string> names;
+  util::for_each_directory_item(staging, [&](std::string_view name, unsigned char) {
+    if (is_our_staging_name(name)) {
+      names.emplace_back(name);
     }
-    if (gone) {
-      std::error_code remove_error;
-      if (stdfs::remove_all(item.path(), remove_error) > 0 && !remove_error) {
-        ++removed;
-      }
+  });
+  std::size_t removed = 0;
+  for (const auto& name : names) {
+    struct ::stat status {};
+    if (::fstatat(staging.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
+    auto changed = std::chrono::system_clock::from_time_t(status.st_mtime);
+    if (util::is_abandoned(name, changed, stale_staging_age) && util::remove_tree_at(staging, name)) {
+      ++removed;
     }
   }
   return removed;
+}
+
+void DirectoryRepository::make_parent_directories(std::string_view path_in_repo) const
+{
+  auto slash = path_in_repo.rfind('/');
+  if (slash == std::string_view::npos) {
+    return;
+  }
+  auto root = util::open_root_directory(m_root);
+  util::open_directory_below(root, path_in_repo.substr(0, slash), m_root.native(), true);
 }
 
 void DirectoryRepository::check_writable()
@@ -854,8 +853,10 @@ void DirectoryRepository::check_writable()
   require_repo();
   // Commits stage in the private folder and rename into the root: both must take new files.
   try {
-    make_directories(staging_dir());
-    util::TemporaryFile probe(staging_dir() / "write-probe");
+    private_dir("staging", true);
+    util::TemporaryFile probe(staging_dir() / std::string(k_write_probe));
+  } catch (const util::LinkOnTheWay&) {
+    throw; // refused as what it is, not as "no write access"
   } catch (const IoError& error) {
     throw WriteAccessDenied("You do not have write access to " + spec() + ": cannot create files in "
                               + staging_dir().string() + " (" + error.what() + ")",
@@ -892,7 +893,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
                         "run again to apply the change on the current content");
   }
   sweep_stale_staging();
-  StagingFolder staging(staging_dir());
+  StagingFolder staging(private_dir("staging", true), staging_dir());
   CommitResult result;
   result.files.reserve(request.additions.size());
   std::size_t staged_count = 0;
@@ -902,6 +903,10 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
   for (const auto& deletion : request.deletions) {
     auto path = folder_of_prefix(deletion.path_in_repo);
     auto target = m_root / path;
+    if (auto link = util::link_on_the_way(m_root, stdfs::path(path).parent_path().native())) {
+      throw util::LinkOnTheWay(
+        describe() + ": " + util::escape_control(*link) + " is a symbolic link; nothing is removed through it", *link);
+    }
     struct ::stat status {};
     if (::lstat(target.c_str(), &status) != 0) {
       continue;
@@ -1075,7 +1080,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
       if (::lstat(target.c_str(), &blocking) == 0 && S_ISDIR(blocking.st_mode)) {
         throw IntegrityError(describe() + ": " + addition.path_in_repo + " is a directory, a file was to go there");
       }
-      make_directories(target.parent_path());
+      make_parent_directories(addition.path_in_repo);
       if (move(from, target, false)) {
         touched_directories.insert(target.parent_path());
         report(addition, lstat_published(target), staged_file.sha256, true);
@@ -1092,7 +1097,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     auto target = m_root / unit.entry;
     if (unit.whole) {
       // A new entry appears whole, by one rename that never replaces.
-      make_directories(target.parent_path());
+      make_parent_directories(unit.entry);
       if (before_publish_hook) {
         before_publish_hook(std::string(unit.entry));
       }

@@ -96,35 +96,15 @@ void remove_temp_files_on_fatal_signals()
   }
 }
 
-bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds other_host_age,
+bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds unsure_age,
                             std::chrono::system_clock::time_point now)
 {
-  // <target>.tmp.nc.<host>.<pid>.<random>
-  auto name = path.filename().string();
-  auto at = name.find(k_temp_infix);
-  if (at == std::string::npos) {
-    return false;
-  }
   struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) {
+  if (!is_temp_name(path.filename().native()) || ::lstat(path.c_str(), &info) != 0) {
     return false;
   }
-  if (now - std::chrono::system_clock::from_time_t(info.st_ctim.tv_sec) > other_host_age) {
-    return true;
-  }
-  auto owner = std::string_view(name).substr(at + k_temp_infix.size());
-  auto pid_dot = owner.find('.');
-  auto random_dot = pid_dot == std::string_view::npos ? std::string_view::npos : owner.find('.', pid_dot + 1);
-  if (random_dot == std::string_view::npos || owner.substr(0, pid_dot) != host_name()) {
-    return false;
-  }
-  auto digits = owner.substr(pid_dot + 1, random_dot - pid_dot - 1);
-  pid_t pid = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  if (error != std::errc() || end != digits.data() + digits.size() || pid <= 0) {
-    return false;
-  }
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  auto changed = std::chrono::system_clock::from_time_t(info.st_ctim.tv_sec);
+  return is_abandoned(path.filename().native(), changed, unsure_age, now);
 }
 
 std::string host_name()
@@ -149,14 +129,12 @@ bool is_temp_name(std::string_view file_name)
 
 stdfs::path unique_temp_path(const stdfs::path& target)
 {
-  static const std::string host = host_name();
   auto name = target.filename().string();
   // Keep the whole name within NAME_MAX.
   if (name.size() > 120) {
     name.resize(120);
   }
-  return target.parent_path()
-         / (name + std::string(k_temp_infix) + host + "." + std::to_string(::getpid()) + "." + random_suffix());
+  return target.parent_path() / (name + std::string(k_temp_infix) + this_process_temp_owner() + random_suffix());
 }
 
 TemporaryDirectory::TemporaryDirectory(const stdfs::path& target)

@@ -1,13 +1,13 @@
 #include "hubcache/util/stream_writer.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/file_system.hpp"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace hubcache::util {
@@ -23,15 +23,7 @@ constexpr std::size_t k_direct_alignment = 4096;
 // server, on tmpfs the page cache is the storage.
 bool direct_io_pays_off(int fd)
 {
-  struct statfs info {};
-  if (::fstatfs(fd, &info) != 0) {
-    return false;
-  }
-  constexpr long k_ext = 0xEF53;
-  constexpr long k_xfs = 0x58465342;
-  constexpr long k_btrfs = 0x9123683E;
-  auto type = static_cast<long>(info.f_type);
-  return type == k_ext || type == k_xfs || type == k_btrfs;
+  return file_system_of(fd).kind == FileSystemKind::local_disk;
 }
 
 } // namespace

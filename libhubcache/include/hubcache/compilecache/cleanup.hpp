@@ -54,20 +54,34 @@ std::optional<std::string> installed_compiler_version();
 std::optional<std::string> parse_compiler_version_output(std::string_view text);
 
 struct CleanupOptions {
-  bool failed = true;                     // failed modules (model.log without model.neff)
-  bool stale_locks = true;                // lock files no compiler holds
-  std::int64_t stale_lock_age = 0;        // seconds; a younger lock counts as held (caches shared over NFS)
-  bool incomplete = false;                // incomplete and flags-mismatch modules
-  bool old_versions = false;              // every version directory not matching keep_versions
-  std::vector<std::string> keep_versions; // full versions or prefixes (see version_matches)
-  std::optional<std::int64_t> older_than; // seconds since last use
-  std::optional<std::uint64_t> max_size;  // bytes; least recently used first
-  std::int64_t ttl = k_sdk_default_ttl;   // never evict what was used within this
-  bool wipe = false;                      // everything in the root but its lock file
+  bool failed = true;                        // failed modules (model.log without model.neff)
+  bool stale_locks = true;                   // lock files no compiler holds
+  std::int64_t stale_lock_age = 0;           // seconds; a younger lock counts as held (caches shared over NFS)
+  bool incomplete = false;                   // incomplete and flags-mismatch modules
+  bool old_versions = false;                 // every version directory not matching keep_versions
+  std::vector<std::string> keep_versions;    // full versions or prefixes (see version_matches)
+  std::optional<std::int64_t> older_than;    // seconds since last use
+  std::optional<std::uint64_t> max_size;     // bytes; least recently used first
+  std::int64_t ttl = k_sdk_default_ttl;      // never evict what was used within this
+  bool wipe = false;                         // everything in the root but its lock file
+  std::optional<std::filesystem::path> home; // never wiped, nor what holds it (check_wipe_root)
   bool compiler_running = false;
   bool use_atime = true;
   std::int64_t now = 0; // unix seconds
 };
+
+// How old a lock must be before cleanup takes it for stale, when the user did not say.
+// 0 where this host sees every compiler that may hold a lock; an hour where it cannot: a
+// cache on a shared file system (NFS, EFS, Lustre, FSx, SMB: compilers of other hosts), or
+// this process in a container (compilers of the host and of other containers are not in
+// its /proc).
+struct StaleLockAgeDefault {
+  std::int64_t seconds = 0;
+  std::string reason;      // why not 0, for people: "the cache is on nfs", ...
+  std::string file_system; // nfs, lustre, ... or "" for a local one
+};
+inline constexpr std::int64_t k_shared_stale_lock_age = 3600;
+StaleLockAgeDefault default_stale_lock_age(const std::filesystem::path& root);
 
 // One thing to remove. kind: entry, version, lock, leftover (trash or staging of a dead
 // process), other (unrecognized root content, --wipe only). reason: failed, stale-lock,
@@ -92,7 +106,8 @@ struct CleanupPlan {
   bool above_max_size = false;
 };
 
-// Decides; changes nothing. Throws IoError for a wipe while a compiler may write.
+// Decides; changes nothing. Throws IoError for a wipe while a compiler may write, and for
+// a wipe of a root that is not only a compile cache (check_wipe_root).
 CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const CleanupOptions& options);
 
 struct CleanupReport {

@@ -37,8 +37,12 @@ namespace hubcache::storage {
 //   that differs is replaced by one rename, so readers see one copy or the other;
 // - registry files are published after the entries of the same commit.
 // A killed writer leaves only its staging folder, removed by the next writer on any host
-// once the writer is provably gone: its pid is dead (same host) or it is older than
-// `stale_staging_age` (other hosts).
+// once the writer is provably gone: its pid is dead or reused in the same pid namespace of
+// the same boot (util/temp_owner.hpp), or, when that cannot be known (another host, another
+// container), it is older than `stale_staging_age`.
+//
+// Nothing below the root is followed: the private folders are opened with O_NOFOLLOW and a
+// link on the way to anything we write or remove is refused (util/nofollow.hpp).
 //
 // The index only saves hashing: a record is used only when the file's size, mtime, ctime
 // and inode still match, so it can never describe content the file no longer has.
@@ -64,6 +68,8 @@ public:
   const std::filesystem::path& root() const { return m_root; }
 
   // Removes the staging folders of writers that are provably gone; returns how many.
+  // Only names of our own writer-folder form are ever removed, through a descriptor of
+  // the staging folder opened without following links.
   std::size_t sweep_stale_staging();
   std::chrono::seconds stale_staging_age = std::chrono::hours(24);
 
@@ -101,6 +107,12 @@ private:
   std::filesystem::path hidden_dir() const;
   std::filesystem::path marker_path() const;
   std::filesystem::path staging_dir() const;
+  // `.neuron-cache/<name>`, opened (made with `create`) without following a link on the
+  // way; util::LinkOnTheWay when one is there.
+  util::Fd private_dir(std::string_view name, bool create) const;
+  // Makes the folders that hold `path_in_repo` as real directories, refusing a link on
+  // the way (util::LinkOnTheWay): a commit never writes outside the repo.
+  void make_parent_directories(std::string_view path_in_repo) const;
   std::filesystem::path index_path(std::string_view top) const;
   void require_repo();
   std::optional<FileId> index_file_id(std::string_view top) const;

@@ -2,6 +2,7 @@
 
 #include "hubcache/util/fd.hpp"
 #include "hubcache/util/stream_writer.hpp"
+#include "hubcache/util/temp_owner.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -16,18 +17,17 @@ namespace hubcache::util {
 
 namespace stdfs = std::filesystem;
 
-// Infix that marks in-flight files. Scans skip names containing it, and sweeps may
-// remove old ones: a process that died mid-write leaves only such names behind.
-inline constexpr std::string_view k_temp_infix = ".tmp.nc.";
-
+// In-flight files carry k_temp_infix (temp_owner.hpp). Scans skip names containing it, and
+// sweeps may remove those whose writer is gone: a process that died mid-write leaves only
+// such names behind.
 bool is_temp_name(std::string_view file_name);
 
 // `directory` + "/" + `relative` as a plain string (one allocation; no std::filesystem::path,
 // which also keeps a list of components): for the tens of thousands of files of a push.
 std::string join_path(std::string_view directory, std::string_view relative);
 
-// A name unique across hosts and processes sharing an NFS/Lustre directory:
-// `<target name>.tmp.nc.<host>.<pid>.<random>`.
+// A name unique across hosts and processes sharing an NFS/Lustre directory, naming its
+// writer (temp_owner.hpp): `<target name>.tmp.nc.<host>.<pid>.<node>-<start>-<random>`.
 stdfs::path unique_temp_path(const stdfs::path& target);
 
 // A new file under a unique name next to `target` (see unique_temp_path), removed on
@@ -75,10 +75,10 @@ private:
 // Call once at start-up; an InterruptScope takes the signals over while it lives.
 void remove_temp_files_on_fatal_signals();
 
-// A temp file or folder (see unique_temp_path) left by a writer that is provably gone:
-// one of this host whose process no longer runs, or any whose status changed more than
-// `other_host_age` before `now`.
-bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds other_host_age,
+// A temp file or folder (see unique_temp_path) left by a writer that is gone: provably
+// (util::is_abandoned), or of unknown liveness and unchanged for more than `unsure_age`.
+// A link is judged as itself, never followed.
+bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds unsure_age,
                             std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Writes a file under a unique temp name in the target directory and renames it into
