@@ -3,7 +3,7 @@
 # Turn it on: source <(neuron-cache completion bash), or install it as
 # share/bash-completion/completions/neuron-cache (cmake --install does).
 
-_neuron_cache_commands='create set config synchronize status cleanup lookup list add completion man env sync help'
+_neuron_cache_commands='create set config synchronize push pull status cleanup lookup list add completion man env sync ls help'
 
 # Sets _nc_kind (and _nc_choices) for option $2 of command $1 ("" before the command);
 # fails for an unknown option.
@@ -17,6 +17,7 @@ _neuron_cache_option() {
     create:--token) _nc_kind=text ;;
     create:-v) _nc_kind=flag ;;
     set:-n | set:--name) _nc_kind=repo ;;
+    set:--unset) _nc_kind=flag ;;
     set:--token) _nc_kind=text ;;
     set:-v) _nc_kind=flag ;;
     config:--repo-id | config:--repo_id) _nc_kind=repo ;;
@@ -41,6 +42,30 @@ _neuron_cache_option() {
     synchronize:--max-workers | synchronize:--max_workers) _nc_kind=integer ;;
     synchronize:--token) _nc_kind=text ;;
     synchronize:-v) _nc_kind=flag ;;
+    push:--repo-id | push:--repo_id) _nc_kind=repo ;;
+    push:--cache-dir | push:--cache_dir) _nc_kind=directory ;;
+    push:--compiler-version | push:--compiler_version) _nc_kind=text ;;
+    push:--dry-run | push:--dry_run) _nc_kind=flag ;;
+    push:--clean-failed | push:--clean_failed) _nc_kind=flag ;;
+    push:--clear-stale-locks | push:--clear_stale_locks) _nc_kind=integer ;;
+    push:--max-workers | push:--max_workers) _nc_kind=integer ;;
+    push:--token) _nc_kind=text ;;
+    push:-v) _nc_kind=flag ;;
+    pull:--repo-id | pull:--repo_id) _nc_kind=repo ;;
+    pull:--cache-dir | pull:--cache_dir) _nc_kind=directory ;;
+    pull:--compiler-version | pull:--compiler_version) _nc_kind=text ;;
+    pull:--replace-failed | pull:--replace_failed) _nc_kind=flag ;;
+    pull:--model) _nc_kind=model ;;
+    pull:--task) _nc_kind=text ;;
+    pull:--batch-size | pull:--batch_size) _nc_kind=integer ;;
+    pull:--sequence-length | pull:--sequence_length) _nc_kind=integer ;;
+    pull:--num-cores | pull:--num_cores | pull:--tensor-parallel-size | pull:--tensor_parallel_size) _nc_kind=integer ;;
+    pull:--max-size | pull:--max_size) _nc_kind=text ;;
+    pull:-y | pull:--yes) _nc_kind=flag ;;
+    pull:--dry-run | pull:--dry_run) _nc_kind=flag ;;
+    pull:--max-workers | pull:--max_workers) _nc_kind=integer ;;
+    pull:--token) _nc_kind=text ;;
+    pull:-v) _nc_kind=flag ;;
     status:--cache-dir | status:--cache_dir) _nc_kind=directory ;;
     status:--repo) _nc_kind=flag ;;
     status:--repo-id | status:--repo_id) _nc_kind=repo ;;
@@ -123,6 +148,11 @@ _neuron_cache_option() {
     sync:--max-workers | sync:--max_workers) _nc_kind=integer ;;
     sync:--token) _nc_kind=text ;;
     sync:-v) _nc_kind=flag ;;
+    ls:-m | ls:--model) _nc_kind=model ;;
+    ls:-v | ls:--version | ls:--compiler-version | ls:--compiler_version) _nc_kind=text ;;
+    ls:--repo-id | ls:--repo_id) _nc_kind=repo ;;
+    ls:--max-workers | ls:--max_workers) _nc_kind=integer ;;
+    ls:--token) _nc_kind=text ;;
     :-V | :--version) _nc_kind=flag ;;
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
     *:--json) _nc_kind=flag ;;
@@ -137,9 +167,11 @@ _neuron_cache_option() {
 _neuron_cache_option_names() {
   case $1 in
     create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet -v --verbose -h --help' ;;
-    set) _nc_words='-n --name --token --format --json -q --quiet -v --verbose -h --help' ;;
+    set) _nc_words='-n --name --unset --token --format --json -q --quiet -v --verbose -h --help' ;;
     config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
     synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    push) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    pull) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
     lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
@@ -149,6 +181,7 @@ _neuron_cache_option_names() {
     man) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
     sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    ls) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac
@@ -164,6 +197,7 @@ _neuron_cache_positional() {
     lookup:0) _nc_kind=model ;;
     list:0) _nc_kind=repo ;;
     completion:0) _nc_kind=choice _nc_choices='bash zsh fish' ;;
+    ls:0) _nc_kind=repo ;;
     *) return 1 ;;
   esac
 }

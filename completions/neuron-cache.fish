@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:-v' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'push:--repo-id' 'push:--repo_id' 'push:--cache-dir' 'push:--cache_dir' 'push:--compiler-version' 'push:--compiler_version' 'push:--clear-stale-locks' 'push:--clear_stale_locks' 'push:--max-workers' 'push:--max_workers' 'push:--token' 'pull:--repo-id' 'pull:--repo_id' 'pull:--cache-dir' 'pull:--cache_dir' 'pull:--compiler-version' 'pull:--compiler_version' 'pull:--model' 'pull:--task' 'pull:--batch-size' 'pull:--batch_size' 'pull:--sequence-length' 'pull:--sequence_length' 'pull:--num-cores' 'pull:--num_cores' 'pull:--tensor-parallel-size' 'pull:--tensor_parallel_size' 'pull:--max-size' 'pull:--max_size' 'pull:--max-workers' 'pull:--max_workers' 'pull:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:-v' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' 'ls:-m' 'ls:--model' 'ls:-v' 'ls:--version' 'ls:--compiler-version' 'ls:--compiler_version' 'ls:--repo-id' 'ls:--repo_id' 'ls:--max-workers' 'ls:--max_workers' 'ls:--token' '*:--format'
             return 0
     end
     return 1
@@ -149,16 +149,18 @@ end
 # The common options: before the command or after a known one, not after --.
 function __neuron_cache_options_allowed
     set -l state (__neuron_cache_state)
-    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'status' 'cleanup' 'lookup' 'list' 'add' 'completion' 'man' 'env' 'sync'
+    test "$state[2]" != after-dash; and contains -- $state[1] - 'create' 'set' 'config' 'synchronize' 'push' 'pull' 'status' 'cleanup' 'lookup' 'list' 'add' 'completion' 'man' 'env' 'sync' 'ls'
 end
 
 complete -c neuron-cache -f
 
 # Before the command
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
-complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists); alone, show it'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'push' -d 'Push the local compile cache to the cache repo (synchronize)'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'pull' -d 'Pull the cache repo into the local compile cache (synchronize in reverse)'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
@@ -168,6 +170,7 @@ complete -c neuron-cache -n __neuron_cache_needs_command -a 'completion' -d 'Pri
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'man' -d 'Print this program\'s manual page (roff, for man)'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'ls' -d 'Alias of list: List the models a cache repo holds, or every configuration of one model'
 complete -c neuron-cache -n __neuron_cache_needs_command -a help -d 'Show a command\'s options and examples'
 complete -c neuron-cache -n '__neuron_cache_needs_command' -s V -l version -d 'Print the version and exit'
 
@@ -180,9 +183,11 @@ complete -c neuron-cache -n '__neuron_cache_options_allowed' -s h -l help -d 'Sh
 
 # help COMMAND
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
-complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists)'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists); alone, show it'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'push' -d 'Push the local compile cache to the cache repo (synchronize)'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'pull' -d 'Pull the cache repo into the local compile cache (synchronize in reverse)'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'status' -d 'Show what the local Neuron compile cache holds: entries by state, sizes, last use, stale locks'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'cleanup' -d 'Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'lookup' -d 'Show the cached compiled configurations of a model (exit 3 when there are none)'
@@ -192,6 +197,7 @@ complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'completion' -
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'man' -d 'Print this program\'s manual page (roff, for man)'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'ls' -d 'Alias of list: List the models a cache repo holds, or every configuration of one model'
 
 # create
 complete -c neuron-cache -n '__neuron_cache_using create' -s n -l name -d 'The repo to create (default: optimum-neuron-cache on the Hub)' -x -a '(__neuron_cache_repos)'
@@ -204,6 +210,7 @@ complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_c
 
 # set
 complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as the NAME argument (optimum v0.0.4 form)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using set' -l unset -d 'Remove the recorded choice (both files)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using set' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix'
@@ -234,6 +241,34 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l max-workers -l
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
+# push
+complete -c neuron-cache -n '__neuron_cache_using push' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using push' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using push' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
+complete -c neuron-cache -n '__neuron_cache_using push' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
+complete -c neuron-cache -n '__neuron_cache_using push' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -s v -d 'Show details (every skipped entry, each step) on standard error'
+
+# pull
+complete -c neuron-cache -n '__neuron_cache_using pull' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l replace-failed -l replace_failed -d 'A complete repo entry replaces a local failed one (else skipped as differing)'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l model -d 'Only the graphs of this model\'s cached configurations (Hub id or local directory, as lookup); --compiler-version then defaults to the installed neuronx-cc' -x -a '(__neuron_cache_models)'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l task -d 'With --model: only configurations of this task' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l batch-size -l batch_size -d 'With --model: only configurations of this batch size' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l sequence-length -l sequence_length -d 'With --model: only configurations of this sequence length' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l num-cores -l num_cores -l tensor-parallel-size -l tensor_parallel_size -d 'With --model: only configurations using this many Neuron cores' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l max-size -l max_size -d 'Ask (on a terminal) or refuse before downloading more than SIZE (default 20G)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -s y -l yes -d 'Download even beyond --max-size without asking'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -s v -d 'Show details (every skipped entry, each step) on standard error'
+
 # status
 complete -c neuron-cache -n '__neuron_cache_using status' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using status' -l repo -d 'Also tell which entries the cache repo in effect holds (needs the repo)'
@@ -250,7 +285,7 @@ complete -c neuron-cache -n '__neuron_cache_using cleanup' -l older-than -l olde
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l max-size -l max_size -d 'Also evict least recently used entries until the cache fits SIZE (e.g. 100G), sparing those used within --ttl' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l ttl -d 'With --max-size: never evict an entry used within AGE (default 30d)' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l evict -d 'Apply the Neuron SDK policy: cache_size (bytes) and cache_ttl (days) from NEURON_CC_FLAGS, else 100 GiB and 30 days'
-complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l stale_lock_age -d 'Treat a lock as stale only when older than AGE (caches shared over NFS, where other hosts\' compilers are invisible)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l stale_lock_age -d 'Treat a lock as stale only when older than AGE' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l dry-run -l dry_run -d 'List what would be removed, with size and reason, and change nothing'
@@ -337,3 +372,11 @@ complete -c neuron-cache -n '__neuron_cache_using sync' -l clear-stale-locks -l 
 complete -c neuron-cache -n '__neuron_cache_using sync' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -s v -d 'Show details (every skipped entry, each step) on standard error'
+
+# ls
+complete -c neuron-cache -n '__neuron_cache_using ls' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
+complete -c neuron-cache -n '__neuron_cache_using ls' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using ls' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_positional ls 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'

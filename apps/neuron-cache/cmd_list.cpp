@@ -165,6 +165,7 @@ CommandSpec make_list_command()
 {
   CommandSpec command;
   command.name = "list";
+  command.aliases = {"ls"};
   command.summary = "List the models a cache repo holds, or every configuration of one model.";
   command.description =
     "Without a filter: one line per model with its architecture, compiler versions, number of\n"

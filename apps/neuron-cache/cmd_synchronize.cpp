@@ -15,6 +15,7 @@
 #include <registry/lookup.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -731,9 +732,11 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 
-int run_synchronize(Invocation& invocation)
+enum class Direction { either, push, pull };
+
+int run_synchronize(Invocation& invocation, Direction direction)
 {
-  bool pull = invocation.has("pull");
+  bool pull = direction == Direction::pull || invocation.has("pull");
   if (pull && (invocation.has("clean-failed") || invocation.has("clear-stale-locks"))) {
     throw UsageError("--clean-failed and --clear-stale-locks apply to a push, not to --pull");
   }
@@ -865,8 +868,72 @@ CommandSpec make_synchronize_command()
                       "neuron-cache synchronize --pull --replace-failed",
                       "neuron-cache synchronize --pull --max-workers 16",
                       "neuron-cache synchronize --clean-failed --clear-stale-locks 60 --json"};
-  command.run = run_synchronize;
+  command.run = [](Invocation& invocation) { return run_synchronize(invocation, Direction::either); };
   return command;
+}
+
+namespace {
+
+// synchronize's spec for one direction: its options but those of the other direction,
+// their help without the "With --pull" that only synchronize needs.
+CommandSpec one_direction(const std::string& name, const std::string& summary, const std::string& description,
+                          Direction direction, const std::set<std::string>& other_direction_options)
+{
+  auto command = make_synchronize_command();
+  command.name = name;
+  command.aliases = {};
+  command.summary = summary;
+  command.description = description;
+  std::erase_if(command.options,
+                [&](const OptionSpec& option) { return other_direction_options.contains(option.long_name); });
+  for (auto& option : command.options) {
+    for (std::string from : {"With --pull (or a push from an S3 cache): ", "With --pull: "}) {
+      if (option.help.starts_with(from)) {
+        option.help = option.help.substr(from.size());
+        option.help[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(option.help[0])));
+      }
+    }
+  }
+  std::erase_if(command.examples, [&](const std::string& example) {
+    bool pulls = example.find("--pull") != std::string::npos;
+    return (direction == Direction::pull) != pulls;
+  });
+  for (auto& example : command.examples) {
+    for (std::string from : {"synchronize --pull", "synchronize"}) {
+      if (auto at = example.find(from); at != std::string::npos) {
+        example.replace(at, from.size(), name);
+        break;
+      }
+    }
+  }
+  command.run = [direction](Invocation& invocation) { return run_synchronize(invocation, direction); };
+  return command;
+}
+
+} // namespace
+
+CommandSpec make_push_command()
+{
+  return one_direction("push", "Push the local compile cache to the cache repo (synchronize).",
+                       "Uploads the complete entries of the local compile cache, the optimum registry (0_REGISTRY)\n"
+                       "and exported-model directories, skipping what the repo already has: synchronize in its\n"
+                       "default direction. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
+                       "leaving the cache are never pushed; each is reported with its reason. An s3://bucket/prefix\n"
+                       "cache dir copies its complete entries into the repo.",
+                       Direction::push,
+                       {"pull", "replace-failed", "model", "max-size", "yes", "task", "batch-size", "sequence-length",
+                        "num-cores", "tensor-parallel-size"});
+}
+
+CommandSpec make_pull_command()
+{
+  return one_direction("pull", "Pull the cache repo into the local compile cache (synchronize in reverse).",
+                       "Downloads the repo's complete entries into the local compile cache, as synchronize does in\n"
+                       "reverse. Each entry appears whole (or, when completing a partial one, model.done last);\n"
+                       "entries locked by a compiler are left alone. --model MODEL installs only the graphs of that\n"
+                       "model's cached configurations. A pull beyond --max-size (20G) asks on a terminal, else\n"
+                       "needs --yes.",
+                       Direction::pull, {"pull", "clean-failed", "clear-stale-locks"});
 }
 
 } // namespace neuron_cache

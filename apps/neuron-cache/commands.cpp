@@ -14,9 +14,10 @@ namespace neuron_cache {
 const std::vector<CommandSpec>& all_commands()
 {
   static const std::vector<CommandSpec> commands = {
-    make_create_command(), make_set_command(),        make_config_command(), make_synchronize_command(),
-    make_status_command(), make_cleanup_command(),    make_lookup_command(), make_list_command(),
-    make_add_command(),    make_completion_command(), make_man_command(),
+    make_create_command(), make_set_command(),  make_config_command(), make_synchronize_command(),
+    make_push_command(),   make_pull_command(), make_status_command(), make_cleanup_command(),
+    make_lookup_command(), make_list_command(), make_add_command(),    make_completion_command(),
+    make_man_command(),
   };
   return commands;
 }

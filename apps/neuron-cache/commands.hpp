@@ -71,6 +71,8 @@ CommandSpec make_create_command();
 CommandSpec make_set_command();
 CommandSpec make_config_command();
 CommandSpec make_synchronize_command();
+CommandSpec make_push_command(); // synchronize, one direction each
+CommandSpec make_pull_command();
 CommandSpec make_status_command();
 CommandSpec make_cleanup_command();
 CommandSpec make_lookup_command();

@@ -175,6 +175,40 @@ test_create_over_existing_repo() {
   equals "$(snapshot "$SCRATCH/busy")" "$before"
 }
 
+# `set` alone shows the choice and where it comes from; --unset forgets it; push, pull and
+# ls are the short names people type; a browser URL or `org/name/` names a Hub repo.
+test_set_shows_and_unsets_and_short_names() {
+  run 0 "$NC" set || return
+  equals "$(cat "$OUT")" "Cache repo: aws-neuron/optimum-neuron-cache (from built-in default)"
+  CUSTOM_CACHE_REPO=org/from-env run 0 "$NC" set --json || return
+  equals "$(json_get "$OUT" .repo)" "org/from-env"
+  equals "$(json_get "$OUT" .source)" "environment"
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" set -q || return
+  equals "$(cat "$OUT")" "file://$SCRATCH/repo"
+  run 0 "$NC" set --unset || return
+  contains "$OUT" "Cache repo choice removed. This host now uses aws-neuron/optimum-neuron-cache"
+  run 0 "$NC" set --unset --json || return
+  equals "$(json_get "$OUT" '.removed | length')" "0"
+  # Short names: the same commands, one direction each.
+  "$SOURCE_DIR/tests/tools/make_sample_cache.sh" "$SCRATCH/cache" --entries 2 >/dev/null || fail "no sample cache"
+  run 0 "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "2"
+  run 0 "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "2"
+  run 0 "$NC" ls "$SCRATCH/repo" || return
+  run 2 "$NC" push --pull
+  contains "$ERR" "unknown option '--pull'"
+  run 2 "$NC" pull --clean-failed
+  # Names as people copy them.
+  run 0 "$NC" config --repo-id https://huggingface.co/org/name/ --json || return
+  equals "$(json_get "$OUT" .repo)" "org/name"
+  run 0 "$NC" config --repo-id org/name/ --json || return
+  equals "$(json_get "$OUT" .repo)" "org/name"
+  run 1 "$NC" config --repo-id https://huggingface.co/datasets/org/name
+  contains "$ERR" "is a dataset repo; a cache repo is a model repo"
+}
+
 test_empty_or_unreadable_config_file() {
   mkdir -p "$HF_HOME"
   printf '  \n' >"$HF_HOME/optimum_neuron_custom_cache"
@@ -247,7 +281,7 @@ test_usage_errors_exit_2() {
   assert_unchanged_after 2 "$NC" synch
   contains "$ERR" "unknown command 'synch' (did you mean 'synchronize'?); see 'neuron-cache --help'"
   assert_unchanged_after 2 "$NC" config --repo-id
-  assert_unchanged_after 2 "$NC" set
+  assert_unchanged_after 2 "$NC" set --unset a/b
   assert_unchanged_after 2 "$NC" set a/b extra
   assert_unchanged_after 2 "$NC" config --json -q
   assert_unchanged_after 2 "$NC" config --format yaml

@@ -25,6 +25,18 @@ TEST_CASE("Hub ids and directories are told apart")
   CHECK(hub.canonical() == "aws-neuron/optimum-neuron-cache");
 
   CHECK(parse_repo_spec("hf://org/name").hub_id == "org/name");
+  // As copied from a browser or completed by a shell.
+  CHECK(parse_repo_spec("org/name/").hub_id == "org/name");
+  CHECK(parse_repo_spec("https://huggingface.co/aws-neuron/optimum-neuron-cache").hub_id
+        == "aws-neuron/optimum-neuron-cache");
+  CHECK(parse_repo_spec("https://huggingface.co/org/name/").hub_id == "org/name");
+  CHECK(parse_repo_spec("https://hf.co/org/name/tree/main").hub_id == "org/name");
+  CHECK_THROWS_WITH_AS(parse_repo_spec("https://huggingface.co/datasets/org/name"),
+                       doctest::Contains("is a dataset repo; a cache repo is a model repo"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_repo_spec("https://huggingface.co/org/name/tree/dev"),
+                       doctest::Contains("names a page inside a repo"), InvalidArgument);
+  CHECK_THROWS_AS(parse_repo_spec("https://example.com/org/name"), InvalidArgument);
+  CHECK_THROWS_AS(parse_repo_spec("org/name//"), InvalidArgument);
   CHECK(parse_repo_spec("optimum-neuron-cache").hub_id == "optimum-neuron-cache");
   CHECK(!parse_repo_spec("optimum-neuron-cache").has_namespace());
 

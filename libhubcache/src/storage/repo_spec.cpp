@@ -5,7 +5,9 @@
 #include "hubcache/hub/config.hpp"
 #include "hubcache/util/fs.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace hubcache::storage {
 
@@ -49,6 +51,38 @@ std::string quoted(std::string_view text)
     }
   }
   return out + "'";
+}
+
+// `https://huggingface.co/<org>/<name>` (hf.co too, `/tree/main` and a trailing '/'
+// allowed), as copied from a browser: the id in it; nullopt for another URL.
+std::optional<std::string_view> hub_id_of_browser_url(std::string_view text)
+{
+  std::string_view rest;
+  for (std::string_view host : {"https://huggingface.co/", "https://hf.co/", "https://www.huggingface.co/"}) {
+    if (text.starts_with(host)) {
+      rest = text.substr(host.size());
+    }
+  }
+  if (rest.empty()) {
+    return std::nullopt;
+  }
+  auto first = rest.substr(0, rest.find('/'));
+  if (first == "datasets" || first == "spaces") {
+    throw InvalidArgument(quoted(text) + " is a " + std::string(first.substr(0, first.size() - 1))
+                            + " repo; a cache repo is a model repo",
+                          std::string(k_spec_hint));
+  }
+  for (std::string_view suffix : {"/tree/main/", "/tree/main", "/"}) {
+    if (rest.ends_with(suffix)) {
+      rest.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  if (std::count(rest.begin(), rest.end(), '/') > 1) {
+    throw InvalidArgument(quoted(text) + " names a page inside a repo; a cache repo is used at its main branch",
+                          "give the repo's address, https://huggingface.co/org/name, or its id, org/name");
+  }
+  return rest;
 }
 
 RepoSpec parse_directory(std::string_view original, std::string_view path_text)
@@ -136,8 +170,15 @@ RepoSpec parse_repo_spec(std::string_view text)
   std::string_view id = text;
   if (text.starts_with("hf://")) {
     id = text.substr(5);
+  } else if (auto browser = hub_id_of_browser_url(text)) {
+    id = *browser;
   } else if (auto scheme = text.find("://"); scheme != std::string_view::npos) {
     throw InvalidArgument("unknown repo scheme in " + quoted(text), std::string(k_spec_hint));
+  }
+  // `org/name/`, as shells complete folders and people copy paths (but `name/` stays a
+  // mistake: most likely a relative directory, which a repo name cannot be).
+  if (id.ends_with('/') && id.find('/') < id.size() - 1) {
+    id.remove_suffix(1);
   }
   if (!is_valid_hub_repo_id(id)) {
     std::string why = id.find('/') != std::string_view::npos && id.find('/') != id.rfind('/')
@@ -259,6 +300,20 @@ std::filesystem::path record_repo_choice(const RepoSpec& spec, std::string_view 
     }
   }
   return file;
+}
+
+std::vector<std::filesystem::path> forget_repo_choice(const util::Environment& env)
+{
+  std::vector<std::filesystem::path> removed;
+  for (const auto& file : {own_config_path(env), custom_cache_config_path(env)}) {
+    std::error_code ec;
+    if (std::filesystem::remove(file, ec)) {
+      removed.push_back(file);
+    } else if (ec) {
+      throw IoError("cannot remove " + file.string() + ": " + ec.message(), "check its permissions");
+    }
+  }
+  return removed;
 }
 
 std::optional<std::string> recorded_repo_choice(const util::Environment& env)

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hubcache::storage {
 
@@ -67,6 +68,8 @@ std::filesystem::path own_config_path(const util::Environment& env);
 std::filesystem::path record_repo_choice(const RepoSpec& spec, std::string_view name, const util::Environment& env);
 // The file record_repo_choice would write for `spec`.
 std::filesystem::path choice_file_for(const RepoSpec& spec, const util::Environment& env);
+// Removes the choice `set`/`create` recorded, from both files; returns the files removed.
+std::vector<std::filesystem::path> forget_repo_choice(const util::Environment& env);
 // The choice recorded in either file (neuron-cache's own first), for "was already set" notes.
 std::optional<std::string> recorded_repo_choice(const util::Environment& env);
 
