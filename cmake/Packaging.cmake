@@ -20,7 +20,7 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://huggingface.co/docs/optimum-neuron")
 # dpkg-shlibdeps' for this binary on Debian 12; tests/packaging/test_packages.sh fails when
 # dpkg-shlibdeps asks for a package or a version this list lacks.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libcurl4 (>= 7.16.2) | libcurl4t64 (>= 7.16.2), libssl3 (>= 3.0.0) | libssl3t64 (>= 3.0.0)")
+    "libc6 (>= 2.34), libgcc-s1 (>= 4.2), libcurl4 (>= 7.16.2) | libcurl4t64 (>= 7.16.2), libssl3 (>= 3.0.0) | libssl3t64 (>= 3.0.0)")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_STRIP_FILES OFF) # already stripped (cmake/Install.cmake)
 # Debian's zsh reads packaged completions from /usr/share/zsh/vendor-completions.
