@@ -43,7 +43,7 @@ SANITIZER_ENV := \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan
 
 .PHONY: format check-format all deps deps-debian deps-build deps-dist deps-fuzz deps-npm install-debian-packages \
-  build build-stripped test demo install install-debug completions fuzz clean dist wheel deb packages check-packages check-minimal-root
+  build build-stripped demo-tools test demo install install-debug completions fuzz clean dist wheel deb packages check-packages check-minimal-root
 
 all: build
 
@@ -62,8 +62,13 @@ deps-dist: deps-build
 deps-fuzz: deps-debian
 	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(FUZZ_DEBIAN_PACKAGES)"
 
+# Elsewhere than Debian and Ubuntu (no dpkg-query) it only says what to install (README).
 install-debian-packages:
-	@missing=""; \
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+	  echo "Not a Debian system: install the counterparts of these packages yourself (README, Install): $(PACKAGES)"; \
+	  exit 0; \
+	fi; \
+	missing=""; \
 	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
@@ -106,16 +111,24 @@ else
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps-build
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=$(BUILD_TESTS)
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=$(BUILD_TESTS) $(CMAKE_ARGS)
 endif
 BUILD_TESTS ?= ON
 install install-debug dist wheel deb packages: BUILD_TESTS = OFF
 
-build: deps $(BUILD_DIR)/build.ninja
-	@grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
+# A build dir configured for install (no tests) or another SANITIZE is turned over.
+WITH_TESTS = @grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
 	  && grep -qx 'NEURON_CACHE_BUILD_TESTS:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt \
 	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=ON $(BUILD_DIR)
+
+build: deps $(BUILD_DIR)/build.ninja
+	$(WITH_TESTS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The test Hub and the stand-in compiler the package checks run the demo with.
+demo-tools: deps-debian $(BUILD_DIR)/build.ninja
+	$(WITH_TESTS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target neuron-cache-test-hub fake_neuronx_cc
 
 # The stripped binary and its debug file (cmake/Install.cmake): what install and the packages take.
 build-stripped: deps-build $(BUILD_DIR)/build.ninja
@@ -145,6 +158,9 @@ install: build-stripped
 install-debug: install
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component debug
 
+# Extra CMake options, e.g. CMAKE_ARGS=-DNEURON_CACHE_PORTABLE=OFF (read when build/ is configured).
+CMAKE_ARGS ?=
+
 # Release packages, into $(DIST_DIR) (cmake/packaging, README "Install"):
 #   dist   neuron-cache-<version>-linux-x86_64.tar.gz, self-contained (glibc <= 2.34 from the
 #          host), audited by cmake/packaging/audit.py before it is written;
@@ -168,10 +184,10 @@ packages: dist wheel deb
 # installed on this machine (dpkg -i, root), demo, removed. Then, apart because it takes
 # longer, the bundle's demo in a minimal Debian root (debootstrap, chroot) against a
 # directory repo and the test Hub.
-check-packages: packages build
+check-packages: packages demo-tools
 	bash tests/packaging/test_packages.sh $(BUILD_DIR) $(DIST_DIR)
 
-check-minimal-root: dist build
+check-minimal-root: dist demo-tools
 	bash tests/packaging/minimal_root.sh $(BUILD_DIR) $(DIST_DIR)
 
 # Regenerates the committed completion scripts and man page from the CLI's option table.

@@ -73,6 +73,10 @@ test_bundle_loads_every_library_but_glibc_from_itself() {
     fi
   done <"$OUT"
   contains "$OUT" "libcurl.so.4 => $root/bin/../lib/neuron-cache/libcurl.so.4"
+  # Run through a symbolic link (README: ln -s into /usr/local/bin), $ORIGIN is still the bundle's.
+  ln -s "$root/bin/neuron-cache" "$SCRATCH/linked"
+  LD_DEBUG=libs run 0 "$SCRATCH/linked" --version || return
+  contains "$ERR" "calling init: $root/bin/../lib/neuron-cache/libcurl.so.4"
   # Not from the build tree's run path either: the binary built is not the one shipped.
   [[ "$(readelf -d "$root/bin/neuron-cache" | grep -c 'RUNPATH.*\$ORIGIN/../lib/neuron-cache')" == 1 ]] ||
     fail "bin/neuron-cache's run path is not \$ORIGIN/../lib/neuron-cache"
@@ -112,11 +116,12 @@ test_audit_fails_on_a_run_path_outside_the_bundle() {
 test_audit_fails_on_a_version_a_bundled_library_lacks() {
   local root
   root="$(unpack "$SCRATCH")" || return
-  # A libz that defines no ZLIB_* version: libcurl's and libssh2's needs go unmet.
-  printf 'int zlib_stand_in(void) { return 0; }\n' >"$SCRATCH/z.c"
-  cc -shared -fPIC -Wl,-soname,libz.so.1 -o "$root/lib/neuron-cache/libz.so.1" "$SCRATCH/z.c" || return
+  # A libcrypto that defines no OPENSSL_3.0.0 version: libcurl's and libssl's needs go unmet.
+  printf 'int crypto_stand_in(void) { return 0; }\n' >"$SCRATCH/crypto.c"
+  cc -shared -fPIC -Wl,-soname,libcrypto.so.3 -o "$root/lib/neuron-cache/libcrypto.so.3" "$SCRATCH/crypto.c" || return
   run 1 "$PYTHON" "$AUDIT" "$root" || return
-  contains "$ERR" "from libz.so.1, which the bundled copy does not define"
+  contains "$ERR" "lib/neuron-cache/libssl.so.3: needs OPENSSL_3.0.0 from libcrypto.so.3, which the bundled copy does not define"
+  contains "$ERR" "bin/neuron-cache: needs OPENSSL_3.0.0 from libcrypto.so.3"
 }
 
 test_wheel_installs_into_a_fresh_venv_and_runs_the_demo() {
