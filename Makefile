@@ -16,10 +16,20 @@ else
 WERROR ?= OFF
 endif
 
-DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
-  libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev doctest-dev \
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
+# What building neuron-cache needs (`make install`, `make build-only`): the compiler, CMake
+# and the libraries. The README names them for dnf too.
+BUILD_DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make binutils \
+  libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev
+# What the tests and the demo add (`make test`, `make demo`): the test Hub's and the unit
+# tests' libraries, the shells the completions are tested in, the schema checker, the AWS CLI.
+TEST_DEBIAN_PACKAGES := doctest-dev libcpp-httplib-dev \
   bash zsh fish jq curl man-db groff-base python3-jsonschema awscli
+DEBIAN_PACKAGES := $(BUILD_DEBIAN_PACKAGES) $(TEST_DEBIAN_PACKAGES)
+# What the release packages add (`make dist`, `make wheel`, `make deb` and their checks):
+# patchelf sets the bundle's relative run paths, dpkg-dev computes and checks the .deb's
+# Depends, python3-venv makes the fresh environments the wheel is installed into,
+# debootstrap builds the minimal root file system the bundle is run in.
+DIST_DEBIAN_PACKAGES := patchelf dpkg-dev python3 python3-venv debootstrap
 # Only `make fuzz` needs these: clang with libFuzzer and the sanitizer runtimes.
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 
@@ -32,7 +42,8 @@ SANITIZER_ENV := \
   ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$(SANITIZER_REPORTS)/asan \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan
 
-.PHONY: format check-format all deps deps-debian deps-fuzz deps-npm install-debian-packages build test demo install completions fuzz clean
+.PHONY: format check-format all deps deps-debian deps-build deps-dist deps-fuzz deps-npm install-debian-packages \
+  build build-stripped demo-tools test demo install install-debug completions fuzz clean dist wheel deb packages check-packages check-minimal-root
 
 all: build
 
@@ -42,11 +53,22 @@ deps: deps-debian deps-npm
 deps-debian:
 	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(DEBIAN_PACKAGES)"
 
+deps-build:
+	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(BUILD_DEBIAN_PACKAGES)"
+
+deps-dist: deps-build
+	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(DIST_DEBIAN_PACKAGES)"
+
 deps-fuzz: deps-debian
 	@$(MAKE) --no-print-directory install-debian-packages PACKAGES="$(FUZZ_DEBIAN_PACKAGES)"
 
+# Elsewhere than Debian and Ubuntu (no dpkg-query) it only says what to install (README).
 install-debian-packages:
-	@missing=""; \
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+	  echo "Not a Debian system: install the counterparts of these packages yourself (README, Install): $(PACKAGES)"; \
+	  exit 0; \
+	fi; \
+	missing=""; \
 	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
@@ -84,16 +106,33 @@ $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps deps-fuzz
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
 	  -DNEURON_CACHE_SANITIZE=$(SANITIZE)
 else
-$(BUILD_DIR)/build.ninja: CMakeLists.txt | deps
+# `make install` and the release packages configure without the tests (BUILD_TESTS=OFF, so
+# they need the build dependencies only); `make build`, `test` and `demo` turn them on.
+$(BUILD_DIR)/build.ninja: CMakeLists.txt | deps-build
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	  -DNEURON_CACHE_SANITIZE=$(SANITIZE)
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=$(BUILD_TESTS) $(CMAKE_ARGS)
 endif
+BUILD_TESTS ?= ON
+install install-debug dist wheel deb packages: BUILD_TESTS = OFF
+
+# A build dir configured for install (no tests) or another SANITIZE is turned over.
+WITH_TESTS = @grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
+	  && grep -qx 'NEURON_CACHE_BUILD_TESTS:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt \
+	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=ON $(BUILD_DIR)
 
 build: deps $(BUILD_DIR)/build.ninja
-	@grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
-	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) $(BUILD_DIR)
+	$(WITH_TESTS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The test Hub and the stand-in compiler the package checks run the demo with.
+demo-tools: deps-debian $(BUILD_DIR)/build.ninja
+	$(WITH_TESTS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target neuron-cache-test-hub fake_neuronx_cc
+
+# The stripped binary and its debug file (cmake/Install.cmake): what install and the packages take.
+build-stripped: deps-build $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target neuron-cache-stripped
 
 ifeq ($(SANITIZE),)
 test: build
@@ -111,8 +150,45 @@ endif
 demo: build
 	bash tests/demo.sh $(BUILD_DIR)/bin
 
-install: build
+# Build dependencies only: no test tool is installed. The binary is stripped; `make
+# install-debug` adds its debug info as bin/.debug/neuron-cache.debug, where gdb looks.
+install: build-stripped
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+install-debug: install
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --component debug
+
+# Extra CMake options, e.g. CMAKE_ARGS=-DNEURON_CACHE_PORTABLE=OFF (read when build/ is configured).
+CMAKE_ARGS ?=
+
+# Release packages, into $(DIST_DIR) (cmake/packaging, README "Install"):
+#   dist   neuron-cache-<version>-linux-x86_64.tar.gz, self-contained (glibc <= 2.34 from the
+#          host), audited by cmake/packaging/audit.py before it is written;
+#   wheel  neuron_cache-<version>-py3-none-manylinux_2_34_x86_64.whl, made from the bundle;
+#   deb    neuron-cache_<version>_amd64.deb (CPack), Depends on Debian's libcurl4 and libssl3.
+DIST_DIR ?= $(BUILD_DIR)/dist
+PYTHON ?= python3
+dist: deps-dist build-stripped
+	$(PYTHON) cmake/packaging/bundle.py $(BUILD_DIR) $(DIST_DIR)
+
+wheel: dist
+	$(PYTHON) cmake/packaging/wheel.py $(DIST_DIR)
+
+deb: deps-dist build-stripped
+	cpack --config $(BUILD_DIR)/CPackConfig.cmake -B $(DIST_DIR)
+
+packages: dist wheel deb
+
+# Checks of the release packages (tests/packaging): the bundle audit and its failure cases,
+# the wheel installed into a fresh venv (--version and the demo from its PATH), the .deb
+# installed on this machine (dpkg -i, root), demo, removed. Then, apart because it takes
+# longer, the bundle's demo in a minimal Debian root (debootstrap, chroot) against a
+# directory repo and the test Hub.
+check-packages: packages demo-tools
+	bash tests/packaging/test_packages.sh $(BUILD_DIR) $(DIST_DIR)
+
+check-minimal-root: dist demo-tools
+	bash tests/packaging/minimal_root.sh $(BUILD_DIR) $(DIST_DIR)
 
 # Regenerates the committed completion scripts and man page from the CLI's option table.
 completions: build

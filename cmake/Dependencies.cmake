@@ -18,3 +18,5 @@ if(TARGET yaml-cpp::yaml-cpp)
 else()
   set(NEURON_CACHE_YAML_TARGET yaml-cpp)
 endif()
+# The release bundle's binary links libstdc++ and yaml-cpp statically (cmake/Portable.cmake).
+include(Portable)

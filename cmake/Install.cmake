@@ -20,7 +20,30 @@ set(NEURON_CACHE_FISH_COMPLETION_DIR "${CMAKE_INSTALL_DATADIR}/fish/vendor_compl
 
 set(NEURON_CACHE_GENERATED ${PROJECT_SOURCE_DIR}/completions)
 
-install(TARGETS neuron-cache RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# What is installed is stripped (82 MB with debug info, a tenth of that without); the debug
+# info goes apart into neuron-cache.debug, which the stripped binary names in its
+# .gnu_debuglink section (with a CRC), so gdb and perf find it in bin/.debug/, where
+# `make install-debug` (`cmake --install BUILD --component debug`) puts it. The binary in
+# the build tree keeps everything, for the tests and for debugging in place.
+if(NOT CMAKE_OBJCOPY)
+  message(FATAL_ERROR "objcopy (binutils) is needed to strip the installed binary")
+endif()
+set(NEURON_CACHE_STRIPPED ${CMAKE_BINARY_DIR}/stripped/neuron-cache)
+set(NEURON_CACHE_DEBUG_FILE ${CMAKE_BINARY_DIR}/stripped/neuron-cache.debug)
+add_custom_command(
+  OUTPUT ${NEURON_CACHE_STRIPPED} ${NEURON_CACHE_DEBUG_FILE}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/stripped
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:neuron-cache> ${NEURON_CACHE_DEBUG_FILE}
+  COMMAND ${CMAKE_OBJCOPY} --strip-all --add-gnu-debuglink=${NEURON_CACHE_DEBUG_FILE}
+          $<TARGET_FILE:neuron-cache> ${NEURON_CACHE_STRIPPED}
+  DEPENDS neuron-cache
+  COMMENT "Stripping neuron-cache (debug info to neuron-cache.debug)"
+  VERBATIM)
+add_custom_target(neuron-cache-stripped ALL DEPENDS ${NEURON_CACHE_STRIPPED} ${NEURON_CACHE_DEBUG_FILE})
+
+install(PROGRAMS ${NEURON_CACHE_STRIPPED} DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${NEURON_CACHE_DEBUG_FILE} DESTINATION ${CMAKE_INSTALL_BINDIR}/.debug
+        COMPONENT debug EXCLUDE_FROM_ALL)
 install(FILES ${NEURON_CACHE_GENERATED}/neuron-cache.bash
         DESTINATION ${NEURON_CACHE_BASH_COMPLETION_DIR} RENAME neuron-cache)
 install(FILES ${NEURON_CACHE_GENERATED}/_neuron-cache DESTINATION ${NEURON_CACHE_ZSH_COMPLETION_DIR})

@@ -2,10 +2,16 @@
 # `make demo`: runs the main job end to end on the embedded default, a directory cache
 # repo, with no network. HF_HOME points at a temp folder, so your own configuration is
 # never read or touched. Set NEURON_CACHE_DEMO_KEEP=1 to keep the temp folder.
+#   demo.sh [BIN_DIR]   BIN_DIR holds neuron-cache and the stand-in compiler fake_neuronx_cc
+# The release-package checks (tests/packaging) run it on an installed neuron-cache:
+#   NEURON_CACHE_DEMO_BINARY      the neuron-cache to run (a path, or a name looked up in PATH)
+#   NEURON_CACHE_DEMO_HUB_URL     a test Hub (neuron-cache-test-hub) to push to and pull from too,
+#   NEURON_CACHE_DEMO_HUB_TOKEN   with a write token of the user NEURON_CACHE_DEMO_HUB_USER
+#   NEURON_CACHE_DEMO_HUB_USER
 set -euo pipefail
 
 BIN_DIR="$(cd "${1:-build/bin}" && pwd)"
-NC="$BIN_DIR/neuron-cache"
+NC="${NEURON_CACHE_DEMO_BINARY:-$BIN_DIR/neuron-cache}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/neuron-cache-demo.XXXXXX")"
 if [[ "${NEURON_CACHE_DEMO_KEEP:-0}" == 1 ]]; then
   echo "Demo files kept in $WORK"
@@ -65,5 +71,17 @@ set -e
 echo
 echo "== warm start: a fresh host takes only that model's graphs (the ones add recorded)"
 step synchronize --pull --model "$SOURCE_DIR/tests/data/add/tiny-gpt2" --cache-dir "$WORK/warm-host-cache"
+if [[ -n "${NEURON_CACHE_DEMO_HUB_URL:-}" ]]; then
+  echo
+  echo "== Hub: the same compile cache through a Hub repo (test Hub at $NEURON_CACHE_DEMO_HUB_URL)"
+  export HF_ENDPOINT="$NEURON_CACHE_DEMO_HUB_URL" HF_TOKEN="$NEURON_CACHE_DEMO_HUB_TOKEN"
+  HUB_REPO="$NEURON_CACHE_DEMO_HUB_USER/neuron-cache-demo"
+  step create "$HUB_REPO" --no-set
+  step synchronize --repo-id "$HUB_REPO" --cache-dir "$WORK/fresh-host-cache"
+  step synchronize --pull --repo-id "$HUB_REPO" --cache-dir "$WORK/hub-host-cache"
+  step status --cache-dir "$WORK/hub-host-cache"
+  unset HF_ENDPOINT HF_TOKEN
+fi
+
 echo
 echo "== demo finished"

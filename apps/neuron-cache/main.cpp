@@ -1,6 +1,7 @@
 // neuron-cache: entry point. Parses the subcommand, runs it, and reports every error once,
 // here, in the words of the error table (errors.cpp): one line on stderr (and the error
 // object on stdout under --json), and an exit code (exit_statuses()).
+#include "build_info.hpp"
 #include "cli.hpp"
 #include "errors.hpp"
 
@@ -28,6 +29,22 @@ std::vector<std::string> command_names()
     names.insert(names.end(), command.aliases.begin(), command.aliases.end());
   }
   return names;
+}
+
+// --version: the version, and the commit and day the binary was built from (provenance).
+void print_version(Format format)
+{
+  const std::string commit = k_build_info.commit;
+  const bool dirty = commit.ends_with("-dirty");
+  std::string short_commit = commit.substr(0, dirty ? commit.size() - 6 : commit.size());
+  short_commit = short_commit.substr(0, 12) + (dirty ? "-dirty" : "");
+  Output(format).result(std::string("neuron-cache ") + k_build_info.version + " (commit " + short_commit + ", built "
+                          + k_build_info.date + ")",
+                        {{"program", "neuron-cache"},
+                         {"version", k_build_info.version},
+                         {"commit", commit},
+                         {"build_date", k_build_info.date}},
+                        k_build_info.version);
 }
 
 [[noreturn]] void unknown_command(const std::string& name)
@@ -78,9 +95,7 @@ int run(const std::vector<std::string>& args, const hubcache::util::Environment&
     ++index;
   }
   if (version) {
-    Output(context.format)
-      .result(std::string("neuron-cache ") + NEURON_CACHE_VERSION,
-              {{"program", "neuron-cache"}, {"version", NEURON_CACHE_VERSION}}, NEURON_CACHE_VERSION);
+    print_version(context.format);
     return k_exit_ok;
   }
   if (index >= args.size()) {

@@ -36,6 +36,43 @@ test_install_puts_every_file_in_its_standard_place() {
     || fail "installed man page differs from 'neuron-cache man' (run make completions)"
 }
 
+test_installed_binary_is_stripped_and_its_debug_info_installs_apart() {
+  local prefix="$SCRATCH/prefix"
+  install_into "$prefix" || return
+  ! readelf -S "$prefix/bin/neuron-cache" | grep -q '\.debug_info' || fail "the installed binary has debug info"
+  [[ $(stat -c %s "$prefix/bin/neuron-cache") -lt $(($(stat -c %s "$NC") / 4)) ]] || fail "the installed binary is not much smaller"
+  [[ ! -e "$prefix/bin/.debug" ]] || fail "plain install put the debug file in"
+  readelf -p .gnu_debuglink "$prefix/bin/neuron-cache" >"$OUT" 2>&1
+  contains "$OUT" "neuron-cache.debug"
+  # make install-debug: the debug file where gdb looks, matching the binary's build id.
+  cmake --install "$BUILD_DIR" --prefix "$prefix" --component debug >"$SCRATCH/install.log" 2>&1 ||
+    { fail "cmake --install --component debug failed: $(tail -5 "$SCRATCH/install.log")"; return; }
+  readelf -S "$prefix/bin/.debug/neuron-cache.debug" 2>/dev/null | grep -q '\.debug_info' || fail "the debug file has no debug info"
+  equals "$(readelf -n "$prefix/bin/.debug/neuron-cache.debug" 2>/dev/null | grep 'Build ID')" \
+    "$(readelf -n "$prefix/bin/neuron-cache" | grep 'Build ID')"
+  if command -v gdb >/dev/null; then
+    run 0 gdb -batch -nx -ex 'info line main' "$prefix/bin/neuron-cache" || return
+    contains "$OUT" "apps/neuron-cache/main.cpp"
+  fi
+}
+
+# --version names the version, the commit built and the build date (provenance).
+test_version_names_commit_and_build_date() {
+  local commit
+  run 0 "$NC" --version --json || return
+  valid_json "$OUT" version.schema.json
+  commit="$(json_get "$OUT" .commit)"
+  if git -C "$SOURCE_DIR" rev-parse HEAD >/dev/null 2>&1; then
+    [[ "${commit%-dirty}" == "$(git -C "$SOURCE_DIR" rev-parse HEAD)" ]] ||
+      fail "commit $commit is not the source tree's HEAD $(git -C "$SOURCE_DIR" rev-parse HEAD)"
+  fi
+  [[ "$(json_get "$OUT" .build_date)" =~ ^20[0-9]{2}-[01][0-9]-[0-3][0-9]$ ]] || fail "build_date: $(json_get "$OUT" .build_date)"
+  equals "$(json_get "$OUT" .version)" "$("$NC" --version -q --json | jq -r .version)"
+  run 0 "$NC" --version || return
+  equals "$(cat "$OUT")" "neuron-cache $(jq -r .version <<<"$("$NC" --version --json)") (commit ${commit:0:12}$(
+    [[ "$commit" == *-dirty ]] && echo -dirty), built $(jq -r .build_date <<<"$("$NC" --version --json)"))"
+}
+
 test_destdir_staging_for_packages() {
   install_into /usr "$SCRATCH/stage" || return
   [[ -x "$SCRATCH/stage/usr/bin/neuron-cache" ]] || fail "DESTDIR staging lacks usr/bin/neuron-cache"
