@@ -122,6 +122,11 @@ int run_lookup(Invocation& invocation)
   }
 
   auto target = lookup_target_for(invocation, model, filters.task);
+  if (!target.digest_exact) {
+    invocation.out().detail("the architecture digest of " + model + " may differ from optimum's ("
+                            + target.digest_caveat + "): entries of the same architecture under another name may "
+                            + "be missed");
+  }
 
   auto resolved = resolve_repo(invocation);
   auto repo = open_existing_repository(invocation, resolved);

@@ -1,473 +1,501 @@
-// to_diff_dict() emulation tables (what transformers 4.57 computes; see config_diff.hpp).
-//
-// Provenance (read through the public-code index, 2026-11; transformers' own main is v5 by now):
-//   configuration_utils.py - PretrainedConfig.__init__, _get_global_generation_defaults, to_dict,
-//     to_diff_dict, recursive_diff_dict, _remove_keys_not_serialized, dict_dtype_to_str,
-//     get_text_config, from_dict: a 4.56-4.57 file (dtype argument beside torchscript and
-//     pruned_heads, which v5 dropped); index file id 245946005, whose repository and commit
-//     the index does not expose.
-//   models/llama/configuration_llama.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b
-//     (pre-v5: rope_scaling + rope_config_validation); swiss-ai/transformers
-//     83c688d3a6926dbdaaabdc6711acb71d6faa7335 is identical.
-//   models/qwen2/configuration_qwen2.py - cyyever/transformers 2e772de3866593743c80cb7a0b5bb1cb6eb5820b (pre-v5).
-//   models/mistral/configuration_mistral.py - feisenyu/transformers_4573 9c66b2210393d4bb7421896e6456d58fc369dfbf
-//     (v5-dev rope_parameters form: every other default as here; rope_theta 10000.0 from 4.5x).
-//   models/granite/configuration_granite.py - nishu-opsera/transformers-main 2b6079d76303a4157b1f3f104a45a7f89eae3d43
-//     (v5 dataclass form; the same defaults, rope_theta 10000.0 from 4.5x).
-//   models/mixtral/configuration_mixtral.py, models/t5/configuration_t5.py, models/gpt2/configuration_gpt2.py,
-//     models/bert/configuration_bert.py - duyy97/transformers ebebfbf58043b749f47a2f701a161f0c12e5f107 (a 4.4x-era
-//     fork); mixtral and granite also from zxy9657/transformers 1ff28dc623dbf2d41b68bd12db96fa3707829c03
-//     (setup.py 4.52.0.dev0): MixtralConfig stores head_dim as given (None, as in v5 too), and
-//     GraniteConfig has no rope_scaling "type" -> "rope_type" copy.
-//   optimum-neuron cache/entries/cache_entry.py 1ca0561b21e3d26696c7fac56c409f599c3e657c (CACHE_WHITE_LIST,
-//     14 keys with return_dict) and single_model.py 12817f200b34bd64415710d7bcefea50e5800b3e (to_diff_dict, the
-//     whitelist, get_text_config for text-generation), huggingface/optimum-neuron.
-
+// to_diff_dict() emulation (see config_diff.hpp): the config classes come from the
+// generated table (config_classes.hpp); PretrainedConfig itself (its __init__, to_dict,
+// to_diff_dict, recursive_diff_dict, get_text_config) is restated here from transformers
+// 4.57's configuration_utils.py, pinned in tests/data/registry/transformers_source.py.
 #include "registry/config_diff.hpp"
 
+#include "config_classes.hpp"
+#include "config_rules.hpp"
+
 #include <map>
+#include <memory>
 #include <string>
 
 namespace registry {
 
 namespace {
 
+using config_classes::ConfigClass;
+using config_classes::Operation;
+using config_rules::python_equal;
 using nlohmann::json;
 
-// transformers 4.57 PretrainedConfig.__init__ and _get_global_generation_defaults().
-json make_base_defaults()
+constexpr int k_max_depth = 8; // sub-configs of sub-configs: bounded for hostile input
+
+// A config object as transformers holds it after from_dict().
+struct Loaded {
+  std::string model_type;
+  const ConfigClass* cls = nullptr;
+  json attributes = json::object();                           // __dict__ but sub-configs
+  std::map<std::string, std::shared_ptr<Loaded>> sub_configs; // attributes that are configs
+  bool exact = true;
+  std::string caveat;
+
+  void inexact(const std::string& why)
+  {
+    if (exact) {
+      caveat = why;
+    }
+    exact = false;
+  }
+};
+
+std::shared_ptr<Loaded> load(std::string_view model_type, json given, int depth);
+
+// PretrainedConfig.__init__'s named parameters that are not attributes of the same name.
+const json& generation_defaults()
 {
-  json defaults = {
-    {"output_hidden_states", false},
-    {"output_attentions", false},
-    {"return_dict", true},
-    {"torchscript", false},
-    {"dtype", nullptr},
-    {"pruned_heads", json::object()},
-    {"tie_word_embeddings", true},
-    {"chunk_size_feed_forward", 0},
-    {"is_encoder_decoder", false},
-    {"is_decoder", false},
-    {"cross_attention_hidden_size", nullptr},
-    {"add_cross_attention", false},
-    {"tie_encoder_decoder", false},
-    {"architectures", nullptr},
-    {"finetuning_task", nullptr},
-    {"id2label", {{"0", "LABEL_0"}, {"1", "LABEL_1"}}},
-    {"label2id", {{"LABEL_0", 0}, {"LABEL_1", 1}}},
-    {"task_specific_params", nullptr},
-    {"problem_type", nullptr},
-    {"tokenizer_class", nullptr},
-    {"prefix", nullptr},
-    {"bos_token_id", nullptr},
-    {"pad_token_id", nullptr},
-    {"eos_token_id", nullptr},
-    {"sep_token_id", nullptr},
-    {"decoder_start_token_id", nullptr},
-    {"tf_legacy_loss", false},
-    {"use_bfloat16", false},
-    // Generation parameters kept on configs for backward compatibility.
-    {"max_length", 20},
-    {"min_length", 0},
-    {"do_sample", false},
-    {"early_stopping", false},
-    {"num_beams", 1},
-    {"num_beam_groups", 1},
-    {"diversity_penalty", 0.0},
-    {"temperature", 1.0},
-    {"top_k", 50},
-    {"top_p", 1.0},
-    {"typical_p", 1.0},
-    {"repetition_penalty", 1.0},
-    {"length_penalty", 1.0},
-    {"no_repeat_ngram_size", 0},
-    {"encoder_no_repeat_ngram_size", 0},
-    {"bad_words_ids", nullptr},
-    {"num_return_sequences", 1},
-    {"output_scores", false},
-    {"return_dict_in_generate", false},
-    {"forced_bos_token_id", nullptr},
-    {"forced_eos_token_id", nullptr},
-    {"remove_invalid_values", false},
-    {"exponential_decay_length_penalty", nullptr},
-    {"suppress_tokens", nullptr},
-    {"begin_suppress_tokens", nullptr},
-  };
+  static const json defaults = [] {
+    json d = json::object();
+    for (const auto* key : {"max_length",
+                            "min_length",
+                            "do_sample",
+                            "early_stopping",
+                            "num_beams",
+                            "num_beam_groups",
+                            "diversity_penalty",
+                            "temperature",
+                            "top_k",
+                            "top_p",
+                            "typical_p",
+                            "repetition_penalty",
+                            "length_penalty",
+                            "no_repeat_ngram_size",
+                            "encoder_no_repeat_ngram_size",
+                            "bad_words_ids",
+                            "num_return_sequences",
+                            "output_scores",
+                            "return_dict_in_generate",
+                            "forced_bos_token_id",
+                            "forced_eos_token_id",
+                            "remove_invalid_values",
+                            "exponential_decay_length_penalty",
+                            "suppress_tokens",
+                            "begin_suppress_tokens"}) {
+      d[key] = config_classes::base_defaults().at(key);
+    }
+    return d;
+  }();
   return defaults;
 }
 
-// The __init__ defaults of the model config classes (transformers 4.57), base keys the
-// class overrides included. Derived attributes are computed in derive().
-const std::map<std::string, json, std::less<>>& class_defaults()
+// Python's {int(key): value for key, value in d.items()}: keys become ints, which
+// json.dumps writes back as decimal strings ("01" -> "1").
+json int_keyed(const json& map, Loaded& config)
 {
-  static const std::map<std::string, json, std::less<>> table = {
-    {"llama", {{"vocab_size", 32000},        {"hidden_size", 4096},
-               {"intermediate_size", 11008}, {"num_hidden_layers", 32},
-               {"num_attention_heads", 32},  {"num_key_value_heads", nullptr},
-               {"hidden_act", "silu"},       {"max_position_embeddings", 2048},
-               {"initializer_range", 0.02},  {"rms_norm_eps", 1e-6},
-               {"use_cache", true},          {"pad_token_id", nullptr},
-               {"bos_token_id", 1},          {"eos_token_id", 2},
-               {"pretraining_tp", 1},        {"tie_word_embeddings", false},
-               {"rope_theta", 10000.0},      {"rope_scaling", nullptr},
-               {"attention_bias", false},    {"attention_dropout", 0.0},
-               {"mlp_bias", false},          {"head_dim", nullptr}}},
-    {"mistral",
-     {{"vocab_size", 32000},
-      {"hidden_size", 4096},
-      {"intermediate_size", 14336},
-      {"num_hidden_layers", 32},
-      {"num_attention_heads", 32},
-      {"num_key_value_heads", 8},
-      {"head_dim", nullptr},
-      {"hidden_act", "silu"},
-      {"max_position_embeddings", 4096 * 32},
-      {"initializer_range", 0.02},
-      {"rms_norm_eps", 1e-6},
-      {"use_cache", true},
-      {"pad_token_id", nullptr},
-      {"bos_token_id", 1},
-      {"eos_token_id", 2},
-      {"tie_word_embeddings", false},
-      {"rope_theta", 10000.0},
-      {"sliding_window", 4096},
-      {"attention_dropout", 0.0}}},
-    {"mixtral",
-     {{"vocab_size", 32000},
-      {"hidden_size", 4096},
-      {"intermediate_size", 14336},
-      {"num_hidden_layers", 32},
-      {"num_attention_heads", 32},
-      {"num_key_value_heads", 8},
-      {"head_dim", nullptr},
-      {"hidden_act", "silu"},
-      {"max_position_embeddings", 4096 * 32},
-      {"initializer_range", 0.02},
-      {"rms_norm_eps", 1e-5},
-      {"use_cache", true},
-      {"pad_token_id", nullptr},
-      {"bos_token_id", 1},
-      {"eos_token_id", 2},
-      {"tie_word_embeddings", false},
-      {"rope_theta", 1e6},
-      {"sliding_window", nullptr},
-      {"attention_dropout", 0.0},
-      {"num_experts_per_tok", 2},
-      {"num_local_experts", 8},
-      {"output_router_logits", false},
-      {"router_aux_loss_coef", 0.001},
-      {"router_jitter_noise", 0.0}}},
-    {"qwen2",
-     {{"vocab_size", 151936},
-      {"hidden_size", 4096},
-      {"intermediate_size", 22016},
-      {"num_hidden_layers", 32},
-      {"num_attention_heads", 32},
-      {"num_key_value_heads", 32},
-      {"hidden_act", "silu"},
-      {"max_position_embeddings", 32768},
-      {"initializer_range", 0.02},
-      {"rms_norm_eps", 1e-6},
-      {"use_cache", true},
-      {"tie_word_embeddings", false},
-      {"rope_theta", 10000.0},
-      {"rope_scaling", nullptr},
-      {"use_sliding_window", false},
-      {"sliding_window", 4096},
-      {"max_window_layers", 28},
-      {"layer_types", nullptr},
-      {"attention_dropout", 0.0}}},
-    {"granite",
-     {{"vocab_size", 32000},
-      {"hidden_size", 4096},
-      {"intermediate_size", 11008},
-      {"num_hidden_layers", 32},
-      {"num_attention_heads", 32},
-      {"num_key_value_heads", nullptr},
-      {"hidden_act", "silu"},
-      {"max_position_embeddings", 2048},
-      {"initializer_range", 0.02},
-      {"rms_norm_eps", 1e-6},
-      {"use_cache", true},
-      {"pad_token_id", nullptr},
-      {"bos_token_id", 1},
-      {"eos_token_id", 2},
-      {"tie_word_embeddings", false},
-      {"rope_theta", 10000.0},
-      {"rope_scaling", nullptr},
-      {"attention_bias", false},
-      {"attention_dropout", 0.0},
-      {"mlp_bias", false},
-      {"embedding_multiplier", 1.0},
-      {"logits_scaling", 1.0},
-      {"residual_multiplier", 1.0},
-      {"attention_multiplier", 1.0}}},
-    {"gpt2",
-     {{"vocab_size", 50257},
-      {"n_positions", 1024},
-      {"n_embd", 768},
-      {"n_layer", 12},
-      {"n_head", 12},
-      {"n_inner", nullptr},
-      {"activation_function", "gelu_new"},
-      {"resid_pdrop", 0.1},
-      {"embd_pdrop", 0.1},
-      {"attn_pdrop", 0.1},
-      {"layer_norm_epsilon", 1e-5},
-      {"initializer_range", 0.02},
-      {"summary_type", "cls_index"},
-      {"summary_use_proj", true},
-      {"summary_activation", nullptr},
-      {"summary_proj_to_labels", true},
-      {"summary_first_dropout", 0.1},
-      {"scale_attn_weights", true},
-      {"use_cache", true},
-      {"bos_token_id", 50256},
-      {"eos_token_id", 50256},
-      {"scale_attn_by_inverse_layer_idx", false},
-      {"reorder_and_upcast_attn", false}}},
-    {"bert",
-     {{"vocab_size", 30522},
-      {"hidden_size", 768},
-      {"num_hidden_layers", 12},
-      {"num_attention_heads", 12},
-      {"intermediate_size", 3072},
-      {"hidden_act", "gelu"},
-      {"hidden_dropout_prob", 0.1},
-      {"attention_probs_dropout_prob", 0.1},
-      {"max_position_embeddings", 512},
-      {"type_vocab_size", 2},
-      {"initializer_range", 0.02},
-      {"layer_norm_eps", 1e-12},
-      {"pad_token_id", 0},
-      {"position_embedding_type", "absolute"},
-      {"use_cache", true},
-      {"classifier_dropout", nullptr}}},
-    {"t5",
-     {{"vocab_size", 32128},
-      {"d_model", 512},
-      {"d_kv", 64},
-      {"d_ff", 2048},
-      {"num_layers", 6},
-      {"num_decoder_layers", nullptr},
-      {"num_heads", 8},
-      {"relative_attention_num_buckets", 32},
-      {"relative_attention_max_distance", 128},
-      {"dropout_rate", 0.1},
-      {"layer_norm_epsilon", 1e-6},
-      {"initializer_factor", 1.0},
-      {"feed_forward_proj", "relu"},
-      {"is_encoder_decoder", true},
-      {"use_cache", true},
-      {"pad_token_id", 0},
-      {"eos_token_id", 1},
-      {"classifier_dropout", 0.0}}},
+  if (!map.is_object()) {
+    return map;
+  }
+  json result = json::object();
+  for (const auto& [key, value] : map.items()) {
+    try {
+      std::size_t used = 0;
+      auto number = std::stoll(key, &used);
+      if (used != key.size()) {
+        throw std::invalid_argument(key);
+      }
+      result[std::to_string(number)] = value;
+    } catch (const std::exception&) {
+      config.inexact("a label map key is not an integer");
+      result[key] = value;
+    }
+  }
+  return result;
+}
+
+// setattr(self, key, value) as PretrainedConfig.__setattr__ and its properties do it.
+void set_attribute(Loaded& config, std::string key, const json& value)
+{
+  if (config.cls != nullptr) {
+    if (auto mapped = config.cls->attribute_map.find(key); mapped != config.cls->attribute_map.end()) {
+      key = mapped->second;
+    }
+  }
+  if (key == "_attn_implementation") {
+    return; // a property: stored as _attn_implementation_internal, never serialized
+  }
+  if (key == "torch_dtype") {
+    key = "dtype"; // a property setting dtype
+  }
+  if (key == "name_or_path") {
+    key = "_name_or_path";
+  }
+  config.attributes[key] = value;
+}
+
+json resolve(const config_classes::ValueSpec& spec, const json& arguments)
+{
+  if (spec.argument.empty()) {
+    return spec.value;
+  }
+  auto it = arguments.find(spec.argument);
+  return it == arguments.end() ? json() : *it;
+}
+
+// PretrainedConfig.__init__(**explicit, **kwargs).
+void base_init(Loaded& config, const json& explicit_arguments, json kwargs)
+{
+  const auto& defaults = config_classes::base_defaults();
+  auto take = [&](const char* name) -> json {
+    if (auto it = explicit_arguments.find(name); it != explicit_arguments.end()) {
+      return *it;
+    }
+    if (auto it = kwargs.find(name); it != kwargs.end()) {
+      json value = *it;
+      kwargs.erase(it);
+      return value;
+    }
+    if (std::string_view(name) == "num_labels" || std::string_view(name) == "dtype") {
+      return nullptr;
+    }
+    return defaults.at(name);
   };
-  return table;
-}
-
-// Class attribute_map: a config.json key under the standard name is set (through
-// PretrainedConfig.__setattr__) on the class's own attribute, after the class's __init__
-// derived its attributes from its named arguments.
-const std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>& attribute_maps()
-{
-  static const std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> table = {
-    {"gpt2",
-     {{"hidden_size", "n_embd"},
-      {"max_position_embeddings", "n_positions"},
-      {"num_attention_heads", "n_head"},
-      {"num_hidden_layers", "n_layer"}}},
-    {"t5", {{"hidden_size", "d_model"}, {"num_attention_heads", "num_heads"}, {"num_hidden_layers", "num_layers"}}},
-  };
-  return table;
-}
-
-// What each class's __init__ computes from its arguments.
-void derive(std::string_view model_type, json& attributes)
-{
-  auto number = [&](const char* key) -> std::optional<long long> {
-    auto it = attributes.find(key);
-    return it != attributes.end() && it->is_number_integer() ? std::optional(it->get<long long>()) : std::nullopt;
-  };
-  bool decoder = model_type == "llama" || model_type == "mistral" || model_type == "mixtral" || model_type == "qwen2"
-                 || model_type == "granite";
-  if (decoder && attributes.contains("num_key_value_heads") && attributes["num_key_value_heads"].is_null()) {
-    attributes["num_key_value_heads"] = attributes["num_attention_heads"];
-  }
-  // MixtralConfig stores head_dim as given (None stays None).
-  if ((model_type == "llama" || model_type == "mistral") && attributes.contains("head_dim")
-      && attributes["head_dim"].is_null()) {
-    auto hidden = number("hidden_size");
-    auto heads = number("num_attention_heads");
-    if (hidden && heads && *heads > 0) {
-      // Python's floor division.
-      auto quotient = *hidden / *heads;
-      if ((*hidden % *heads != 0) && ((*hidden < 0) != (*heads < 0))) {
-        --quotient;
-      }
-      attributes["head_dim"] = quotient;
+  json dtype = take("dtype");
+  if (auto torch_dtype = kwargs.find("torch_dtype"); torch_dtype != kwargs.end()) {
+    if (!torch_dtype->is_null() && dtype.is_null()) {
+      dtype = *torch_dtype;
     }
+    kwargs.erase(torch_dtype);
   }
-  // GraniteConfig has no such BC copy.
-  if ((model_type == "llama" || model_type == "qwen2") && attributes.contains("rope_scaling")
-      && attributes["rope_scaling"].is_object() && attributes["rope_scaling"].contains("type")) {
-    attributes["rope_scaling"]["rope_type"] = attributes["rope_scaling"]["type"];
+  auto& a = config.attributes;
+  for (const auto* key : {"return_dict", "output_hidden_states", "torchscript"}) {
+    a[key] = take(key);
   }
-  if (model_type == "qwen2") {
-    if (!(attributes.contains("use_sliding_window") && attributes["use_sliding_window"] == true)) {
-      attributes["sliding_window"] = nullptr;
+  a["dtype"] = dtype;
+  a["_output_attentions"] = take("output_attentions");
+  json pruned = take("pruned_heads");
+  a["pruned_heads"] = pruned.is_null() ? json::object() : pruned;
+  for (const auto* key : {"tie_word_embeddings", "chunk_size_feed_forward", "is_encoder_decoder", "is_decoder",
+                          "cross_attention_hidden_size", "add_cross_attention", "tie_encoder_decoder", "architectures",
+                          "finetuning_task"}) {
+    a[key] = take(key);
+  }
+  json id2label = explicit_arguments.contains("id2label") || kwargs.contains("id2label") ? take("id2label") : json();
+  json label2id = explicit_arguments.contains("label2id") || kwargs.contains("label2id") ? take("label2id") : json();
+  json num_labels = take("num_labels");
+  a["task_specific_params"] = take("task_specific_params");
+  a["problem_type"] = take("problem_type");
+  if (id2label.is_null()) {
+    auto count = num_labels.is_number_integer() ? num_labels.get<long long>() : 2;
+    id2label = json::object();
+    label2id = json::object();
+    for (long long i = 0; i < count && i < 100000; ++i) {
+      id2label[std::to_string(i)] = "LABEL_" + std::to_string(i);
+      label2id["LABEL_" + std::to_string(i)] = i;
     }
-    if (attributes["layer_types"].is_null()) {
-      auto layers = number("num_hidden_layers").value_or(0);
-      auto window_layers = number("max_window_layers").value_or(0);
-      json types = json::array();
-      for (long long i = 0; i < layers && i < 100000; ++i) {
-        types.push_back(!attributes["sliding_window"].is_null() && i >= window_layers ? "sliding_attention"
-                                                                                      : "full_attention");
-      }
-      attributes["layer_types"] = types;
-    }
-  }
-  if (model_type == "t5") {
-    if (attributes["num_decoder_layers"].is_null()) {
-      attributes["num_decoder_layers"] = attributes["num_layers"];
-    }
-    if (attributes["feed_forward_proj"].is_string()) {
-      auto proj = attributes["feed_forward_proj"].get<std::string>();
-      auto dash = proj.rfind('-');
-      attributes["dense_act_fn"] = dash == std::string::npos ? proj : proj.substr(dash + 1);
-      attributes["is_gated_act"] = proj.substr(0, proj.find('-')) == "gated";
-      if (proj == "gated-gelu") {
-        attributes["dense_act_fn"] = "gelu_new";
-      }
-    }
-  }
-}
-
-// The loaded config's to_dict(), from config.json (step 1 and 2 above).
-json loaded_attributes(const json& config, std::string_view model_type)
-{
-  json attributes = make_base_defaults();
-  const auto& classes = class_defaults();
-  auto known = classes.find(model_type);
-  if (known != classes.end()) {
-    for (const auto& [key, value] : known->second.items()) {
-      attributes[key] = value;
-    }
-  }
-  json given = config;
-  // torch_dtype is read as dtype (dtype wins when both are given).
-  if (auto torch_dtype = given.find("torch_dtype"); torch_dtype != given.end()) {
-    if (!torch_dtype->is_null() && (!given.contains("dtype") || given["dtype"].is_null())) {
-      given["dtype"] = *torch_dtype;
-    }
-    given.erase("torch_dtype");
-  }
-  if (given.contains("num_labels") && (!given.contains("id2label") || given["id2label"].is_null())) {
-    if (given["num_labels"].is_number_integer()) {
-      auto labels = given["num_labels"].get<long long>();
-      json id2label = json::object();
-      json label2id = json::object();
-      for (long long i = 0; i < labels && i < 100000; ++i) {
-        id2label[std::to_string(i)] = "LABEL_" + std::to_string(i);
-        label2id["LABEL_" + std::to_string(i)] = i;
-      }
-      attributes["id2label"] = id2label;
-      attributes["label2id"] = label2id;
-    }
-  }
-  for (const auto* popped : {"num_labels", "attn_implementation", "name_or_path", "_commit_hash"}) {
-    given.erase(popped);
-  }
-  json mapped = json::object();
-  if (auto aliases = attribute_maps().find(model_type); aliases != attribute_maps().end()) {
-    for (const auto& [alias, target] : aliases->second) {
-      if (auto it = given.find(alias); it != given.end()) {
-        mapped[target] = *it;
-        given.erase(it);
-      }
-    }
-  }
-  for (const auto& [key, value] : given.items()) {
-    attributes[key] = value;
-  }
-  if (known != classes.end()) {
-    derive(model_type, attributes);
-  }
-  for (const auto& [key, value] : mapped.items()) {
-    attributes[key] = value;
-  }
-  attributes["model_type"] = std::string(model_type);
-  return attributes;
-}
-
-json diff_of(const json& config, std::string_view model_type, bool top_level);
-
-json diff_attributes(const json& attributes, std::string_view model_type, bool top_level)
-{
-  const auto& base = pretrained_config_defaults();
-  const auto& classes = class_defaults();
-  auto known = classes.find(model_type);
-  json diff = json::object();
-  for (const auto& [key, value] : attributes.items()) {
-    if (value.is_object() && value.contains("model_type") && value["model_type"].is_string()) {
-      // A sub-config (text_config, vision_config...): diffed as its own class.
-      diff[key] = diff_of(value, value["model_type"].get_ref<const std::string&>(), false);
-      continue;
-    }
-    auto base_value = base.find(key);
-    if (base_value == base.end()) {
-      diff[key] = value;
-      continue;
-    }
-    auto class_value = *base_value;
-    if (known != classes.end() && known->second.contains(key)) {
-      class_value = known->second[key];
-    }
-    // to_diff_dict() keeps a base key that differs from either default; recursive_diff_dict()
-    // (sub-configs) compares with the sub-config class's own default only.
-    if ((top_level && value != *base_value) || value != class_value) {
-      diff[key] = value;
-    }
-  }
-  if (top_level) {
-    diff.erase("_name_or_path"); // only to_diff_dict() itself drops it
   } else {
-    diff.erase("transformers_version"); // a nested config's to_dict() loses it
-    // A sub-config's _name_or_path (PretrainedConfig's default "") stays unless empty.
-    if (auto name = diff.find("_name_or_path"); name != diff.end() && *name == "") {
-      diff.erase(name);
+    id2label = int_keyed(id2label, config); // label2id stays as given, None included
+  }
+  a["id2label"] = id2label;
+  a["label2id"] = label2id;
+  for (const auto* key : {"tokenizer_class", "prefix", "bos_token_id", "pad_token_id", "eos_token_id", "sep_token_id",
+                          "decoder_start_token_id"}) {
+    a[key] = take(key);
+  }
+  for (const auto& [key, value] : generation_defaults().items()) {
+    auto it = kwargs.find(key);
+    a[key] = it == kwargs.end() ? value : *it;
+    if (it != kwargs.end()) {
+      kwargs.erase(it);
+    }
+  }
+  auto name = kwargs.find("name_or_path");
+  a["_name_or_path"] = name != kwargs.end() && name->is_string() ? *name : json("");
+  if (name != kwargs.end()) {
+    kwargs.erase(name);
+  }
+  kwargs.erase("_commit_hash");
+  kwargs.erase("attn_implementation");
+  a["transformers_version"] = kwargs.contains("transformers_version") ? kwargs["transformers_version"] : json();
+  kwargs.erase("transformers_version");
+  for (const auto& [key, value] : kwargs.items()) {
+    set_attribute(config, key, value);
+  }
+}
+
+void build_sub_config(Loaded& config, const Operation& op, const json& arguments, int depth)
+{
+  json given = arguments.contains(op.key) ? arguments[op.key] : json();
+  std::string type;
+  json source;
+  if (given.is_object()) {
+    source = given;
+    if (op.sub_class == "auto") {
+      auto model_type = given.find("model_type");
+      type =
+        model_type != given.end() && model_type->is_string() ? model_type->get<std::string>() : op.dict_type_default;
+      source["model_type"] = type;
+    } else {
+      type = op.sub_class;
+    }
+  } else if (given.is_null()) {
+    type = op.default_type;
+    source = json::object();
+    for (const auto& [name, spec] : op.arguments) {
+      source[name] = resolve(spec, arguments);
+    }
+  } else {
+    config.inexact(op.key + " is neither an object nor null");
+    return;
+  }
+  auto sub = load(type, source, depth + 1);
+  if (!sub->exact) {
+    config.inexact(sub->caveat);
+  }
+  config.sub_configs[op.key] = std::move(sub);
+}
+
+// cls(**config_dict) for a class of the table.
+void run_class_init(Loaded& config, json given, int depth)
+{
+  const auto& cls = *config.cls;
+  json arguments = cls.arguments;
+  json kwargs = json::object();
+  for (auto& [key, value] : given.items()) {
+    if (arguments.contains(key)) {
+      arguments[key] = value;
+    } else {
+      kwargs[key] = value;
+    }
+  }
+  config_rules::InitState state{arguments, config.attributes, kwargs};
+  for (const auto& op : cls.operations) {
+    switch (op.kind) {
+    case Operation::Kind::store: {
+      auto it = arguments.find(op.argument);
+      set_attribute(config, op.attribute, it == arguments.end() ? json() : *it);
+      break;
+    }
+    case Operation::Kind::constant: set_attribute(config, op.attribute, op.value); break;
+    case Operation::Kind::call_super: {
+      json explicit_arguments = json::object();
+      for (const auto& [name, spec] : op.arguments) {
+        explicit_arguments[name] = resolve(spec, arguments);
+      }
+      base_init(config, explicit_arguments, kwargs);
+      break;
+    }
+    case Operation::Kind::sub_config: build_sub_config(config, op, arguments, depth); break;
+    case Operation::Kind::rule:
+      if (!config_rules::apply(op.rule, state)) {
+        config.inexact("rule " + op.rule + " of " + cls.class_name + " is not implemented");
+      }
+      break;
+    }
+  }
+  if (!state.exact) {
+    config.inexact(cls.class_name + " computes an attribute from a value of an unexpected form");
+  }
+}
+
+std::shared_ptr<Loaded> load(std::string_view model_type, json given, int depth)
+{
+  auto config = std::make_shared<Loaded>();
+  config->model_type = std::string(model_type);
+  config->cls = config_classes::find(model_type);
+  if (depth > k_max_depth) {
+    config->inexact("sub-configs nest too deeply");
+    return config;
+  }
+  given.erase("attn_implementation"); // from_dict passes attn_implementation=None
+  if (config->cls != nullptr) {
+    run_class_init(*config, std::move(given), depth);
+  } else {
+    // A class outside the table: PretrainedConfig's behaviour, its object-valued keys
+    // with a model_type built as configs of that type.
+    config->inexact("model type \"" + std::string(model_type) + "\" is not in the transformers "
+                    + config_classes::table_transformers_version() + " class table");
+    json kwargs = json::object();
+    for (auto& [key, value] : given.items()) {
+      if (value.is_object() && value.contains("model_type") && value["model_type"].is_string()) {
+        auto sub = load(value["model_type"].get<std::string>(), value, depth + 1);
+        config->sub_configs[key] = std::move(sub);
+      } else {
+        kwargs[key] = value;
+      }
+    }
+    base_init(*config, json::object(), kwargs);
+  }
+  return config;
+}
+
+// _remove_keys_not_serialized(), recursively.
+void remove_keys_not_serialized(json& d)
+{
+  for (const auto* key :
+       {"_auto_class", "_commit_hash", "_attn_implementation_internal", "base_model_tp_plan", "base_model_pp_plan"}) {
+    d.erase(key);
+  }
+  if (auto it = d.find("_output_attentions"); it != d.end()) {
+    json value = *it;
+    d.erase(it);
+    d["output_attentions"] = value;
+  }
+  for (auto& [key, value] : d.items()) {
+    if (value.is_object()) {
+      remove_keys_not_serialized(value);
+    }
+  }
+}
+
+json to_dict(const Loaded& config)
+{
+  json output = config.attributes;
+  for (const auto& [key, sub] : config.sub_configs) {
+    json value = to_dict(*sub);
+    value.erase("transformers_version");
+    output[key] = value;
+  }
+  output["model_type"] = config.model_type; // the class's model_type
+  output["transformers_version"] = std::string(k_transformers_defaults_version);
+  remove_keys_not_serialized(output);
+  return output;
+}
+
+// PretrainedConfig().to_dict().
+const json& base_config_dict()
+{
+  static const json dict = [] {
+    json d = config_classes::base_defaults();
+    d["model_type"] = "";
+    d["transformers_version"] = std::string(k_transformers_defaults_version);
+    return d;
+  }();
+  return dict;
+}
+
+json class_default_dict(const Loaded& config)
+{
+  if (config.cls == nullptr) {
+    json base = base_config_dict();
+    base["model_type"] = config.model_type;
+    return base;
+  }
+  if (config.cls->has_no_defaults_at_init) {
+    return json::object();
+  }
+  return to_dict(*load(config.model_type, json::object(), 0));
+}
+
+json recursive_diff_dict(const json& dict_a, const json& dict_b, const Loaded* config)
+{
+  json diff = json::object();
+  json defaults = config != nullptr ? class_default_dict(*config) : json::object();
+  for (const auto& [key, value] : dict_a.items()) {
+    const Loaded* nested = nullptr;
+    if (config != nullptr) {
+      if (auto it = config->sub_configs.find(key); it != config->sub_configs.end()) {
+        nested = it->second.get();
+      }
+    }
+    auto base = dict_b.find(key);
+    if (nested != nullptr && base != dict_b.end() && base->is_object()) {
+      diff[key] = recursive_diff_dict(value, *base, nested);
+    } else if (base == dict_b.end() || !defaults.contains(key) || !python_equal(value, defaults[key])) {
+      diff[key] = value;
     }
   }
   return diff;
 }
 
-json diff_of(const json& config, std::string_view model_type, bool top_level)
+json diff_of(const Loaded& config)
 {
-  return diff_attributes(loaded_attributes(config, model_type), model_type, top_level);
+  json config_dict = to_dict(config);
+  const auto& defaults = base_config_dict();
+  json class_dict = class_default_dict(config);
+  json diff = json::object();
+  for (const auto& [key, value] : config_dict.items()) {
+    bool is_sub_config =
+      config.sub_configs.count(key) != 0U
+      && ((class_dict.contains(key) && class_dict[key].is_object())
+          || (config.cls != nullptr && config.cls->sub_configs.count(key) != 0U) || config.cls == nullptr);
+    if (is_sub_config) {
+      json sub_diff = recursive_diff_dict(value, defaults, config.sub_configs.at(key).get());
+      if (value.contains("model_type")) {
+        sub_diff["model_type"] = value["model_type"];
+      }
+      diff[key] = sub_diff;
+      continue;
+    }
+    auto base = defaults.find(key);
+    bool keep = base == defaults.end() || key == "transformers_version" || key == "vocab_file"
+                || !python_equal(value, *base) || (class_dict.contains(key) && !python_equal(value, class_dict[key]));
+    if (keep) {
+      diff[key] = value;
+    }
+  }
+  remove_keys_not_serialized(diff);
+  diff.erase("_name_or_path");
+  return diff;
+}
+
+std::shared_ptr<Loaded> from_config_json(const json& config)
+{
+  auto model_type = config.find("model_type");
+  std::string type = model_type != config.end() && model_type->is_string() ? model_type->get<std::string>() : "";
+  auto loaded = load(type, config, 0);
+  // from_dict(): pruned_heads keys become ints.
+  if (auto pruned = loaded->attributes.find("pruned_heads"); pruned != loaded->attributes.end()) {
+    *pruned = int_keyed(*pruned, *loaded);
+  }
+  return loaded;
+}
+
+DiffDict result_of(const Loaded& config)
+{
+  return DiffDict{config.model_type, diff_of(config), config.exact, config.caveat};
 }
 
 } // namespace
 
 const nlohmann::json& pretrained_config_defaults()
 {
-  static const json defaults = make_base_defaults();
-  return defaults;
+  return config_classes::base_defaults();
 }
 
 bool knows_model_type(std::string_view model_type)
 {
-  return class_defaults().count(model_type) != 0U;
+  return config_classes::find(model_type) != nullptr;
+}
+
+DiffDict diff_dict(const nlohmann::json& config)
+{
+  if (!config.is_object()) {
+    return DiffDict{"", config, false, "the config is not a JSON object"};
+  }
+  return result_of(*from_config_json(config));
 }
 
 nlohmann::json to_diff_dict(const nlohmann::json& config)
 {
+  return diff_dict(config).config;
+}
+
+std::optional<DiffDict> text_config_diff_dict(const nlohmann::json& config)
+{
   if (!config.is_object()) {
-    return config;
+    return std::nullopt;
   }
-  auto model_type = config.find("model_type");
-  std::string type = model_type != config.end() && model_type->is_string() ? model_type->get<std::string>() : "";
-  return diff_of(config, type, true);
+  auto loaded = from_config_json(config);
+  // get_text_config(): the one of these attributes that is set, else the config itself.
+  const Loaded* text = nullptr;
+  for (const auto* name : {"text_encoder", "decoder", "generator", "text_config"}) {
+    if (auto it = loaded->sub_configs.find(name); it != loaded->sub_configs.end()) {
+      if (text != nullptr) {
+        return std::nullopt; // transformers raises: ambiguous
+      }
+      text = it->second.get();
+    }
+  }
+  if (text == nullptr) {
+    return std::nullopt;
+  }
+  auto result = result_of(*text);
+  if (!loaded->exact) {
+    result.exact = false;
+    result.caveat = loaded->caveat;
+  }
+  return result;
 }
 
 } // namespace registry

@@ -144,7 +144,7 @@ void append_scalar(std::string& out, const nlohmann::json& value)
 }
 
 // live_config: the value is (or holds) a config as a PretrainedConfig holds it, whose
-// id2label maps have int keys; int_keyed: this object is such a map.
+// id2label and pruned_heads maps have int keys; int_keyed: this object is such a map.
 void append_value(std::string& out, const nlohmann::json& value, int indent, int level, bool live_config = false,
                   bool int_keyed = false)
 {
@@ -178,7 +178,8 @@ void append_value(std::string& out, const nlohmann::json& value, int indent, int
       }
       append_python_string(out, key);
       out += ": ";
-      append_value(out, *element, indent, level + 1, live_config, live_config && key == "id2label");
+      append_value(out, *element, indent, level + 1, live_config,
+                   live_config && (key == "id2label" || key == "pruned_heads"));
     }
     if (indent > 0) {
       newline(level);

@@ -160,7 +160,10 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
   target.task = task;
   target.config = clean_config(config);
   target.config.erase("neuron");
-  target.diff_config = clean_config(to_diff_dict(config));
+  auto diff = diff_dict(config);
+  target.diff_config = clean_config(diff.config);
+  target.digest_exact = diff.exact;
+  target.digest_caveat = diff.caveat;
   target.diff_config.erase("neuron");
   std::vector<std::optional<std::string>> tasks;
   if (task) {
@@ -179,17 +182,20 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
     target.digests.emplace(single_model_arch_digest(target.model_type, candidate, target.diff_config, true),
                            candidate.value_or(""));
   }
-  // optimum builds text-generation entries from config.get_text_config().
-  auto text_config = config.contains("text_config") ? config["text_config"] : nlohmann::json();
-  if (text_config.is_object() && (!task || *task == "text-generation")) {
-    if (text_config.contains("model_type") && text_config["model_type"].is_string()) {
-      auto type = text_config["model_type"].get<std::string>();
-      auto text_diff = clean_config(to_diff_dict(text_config));
-      for (const auto& text : {text_diff, clean_config(text_config)}) {
-        target.digests.emplace(single_model_arch_digest(type, std::string("text-generation"), text), "text-generation");
-      }
-      target.digests.emplace(single_model_arch_digest(type, std::string("text-generation"), text_diff, true),
+  // optimum builds text-generation entries from config.get_text_config(): the text
+  // sub-config as the composite class builds it.
+  if (!task || *task == "text-generation") {
+    if (auto text = text_config_diff_dict(config)) {
+      auto text_diff = clean_config(text->config);
+      target.digests.emplace(single_model_arch_digest(text->model_type, std::string("text-generation"), text_diff),
                              "text-generation");
+      target.digests.emplace(
+        single_model_arch_digest(text->model_type, std::string("text-generation"), text_diff, true), "text-generation");
+      if (config["text_config"].is_object()) { // entries written from the raw text config
+        target.digests.emplace(single_model_arch_digest(text->model_type, std::string("text-generation"),
+                                                        clean_config(config["text_config"])),
+                               "text-generation");
+      }
     }
   }
   return target;

@@ -214,6 +214,38 @@ test_lookup_matches_same_architecture_under_another_name() {
   run 3 "$NC" lookup "$SCRATCH/bigger"
 }
 
+# A public qwen3 config.json (saved by transformers 4.51.3), cached under the digest
+# optimum computes for it (tests/data/registry/diff_vectors.json, from transformers' own
+# classes): a local copy under another name is found by that digest, with no alias.
+test_lookup_finds_a_qwen3_local_copy_by_optimums_digest() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  local vectors="$SOURCE_DIR/tests/data/registry/diff_vectors.json" name="qwen3-0.6b-base-sft@4.51.3"
+  local digest; digest=$(jq -r --arg n "$name" '.public[] | select(.name == $n and .task == "text-generation") | .arch_digest' "$vectors")
+  [ -n "$digest" ] || fail "no vector $name"
+  mkdir -p "$SCRATCH/published" "$SCRATCH/copy"
+  # The entry stores the config as optimum's export does: to_diff_dict() minus the whitelist.
+  jq -r --arg n "$name" '.public[] | select(.name == $n and .task == "text-generation") | .diff_config' "$vectors" \
+    >"$SCRATCH/published/config.json"
+  jq -r --arg n "$name+local" '.public[] | select(.name == $n) | .config' "$vectors" >"$SCRATCH/copy/config.json"
+  seed_entry Qwen/Qwen3-0.6B-Base-sft "$SCRATCH/published/config.json" "$(neuron 4 1024 2 trn1)" "$CV" 0.4.6.dev4 digest
+  [ -d "$SCRATCH/repo/neuronxcc-$CV/0_REGISTRY/0.4.6.dev4/$digest" ] || fail "not filed under optimum's digest $digest"
+  run 0 "$NC" lookup "$SCRATCH/copy" --json || return
+  equals "$(jq -r '.entries[0].matched_by' "$OUT")" "arch_digest"
+  equals "$(jq '.entries | length' "$OUT")" "1"
+}
+
+# A model type outside the transformers class table: --verbose says the digest may miss.
+test_lookup_verbose_warns_of_an_unknown_model_type() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  mkdir -p "$SCRATCH/olmo"
+  echo '{"model_type": "olmo2", "hidden_size": 64}' >"$SCRATCH/olmo/config.json"
+  run 3 "$NC" lookup "$SCRATCH/olmo" --verbose
+  contains "$ERR" "may differ from optimum's"
+  contains "$ERR" "olmo2"
+  run 3 "$NC" lookup "$SCRATCH/olmo"
+  lacks "$ERR" "may differ"
+}
+
 test_lookup_reads_legacy_layouts() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   write_llama "$SCRATCH/llama"

@@ -1,5 +1,6 @@
-// to_diff_dict() parity: our emulation (registry/src/config_diff.cpp) against vectors
-// computed once by a class-based emulation of transformers 4.57 and optimum-neuron
+// to_diff_dict() parity: our emulation (registry/src/config_diff.cpp and its class table)
+// against vectors computed by transformers' own config classes, run from the pinned
+// 4.57 sources, and optimum-neuron's digest formula
 // (tests/data/registry/generate_diff_vectors.py); the tests never run Python.
 #include <doctest/doctest.h>
 
@@ -28,11 +29,13 @@ nlohmann::json parse(const nlohmann::json& text)
 // text-generation, to_diff_dict(), the whitelist.
 nlohmann::json optimum_config(const nlohmann::json& config, const std::string& task)
 {
-  auto source = config;
-  if (task == "text-generation" && config.contains("text_config")) {
-    source = config["text_config"];
+  auto source = registry::diff_dict(config);
+  if (task == "text-generation") {
+    if (auto text = registry::text_config_diff_dict(config)) {
+      source = *text;
+    }
   }
-  auto diff = registry::clean_config(registry::to_diff_dict(source));
+  auto diff = registry::clean_config(source.config);
   diff.erase("neuron");
   return diff;
 }
@@ -57,6 +60,30 @@ TEST_CASE("config diff: PretrainedConfig's defaults are transformers 4.57's")
 {
   CHECK(vectors()["transformers_version"] == std::string(registry::k_transformers_defaults_version));
   CHECK(registry::pretrained_config_defaults() == parse(vectors()["base_defaults"]));
+  // The class table states the version it was generated from.
+  auto table =
+    registry::parse_json(hubcache::util::read_file(std::string(NEURON_CACHE_TEST_DATA)
+                                                   + "/../../registry/data/transformers_config_classes.json"),
+                         "table");
+  CHECK(table["transformers_version"] == std::string(registry::k_transformers_defaults_version));
+  CHECK(table["transformers_revision"] == vectors()["transformers_revision"]);
+}
+
+// Every digest optimum computes for a vector: its to_diff_dict() and lookup's target.
+void check_vector(const nlohmann::json& vector)
+{
+  auto config = parse(vector["config"]);
+  auto task = vector["task"].get<std::string>();
+  auto diff = optimum_config(config, task);
+  // The vectors are json.dumps of the loaded config (id2label keys are ints there).
+  CHECK(registry::dumps_compact_live_config(diff) == vector["diff_config"].get<std::string>());
+  auto model_type = vector["model_type"].get<std::string>();
+  CHECK(registry::single_model_arch_digest(model_type, task, diff, true) == vector["arch_digest"].get<std::string>());
+  // lookup computes it too (without --task: every known task, image-text-to-text included).
+  for (const auto& wanted : {std::optional<std::string>(task), std::optional<std::string>()}) {
+    auto target = registry::make_lookup_target("acme/model", wanted, config);
+    CHECK(target.digests.count(vector["arch_digest"].get<std::string>()) == 1);
+  }
 }
 
 TEST_CASE("config diff: to_diff_dict() and the arch digest match optimum's for every vector")
@@ -66,32 +93,44 @@ TEST_CASE("config diff: to_diff_dict() and the arch digest match optimum's for e
   for (const auto& vector : cases) {
     auto name = vector["name"].get<std::string>();
     CAPTURE(name);
-    auto config = parse(vector["config"]);
-    auto task = vector["task"].get<std::string>();
-    auto diff = optimum_config(config, task);
-    // The vectors are json.dumps of the loaded config (id2label keys are ints there).
-    CHECK(registry::dumps_compact_live_config(diff) == vector["diff_config"].get<std::string>());
-    auto model_type = vector["model_type"].get<std::string>();
-    CHECK(registry::single_model_arch_digest(model_type, task, diff, true) == vector["arch_digest"].get<std::string>());
-    // lookup computes it too (without --task: every known task, image-text-to-text included).
-    for (const auto& wanted : {std::optional<std::string>(task), std::optional<std::string>()}) {
-      auto target = registry::make_lookup_target("acme/model", wanted, config);
-      CHECK(target.digests.count(vector["arch_digest"].get<std::string>()) == 1);
+    check_vector(vector);
+  }
+}
+
+TEST_CASE("config diff: public config.json files, their fine-tunes and local copies give optimum's digest")
+{
+  const auto& cases = vectors()["public"];
+  REQUIRE(cases.size() >= 18);
+  std::map<std::string, std::string> digests;
+  for (const auto& vector : cases) {
+    auto name = vector["name"].get<std::string>();
+    CAPTURE(name);
+    check_vector(vector);
+    digests[name + " " + vector["task"].get<std::string>()] = vector["arch_digest"].get<std::string>();
+  }
+  // A fine-tune and a local copy are the same architecture: the same digest.
+  for (const auto& [name, digest] : digests) {
+    auto plus = name.find('+');
+    if (plus != std::string::npos) {
+      CAPTURE(name);
+      CHECK(digest == digests.at(name.substr(0, plus) + name.substr(name.find(' '))));
     }
   }
 }
 
-TEST_CASE("config diff: a config.json with default-valued keys, a fine-tuned copy and a local directory share the "
-          "digest of the config transformers 4.57 saves")
+TEST_CASE("config diff: a config.json with default-valued keys, a fine-tuned copy and a local directory share a "
+          "digest")
 {
   std::map<std::string, std::string> digests;
   for (const auto& vector : vectors()["single"]) {
     digests[vector["name"].get<std::string>()] = vector["arch_digest"].get<std::string>();
   }
-  const auto& saved = digests.at("hub-llama-as-4.57-saves-it");
-  CHECK(digests.at("hub-llama-with-default-keys") == saved);
-  CHECK(digests.at("finetuned-copy") == saved);
-  CHECK(digests.at("local-directory") == saved);
+  // transformers 4.57 has no use_bfloat16 attribute any more (TensorFlow support went):
+  // an older config.json that carries it keeps it in its diff dict.
+  CHECK(digests.at("hub-llama-with-default-keys") != digests.at("hub-llama-as-4.57-saves-it"));
+  const auto& hub = digests.at("hub-llama-with-default-keys");
+  CHECK(digests.at("finetuned-copy") == hub);
+  CHECK(digests.at("local-directory") == hub);
   CHECK(digests.at("vlm-text-generation") != digests.at("vlm-image-text-to-text"));
 }
 
@@ -170,10 +209,80 @@ TEST_CASE("config diff: lookup finds the entries of every optimum generation, fo
 TEST_CASE("config diff: non-objects and unknown model types")
 {
   CHECK(registry::to_diff_dict(nlohmann::json::array()) == nlohmann::json::array());
-  CHECK_FALSE(registry::knows_model_type("phi3"));
-  CHECK(registry::knows_model_type("llama"));
+  CHECK_FALSE(registry::knows_model_type("olmo2"));
+  for (const auto* type : {"llama", "gemma3_text", "gemma3", "granite", "llama4_text", "mixtral", "phi3", "qwen2",
+                           "qwen3", "qwen3_moe", "smollm3", "idefics3", "siglip_vision_model", "clip_vision_model"}) {
+    CAPTURE(type);
+    CHECK(registry::knows_model_type(type));
+  }
   // Only PretrainedConfig's keys at their defaults go; everything else stays.
-  auto diff = registry::to_diff_dict(
-    {{"model_type", "phi3"}, {"return_dict", true}, {"custom", false}, {"top_k", 50}, {"top_p", 0.9}});
-  CHECK(diff == nlohmann::json({{"model_type", "phi3"}, {"custom", false}, {"top_p", 0.9}}));
+  auto result = registry::diff_dict(
+    {{"model_type", "olmo2"}, {"return_dict", true}, {"custom", false}, {"top_k", 50}, {"top_p", 0.9}});
+  CHECK(result.config
+        == nlohmann::json(
+          {{"model_type", "olmo2"}, {"custom", false}, {"top_p", 0.9}, {"transformers_version", "4.57.1"}}));
+  CHECK_FALSE(result.exact);
+  CHECK(result.caveat.find("olmo2") != std::string::npos);
+  CHECK(registry::diff_dict({{"model_type", "qwen3"}}).exact);
+}
+
+TEST_CASE("config diff: PretrainedConfig's edge cases follow transformers")
+{
+  std::map<std::string, nlohmann::json> diffs;
+  for (const auto& vector : vectors()["single"]) {
+    diffs[vector["name"].get<std::string>()] = parse(vector["diff_config"]);
+  }
+  // _attn_implementation goes through a property: never serialized.
+  CHECK_FALSE(diffs.at("edge:attn-implementation-key").contains("_attn_implementation"));
+  CHECK(diffs.at("edge:attn-implementation-key") == diffs.at("hub-llama-with-default-keys"));
+  // id2label without label2id: label2id stays None, which differs from the default map.
+  CHECK(diffs.at("edge:id2label-without-label2id")["label2id"].is_null());
+  // False == 0, True == 1, 50.0 == 50: dropped like the defaults they equal.
+  CHECK(diffs.at("edge:bool-for-int") == diffs.at("hub-llama-with-default-keys"));
+  // pruned_heads has int keys: "9" before "10" in the digest's JSON.
+  auto pruned = registry::to_diff_dict({{"model_type", "bert"}, {"pruned_heads", {{"10", {1}}, {"9", {2}}}}});
+  CHECK(registry::dumps_compact_live_config(pruned).find(R"("pruned_heads": {"9": [2], "10": [1]})")
+        != std::string::npos);
+}
+
+TEST_CASE("config diff: the class rules follow transformers 4.57")
+{
+  // LlamaConfig derives head_dim; MistralConfig (4.57) keeps None.
+  CHECK(registry::to_diff_dict({{"model_type", "llama"}, {"hidden_size", 64}, {"num_attention_heads", 4}})["head_dim"]
+        == 16);
+  CHECK(registry::to_diff_dict({{"model_type", "mistral"}, {"hidden_size", 64}, {"num_attention_heads", 4}})["head_dim"]
+          .is_null());
+  // Qwen3: layer_types from max_window_layers when sliding is used.
+  auto qwen3 = registry::to_diff_dict({{"model_type", "qwen3"},
+                                       {"num_hidden_layers", 3},
+                                       {"use_sliding_window", true},
+                                       {"sliding_window", 8},
+                                       {"max_window_layers", 1}});
+  CHECK(qwen3["layer_types"] == nlohmann::json({"full_attention", "sliding_attention", "sliding_attention"}));
+  // Gemma3: every sliding_window_pattern-th layer is full; bidirectional halves the window.
+  auto gemma = registry::to_diff_dict({{"model_type", "gemma3_text"},
+                                       {"num_hidden_layers", 4},
+                                       {"sliding_window_pattern", 2},
+                                       {"use_bidirectional_attention", true},
+                                       {"sliding_window", 512}});
+  CHECK(gemma["layer_types"]
+        == nlohmann::json({"sliding_attention", "full_attention", "sliding_attention", "full_attention"}));
+  CHECK(gemma["sliding_window"] == 257);
+  CHECK(gemma["_sliding_window_pattern"] == 2);
+  // SmolLM3: every no_rope_layer_interval-th layer has no RoPE.
+  auto smol =
+    registry::to_diff_dict({{"model_type", "smollm3"}, {"num_hidden_layers", 4}, {"no_rope_layer_interval", 2}});
+  CHECK(smol["no_rope_layers"] == nlohmann::json({1, 0, 1, 0}));
+  // Llama4 text: chunked attention on RoPE layers, MoE layers by step.
+  auto llama4 =
+    registry::to_diff_dict({{"model_type", "llama4_text"}, {"num_hidden_layers", 4}, {"interleave_moe_layer_step", 2}});
+  CHECK(llama4["moe_layers"] == nlohmann::json({1, 3}));
+  CHECK(llama4["layer_types"]
+        == nlohmann::json({"chunked_attention", "chunked_attention", "chunked_attention", "full_attention"}));
+  // Phi3: "su" / "yarn" rope scaling is read as "longrope".
+  auto phi3 = registry::to_diff_dict({{"model_type", "phi3"}, {"rope_scaling", {{"type", "su"}}}});
+  CHECK(phi3["rope_scaling"]["type"] == "longrope");
+  // A hostile layer count stays bounded.
+  auto huge = registry::diff_dict({{"model_type", "qwen3"}, {"num_hidden_layers", 1LL << 40}});
+  CHECK(huge.config["layer_types"].size() == 100000);
 }

@@ -55,6 +55,11 @@ struct LookupTarget {
   // Single: the cleaned to_diff_dict() of the config (config_diff.hpp), what optimum
   // 0.2+ stores and compares; config above is the cleaned raw config.json.
   nlohmann::json diff_config;
+  // False when diff_config rests on an approximation (a model type outside the
+  // transformers class table...): optimum's digest may then differ, and only the raw
+  // digest and the model's own alias can match. digest_caveat says why.
+  bool digest_exact = true;
+  std::string digest_caveat;
   std::map<std::string, std::string> digests; // arch digest -> task it was computed for
 };
 
