@@ -266,6 +266,20 @@ void record_usage(const Invocation& invocation, const cc::Scan& scan, const std:
   records.save();
 }
 
+// The answer of an early Repository::check_writable: a refusal stops a push before it
+// hashes anything; a dry run reports it as a warning and goes on planning.
+void check_write_access(Invocation& invocation, std::future<void>& write_check, bool dry_run)
+{
+  try {
+    write_check.get();
+  } catch (const hubcache::AuthError& error) {
+    if (!dry_run) {
+      throw;
+    }
+    invocation.out().warning(std::string("this push would fail: ") + error.what());
+  }
+}
+
 int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
 {
   auto start = std::chrono::steady_clock::now();
@@ -296,11 +310,15 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   } else {
     cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
     digests.set_etag_part_sizes(repo.etag_part_sizes());
+    // Fail early: write access is known before anything is hashed (minutes for a big
+    // cache), checked while the repo is listed.
+    auto write_check = std::async(std::launch::async, [&repo] { repo.check_writable(); });
     auto versions = cc::publishable_versions(scan);
     auto remembered = snapshot.files(head, versions);
     bool listed = !remembered;
     auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
     warn_skipped_paths(invocation.out(), repo);
+    check_write_access(invocation, write_check, dry_run);
     auto plan = cc::plan_push(scan, remote, digests);
     // The plan holds what the rest needs: the scan (every file of the cache, built on the
     // walk's threads) goes before the uploads start.

@@ -255,6 +255,25 @@ test_read_only_token_cannot_create() {
   no_token_in_output "$CAROL"
 }
 
+# Fail early: a token without write access is refused before the cache is hashed and
+# before anything is uploaded; a dry run says the push would fail.
+test_read_only_token_push_fails_before_hashing() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 700 || { fail "cannot make the sample cache"; return; }
+  HF_TOKEN=$ALICE run 0 "$NC" create early-refusal --public -q || return
+  reset_stats
+  HF_TOKEN=$CAROL refused 1 "$NC" synchronize --repo-id alice/early-refusal --cache-dir "$SCRATCH/cache" || return
+  contains "$ERR" "write access"
+  equals "$(route_count preupload)" "0"
+  equals "$(route_count lfs_batch)" "0"
+  equals "$(route_count commit)" "0"
+  [[ -z "$(find "$HOME/.cache/neuron-cache" -name '*digest*' -size +0 2>/dev/null)" ]] || fail "the cache was hashed"
+  HF_TOKEN=$CAROL run 0 "$NC" synchronize --repo-id alice/early-refusal --cache-dir "$SCRATCH/cache" --dry-run || return
+  contains "$ERR" "warning: this push would fail"
+  contains "$OUT" "would"
+  no_token_in_output "$CAROL"
+}
+
 test_token_never_printed() {
   local token
   for token in "$ALICE" "$BOB" "$CAROL" "$UNKNOWN"; do

@@ -274,7 +274,9 @@ test_what_the_aws_cli_uploaded_in_parts_is_recognised_both_ways() {
   run 0 "$NC" synchronize --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
   equals "$(json_get "$OUT" ".transferred | length")" "0"
   equals "$(json_get "$OUT" ".present | length")" "3"
-  ! grep -q '^PUT ' "$SCRATCH/proxy.log" || fail "an unchanged file was uploaded: $(grep '^PUT' "$SCRATCH/proxy.log")"
+  # (The write probe a push makes before hashing is not a file of the cache.)
+  ! grep '^PUT ' "$SCRATCH/proxy.log" | grep -qv '/.neuron-cache/write-probe' \
+    || fail "an unchanged file was uploaded: $(grep '^PUT' "$SCRATCH/proxy.log")"
   # Pulled into a copy: nothing downloaded.
   run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/copy" --json \
     || { stop_servers; return; }
