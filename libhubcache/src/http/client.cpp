@@ -1,5 +1,6 @@
 #include "hubcache/http/client.hpp"
 
+#include "hubcache/http/ca_bundle.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/text.hpp"
 
@@ -236,6 +237,9 @@ Response Client::perform(const Request& request, BodySink* sink)
 
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (const auto& ca = ca_bundle()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, ca->c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
   if (request.connect_timeout.count() > 0) {
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
