@@ -125,7 +125,7 @@ void check_options(const Invocation& invocation)
       }
     }
   } else if (invocation.has("yes")) {
-    throw UsageError("--yes confirms --wipe; other cleanups never ask");
+    throw UsageError("--yes confirms --wipe or --repo; other cleanups never ask");
   }
   if (invocation.has("keep-version") && !invocation.has("old-versions")) {
     throw UsageError("--keep-version goes with --old-versions");
@@ -161,6 +161,9 @@ void check_options(const Invocation& invocation)
 
 int run_cleanup(Invocation& invocation)
 {
+  if (invocation.has("repo")) {
+    return run_repo_cleanup(invocation);
+  }
   auto start = std::chrono::steady_clock::now();
   check_options(invocation);
   bool dry_run = invocation.has("dry-run");
@@ -422,7 +425,17 @@ CommandSpec make_cleanup_command()
      {},
      {}},
     {"", "wipe", ValueKind::flag, "", "Remove everything in the cache (asks on a terminal unless --yes).", {}, {}},
-    {"y", "yes", ValueKind::flag, "", "Do not ask before --wipe.", {}, {}},
+    {"",
+     "repo",
+     ValueKind::flag,
+     "",
+     "Prune the cache repo instead of the local cache: failed entries, with --all incomplete ones, with "
+     "--old-versions every version but --keep-version's; one commit (asks unless --yes).",
+     {},
+     {}},
+    repo_id_option(),
+    token_option(),
+    {"y", "yes", ValueKind::flag, "", "Do not ask before --wipe or --repo.", {}, {}},
     {"",
      "dry-run",
      ValueKind::flag,
@@ -437,7 +450,8 @@ CommandSpec make_cleanup_command()
                       "neuron-cache cleanup --older-than 90d",
                       "neuron-cache cleanup --max-size 200G --ttl 7d",
                       "neuron-cache cleanup --evict --json",
-                      "neuron-cache cleanup --wipe --yes"};
+                      "neuron-cache cleanup --wipe --yes",
+                      "neuron-cache cleanup --repo --old-versions --keep-version 2.21 --dry-run"};
   command.run = run_cleanup;
   return command;
 }

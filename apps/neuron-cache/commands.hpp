@@ -63,6 +63,9 @@ registry::LookupTarget lookup_target_for(Invocation& invocation, const std::stri
 // --sequence-length, --num-cores (each a positive integer).
 registry::Filters shape_filters(Invocation& invocation);
 
+// `cleanup --repo` (cmd_cleanup_repo.cpp): prunes the cache repo itself.
+int run_repo_cleanup(Invocation& invocation);
+
 // Asks QUESTION [y/N] on the terminal; true for y/yes.
 bool confirm(const std::string& question);
 

@@ -278,6 +278,47 @@ test_wipe_refuses_what_is_not_only_a_compile_cache() {
   equals "$(snapshot "$C")" "$before"
 }
 
+# cleanup --repo prunes the repo itself: here a directory repo holding what optimum's
+# synchronize publishes as it is (failed and incomplete entries too), three versions.
+test_cleanup_repo_prunes_the_repo_in_one_commit() {
+  setup || return
+  local R="$SCRATCH/repo"
+  run 0 "$NC" create "$R" -q || return
+  cp -a "$C/." "$R/"
+  rm -f "$R/lock" "$R/$(m "$V1" 900002)"/*.lock
+  find "$R" -type l -delete # optimum's registry aliases: a directory repo serves files
+  # What readers see (the repo's private folder, an index of digests, may change).
+  repo_view() { (cd "$R" && find . -path ./.neuron-cache -prune -o -printf '%p %y %s\n' | sort); }
+  local before; before=$(repo_view)
+  run 2 "$NC" cleanup --repo --repo-id "$R" </dev/null
+  contains "$ERR" "add --yes"
+  run 2 "$NC" cleanup --repo --repo-id "$R" --old-versions --dry-run
+  contains "$ERR" "needs --keep-version"
+  run 2 "$NC" cleanup --repo --repo-id "$R" --cache-dir "$C" --dry-run
+  run 2 "$NC" cleanup --repo --repo-id "$R" --old-versions --keep-version 9.9 --dry-run
+  contains "$ERR" "matches no compiler version of the repo"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --dry-run --json || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(jq -r '.removed[] | "\(.path)=\(.reason)"' "$OUT")" "$(m "$V1" 900001)=failed"
+  equals "$(repo_view)" "$before"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --all --dry-run
+  contains "$OUT" "Dry run: would delete"
+  contains "$OUT" "incomplete"
+  # Old versions go whole, with their registry; the kept one loses only its failed entry.
+  run 0 "$NC" cleanup --repo --repo-id "$R" --old-versions --keep-version 2.21 --yes --json || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(json_get "$OUT" .committed)" "true"
+  equals "$(jq -r '[.removed[].reason] | sort | join(",")' "$OUT")" "failed,old-version,old-version"
+  [[ ! -e "$R/$V2" && ! -e "$R/$V3" ]] || fail "old versions kept"
+  [[ ! -e "$R/$(m "$V1" 900001)" ]] || fail "failed entry kept"
+  [[ -f "$R/$(m "$V1" 1000000000000000)/model.neff" ]] || fail "a good entry of the kept version went"
+  [[ -d "$R/$V1/0_REGISTRY" ]] || fail "the kept version's registry went"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --yes || return
+  contains "$OUT" "Nothing to prune"
+  # The pruned repo still pulls.
+  run 0 "$NC" synchronize --pull --repo-id "$R" --cache-dir "$SCRATCH/fresh" -q || return
+}
+
 test_bad_input_is_a_usage_error_and_removes_nothing() {
   setup || return
   local before; before=$(snapshot "$C")

@@ -274,6 +274,26 @@ test_read_only_token_push_fails_before_hashing() {
   no_token_in_output "$CAROL"
 }
 
+# cleanup --repo on the Hub: one commit of folder deletions, a read-only token refused.
+test_cleanup_repo_on_the_hub_is_one_commit() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 >/dev/null || { fail "cannot make the sample cache"; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --seed 2 --version 2.15.128.0+56dc5a86 >/dev/null
+  HF_TOKEN=$ALICE run 0 "$NC" create pruned --public -q || return
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --repo-id alice/pruned --cache-dir "$SCRATCH/cache" -q || return
+  HF_TOKEN=$CAROL refused 1 "$NC" cleanup --repo --repo-id alice/pruned --old-versions --keep-version 2.21 --yes
+  reset_stats
+  HF_TOKEN=$ALICE run 0 "$NC" cleanup --repo --repo-id alice/pruned --old-versions --keep-version 2.21 --yes --json \
+    || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(json_get "$OUT" '.removed | length')" "1"
+  equals "$(route_count commit)" "1"
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --pull --repo-id alice/pruned --cache-dir "$SCRATCH/fresh" -q || return
+  [[ -z "$(ls -d "$SCRATCH/fresh"/neuronxcc-2.15* 2>/dev/null)" ]] || fail "the pruned version was pulled"
+  [[ -n "$(ls -d "$SCRATCH/fresh"/neuronxcc-2.21* 2>/dev/null)" ]] || fail "the kept version was not pulled"
+  no_token_in_output "$ALICE"
+}
+
 test_token_never_printed() {
   local token
   for token in "$ALICE" "$BOB" "$CAROL" "$UNKNOWN"; do
