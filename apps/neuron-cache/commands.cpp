@@ -6,6 +6,7 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
 #include <hubcache/storage/factory.hpp>
+#include <hubcache/util/text.hpp>
 
 #include <filesystem>
 
@@ -23,8 +24,9 @@ const std::vector<CommandSpec>& all_commands()
 
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
 {
-  for (const auto& path : repo.take_skipped_paths()) {
-    out.warning("skipped '" + path + "' in " + repo.spec() + ": not a path that can be installed safely");
+  for (const auto& item : repo.take_skipped()) {
+    out.warning("skipped '" + hubcache::util::escape_control(item.path) + "' in " + repo.spec() + ": "
+                + (item.reason.empty() ? "not a path that can be installed safely" : item.reason));
   }
 }
 
