@@ -6,7 +6,6 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
 #include <hubcache/storage/factory.hpp>
-#include <hubcache/util/text.hpp>
 
 #include <filesystem>
 
@@ -25,7 +24,8 @@ const std::vector<CommandSpec>& all_commands()
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
 {
   for (const auto& item : repo.take_skipped()) {
-    out.warning("skipped '" + hubcache::util::escape_control(item.path) + "' in " + repo.spec() + ": "
+    // Output::warning escapes control characters: the path goes as it is.
+    out.warning("skipped '" + item.path + "' in " + repo.spec() + ": "
                 + (item.reason.empty() ? "not a path that can be installed safely" : item.reason));
   }
 }
