@@ -58,6 +58,17 @@ struct EntryRepo {
     }
     return paths;
   }
+  // The listing's model.neff.
+  RepoFile listed_neff()
+  {
+    for (auto& file : repo.list_files(k_entry)) {
+      if (file.path.ends_with("model.neff")) {
+        return file;
+      }
+    }
+    FAIL("no model.neff listed");
+    return {};
+  }
   // path -> reason of every item noted since the last call.
   std::map<std::string, std::string> skipped()
   {
@@ -260,30 +271,24 @@ TEST_CASE("a copy is checked against its listing; the digest returned is the one
   SUBCASE("the listing knew the digest: other bytes of the same size are refused")
   {
     EntryRepo fixture(true);
-    auto listing = fixture.repo.list_files(k_entry);
-    auto neff = std::find_if(listing.begin(), listing.end(),
-                             [](const RepoFile& file) { return file.path.ends_with("model.neff"); });
-    REQUIRE(neff != listing.end());
-    REQUIRE(!neff->sha256.empty());
+    auto neff = fixture.listed_neff();
+    REQUIRE(!neff.sha256.empty());
     util::write_file_atomically(fixture.root / k_entry / "model.neff", "BYTES OF MODEL.NEFF");
-    CHECK_THROWS_WITH_AS(fixture.repo.download_listed(*neff, fixture.dir / "out"),
+    CHECK_THROWS_WITH_AS(fixture.repo.download_listed(neff, fixture.dir / "out"),
                          doctest::Contains("changed since it was listed"), IntegrityError);
     CHECK(!stdfs::exists(fixture.dir / "out"));
   }
   SUBCASE("the listing gave a size only: another size is refused, the same size gives its own digest")
   {
     EntryRepo fixture(false);
-    auto listing = fixture.repo.list_files(k_entry);
-    auto neff = std::find_if(listing.begin(), listing.end(),
-                             [](const RepoFile& file) { return file.path.ends_with("model.neff"); });
-    REQUIRE(neff != listing.end());
-    REQUIRE(neff->sha256.empty());
+    auto neff = fixture.listed_neff();
+    REQUIRE(neff.sha256.empty());
     util::write_file_atomically(fixture.root / k_entry / "model.neff", "longer bytes of model.neff");
-    CHECK_THROWS_WITH_AS(fixture.repo.download_listed(*neff, fixture.dir / "out"),
+    CHECK_THROWS_WITH_AS(fixture.repo.download_listed(neff, fixture.dir / "out"),
                          doctest::Contains("changed since it was listed"), IntegrityError);
     CHECK(!stdfs::exists(fixture.dir / "out"));
     util::write_file_atomically(fixture.root / k_entry / "model.neff", "BYTES OF MODEL.NEFF");
-    auto written = fixture.repo.download_listed(*neff, fixture.dir / "out");
+    auto written = fixture.repo.download_listed(neff, fixture.dir / "out");
     CHECK(written.sha256 == sha256_of("BYTES OF MODEL.NEFF"));
     CHECK(util::read_file(fixture.dir / "out") == "BYTES OF MODEL.NEFF");
   }
