@@ -38,6 +38,7 @@ int run_create(Invocation& invocation)
   auto repo = open_repository(invocation, spec);
   bool existed = invocation.has("exist-ok") && repo->exists();
   auto created = repo->create({.is_private = !is_public, .exist_ok = invocation.has("exist-ok")});
+  warn_skipped_paths(invocation.out(), *repo); // what an adopted compile cache holds that is not served
 
   auto previous = hubcache::storage::recorded_repo_choice(env);
   if (set && previous && *previous != created) {

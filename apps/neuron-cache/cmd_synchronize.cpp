@@ -317,6 +317,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     auto remembered = snapshot.files(head, versions);
     bool listed = !remembered;
     auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
+    cc::complete_remote_digests(repo, remote, scan);
     warn_skipped_paths(invocation.out(), repo);
     check_write_access(invocation, write_check, dry_run);
     auto plan = cc::plan_push(scan, remote, digests);

@@ -24,8 +24,10 @@ const std::vector<CommandSpec>& all_commands()
 
 void warn_skipped_paths(const Output& out, hubcache::storage::Repository& repo)
 {
-  for (const auto& path : repo.take_skipped_paths()) {
-    out.warning("skipped '" + path + "' in " + repo.spec() + ": not a path that can be installed safely");
+  for (const auto& item : repo.take_skipped()) {
+    // Output::warning escapes control characters: the path goes as it is.
+    out.warning("skipped '" + item.path + "' in " + repo.spec() + ": "
+                + (item.reason.empty() ? "not a path that can be installed safely" : item.reason));
   }
 }
 

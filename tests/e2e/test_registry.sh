@@ -372,6 +372,37 @@ test_a_deeply_nested_registry_file_is_skipped_not_a_crash() {
   contains "$ERR" "config.json is not usable JSON: nested deeper than 128 levels"
 }
 
+# Issue 30: one odd item anywhere in the repo costs only itself, and a sparse terabyte is
+# never read: lookup and list answer at once, each odd item named in one warning.
+test_odd_items_and_a_sparse_terabyte_cost_lookup_and_list_nothing() {
+  seed_repo || return
+  local repo="$SCRATCH/repo" v="$SCRATCH/repo/neuronxcc-$CV"
+  local alias; alias=$(find "$v/0_REGISTRY/0.4.5/llama" -name '*.json' | head -1)
+  local digest_copy; digest_copy=$(find "$v/0_REGISTRY/0.4.5" -name "$(basename "$alias")" ! -path '*/llama/*' | head -1)
+  [[ -n "$alias" && -n "$digest_copy" ]] || { fail "no alias and digest copy in the seeded repo"; return; }
+  rm "$alias" && ln -s "$digest_copy" "$alias" # as optimum keeps it: a link, served as its file
+  local digest_dir; digest_dir=$(dirname "$digest_copy")
+  mkfifo "$digest_dir/fifo"
+  ln -s /etc/passwd "$digest_dir/leak.json"
+  mkdir -p "$repo/.git" "$v/$(printf 'ctl\x1b[2J')" "$v/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d"
+  mkdir -m 700 "$repo/lost+found"
+  local module; module=$(find "$v" -maxdepth 1 -name 'MODULE_*' | head -1)
+  [[ -n "$module" ]] || { fail "no module folder"; return; }
+  truncate -s 1T "$module/huge.neff"
+  run 0 timeout 60 "$NC" lookup "$SCRATCH/llama" --json || return
+  equals "$(jq '.entries | length' "$OUT")" "3"
+  contains "$ERR" "skipped '${digest_dir#"$repo/"}/fifo' in file://$repo: is a FIFO"
+  contains "$ERR" "skipped '${digest_dir#"$repo/"}/leak.json' in file://$repo: is a symbolic link leading outside the repo"
+  lacks "$ERR" "$(basename "$alias")"
+  lacks "$ERR" $'\e'
+  run 0 timeout 60 "$NC" list --json || return
+  equals "$(jq -r '.models[] | select(.model_id == "org/tiny-llama") | .configurations' "$OUT")" "3"
+  contains "$ERR" "skipped '${module#"$repo/"}/huge.neff' in file://$repo: is 1099511627776 bytes"
+  contains "$ERR" "skipped 'neuronxcc-$CV/ctl\\x1b[2J' in file://$repo: has a name that cannot be a repo path"
+  contains "$ERR" "nests directories deeper than 16 levels"
+  lacks "$ERR" $'\e'
+}
+
 test_lookup_escapes_terminal_controls_from_the_repo() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   write_llama "$SCRATCH/llama"

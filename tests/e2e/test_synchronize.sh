@@ -212,20 +212,107 @@ test_root_missing_or_not_a_directory() {
   fi
 }
 
-test_non_regular_file_in_a_directory_repo_is_refused() {
+# Every odd item issue 30 names, in a repo others push to: each costs only itself, named
+# (escaped) in one warning, while pull and push go on with the rest.
+add_odd_items() { # REPO ENTRY
+  local entry="$1/$2"
+  mkfifo "$entry/model.hlo_module.pb.fifo"
+  ln -s /etc/passwd "$entry/leak"
+  : >"$entry/back\\slash"
+  : >"$entry/$(printf 'bell\a')"
+  mkdir -p "$1/.git" && echo ref >"$1/.git/HEAD"
+  mkdir -p "$1/$VERSION_DIR/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d" && : >"$1/$VERSION_DIR/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/f"
+  mkdir -m 700 "$1/lost+found"
+}
+
+odd_item_warnings() { # FILE ENTRY
+  contains "$1" "skipped '$2/model.hlo_module.pb.fifo' in file://$SCRATCH/repo: is a FIFO"
+  contains "$1" "skipped '$2/leak' in file://$SCRATCH/repo: is a symbolic link leading outside the repo"
+  contains "$1" "skipped '$2/back\\\\slash' in file://$SCRATCH/repo: has a name that cannot be a repo path"
+  contains "$1" "skipped '$2/bell\\x07' in file://$SCRATCH/repo: has a name that cannot be a repo path"
+  contains "$1" "skipped '.git' in file://$SCRATCH/repo: has a name that cannot be a repo path"
+  contains "$1" "skipped '$VERSION_DIR/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d' in file://$SCRATCH/repo: nests directories deeper than 16 levels"
+  lacks "$1" $'\a'
+}
+
+test_odd_items_in_a_directory_repo_cost_only_themselves() {
   setup || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
   local entry; entry=$(cd "$SCRATCH/repo" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
-  mkfifo "$SCRATCH/repo/$entry/model.hlo_module.pb.fifo"
-  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh"
-  contains "$ERR" "$entry/model.hlo_module.pb.fifo is a FIFO"
-  one_line "$ERR"
-  [[ ! -e "$SCRATCH/fresh/$VERSION_DIR" ]] || fail "something was installed"
-  local before; before=$(repo_state)
+  add_odd_items "$SCRATCH/repo" "$entry"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" || return
+  odd_item_warnings "$ERR" "$entry"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  [[ ! -e "$SCRATCH/fresh/$entry/leak" && ! -e "$SCRATCH/fresh/$entry/model.hlo_module.pb.fifo" ]] || fail "an odd item was installed"
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 1 --seed 7
-  run 1 "$NC" synchronize --cache-dir "$SCRATCH/cache"
+  # (What the repo serves did not move: the push plans from what it remembers, no warning.)
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "true"
+  # A FIFO is never opened: the pull above would have hung on it.
+  [[ -p "$SCRATCH/repo/$entry/model.hlo_module.pb.fifo" ]] || fail "the FIFO was touched"
+}
+
+# An adopted compile cache keeps optimum's alias links: served as the files they lead to.
+test_create_adopts_a_cache_with_alias_links_and_says_what_it_will_not_serve() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --faults || { fail "cannot make the sample cache"; return; }
+  local registry="$SCRATCH/cache/$VERSION_DIR/0_REGISTRY/0.4.6"
+  local alias="$registry/llama/meta-llama/Llama-3.2-1B/2d3e776c01807213e8e2.json"
+  local target="$registry/a0f6f2dd0000000000000000000000000000000000000000000000000000de49/2d3e776c01807213e8e2.json"
+  [[ -L "$alias" ]] || { fail "the sample cache has no alias link"; return; }
+  mkfifo "$SCRATCH/cache/$VERSION_DIR/fifo"
+  mkdir -m 700 "$SCRATCH/cache/lost+found"
+  run 0 "$NC" create "$SCRATCH/cache" || return
+  contains "$ERR" "skipped '$VERSION_DIR/fifo' in file://$SCRATCH/cache: is a FIFO"
   one_line "$ERR"
-  equals "$(repo_state)" "$before"
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" || return
+  local pulled="$SCRATCH/fresh/${alias#"$SCRATCH/cache/"}"
+  [[ -f "$pulled" && ! -L "$pulled" ]] || fail "the alias was not pulled as a file"
+  cmp -s "$pulled" "$target" || fail "the alias was not pulled as the file it leads to"
+}
+
+# Run as another user, a mode-000 file and a root-only lost+found are what that user cannot
+# read: skipped, named, the rest pulled. (As root, a mode-000 file is readable: served.)
+test_unreadable_items_are_skipped_for_a_user_who_cannot_read_them() {
+  if [[ $EUID -ne 0 ]] || ! command -v setpriv >/dev/null; then
+    echo "    (skipped: needs root and setpriv to run as another user)"
+    return 0
+  fi
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local entry; entry=$(cd "$SCRATCH/repo" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
+  echo secret >"$SCRATCH/repo/$entry/secret" && chmod 000 "$SCRATCH/repo/$entry/secret"
+  mkdir -m 700 "$SCRATCH/repo/lost+found"
+  chmod 755 "$SUITE_ROOT" "$SCRATCH"
+  mkdir -p "$SCRATCH/nobody" && chown 65534:65534 "$SCRATCH/nobody"
+  run 0 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$SCRATCH/nobody" HF_HOME="$SCRATCH/nobody/hf" \
+    "$NC" synchronize --pull --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/nobody/cache" || return
+  contains "$ERR" "skipped '$entry/secret' in file://$SCRATCH/repo: is not readable by this user"
+  contains "$ERR" "skipped 'lost+found' in file://$SCRATCH/repo: cannot be read: Permission denied"
+  same_entries "$SCRATCH/cache" "$SCRATCH/nobody/cache"
+  # Root reads it: served.
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" || return
+  [[ -f "$SCRATCH/fresh/$entry/secret" ]] || fail "root did not get the mode-000 file"
+}
+
+# A sparse terabyte in the repo is never read: pull and push finish at once and say why
+# they leave it.
+test_a_sparse_terabyte_in_a_directory_repo_stalls_nothing() {
+  setup || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" -q || return
+  local entry; entry=$(cd "$SCRATCH/repo" && ls -d "$VERSION_DIR"/MODULE_1000000000000000+*)
+  truncate -s 1T "$SCRATCH/repo/$entry/model.neff"
+  run 0 timeout 60 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" || return
+  contains "$ERR" "skipped '$entry/model.neff' in file://$SCRATCH/repo: is 1099511627776 bytes, more than the 68719476736"
+  [[ ! -e "$SCRATCH/fresh/$entry" ]] || fail "the entry without its neff was installed"
+  # A push puts the real neff back in its place.
+  run 0 timeout 60 "$NC" synchronize --cache-dir "$SCRATCH/cache" || return
+  cmp -s "$SCRATCH/repo/$entry/model.neff" "$SCRATCH/cache/$entry/model.neff" || fail "the sparse file was not replaced"
+  # Under a raised bound it is still a sparse file.
+  truncate -s 1T "$SCRATCH/repo/$entry/model.done"
+  NEURON_CACHE_MAX_FILE_SIZE=2199023255552 run 0 timeout 60 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" || return
+  contains "$ERR" "skipped '$entry/model.done' in file://$SCRATCH/repo: is a sparse file: 1099511627776 bytes"
+  NEURON_CACHE_MAX_FILE_SIZE=lots run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh"
+  contains "$ERR" "NEURON_CACHE_MAX_FILE_SIZE must be a positive number of bytes"
 }
 
 # The repo is the compiler's own cache: pointed at it, the compiler hits what was pushed,

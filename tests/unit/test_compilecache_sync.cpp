@@ -83,6 +83,15 @@ public:
   {
     m_inner.download_file(path, destination, progress, flush);
   }
+  util::FileDigests download_listed(const RepoFile& listed, const stdfs::path& destination,
+                                    const util::ProgressCallback& progress, bool flush) override
+  {
+    return m_inner.download_listed(listed, destination, progress, flush);
+  }
+  std::vector<std::string> complete_digests(const std::vector<RepoFile*>& files) override
+  {
+    return m_inner.complete_digests(files);
+  }
   void check_writable() override { m_inner.check_writable(); }
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress) override
   {
@@ -530,6 +539,79 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
   cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK_FALSE(stdfs::exists(dead));
   CHECK(stdfs::exists(alive));
+}
+
+TEST_CASE("pull: a repo file replaced between listing and copy is never installed as the listed one")
+{
+  Fixture fixture;
+  cc::DigestCache digests;
+  SUBCASE("the listing knew its digest: the entry fails, nothing is installed, the next pull installs it")
+  {
+    auto entry = make_entry(fixture.dir / "source", "1", "neff one");
+    auto scan = cc::scan(fixture.dir / "source");
+    cc::push(fixture.repo, cc::plan_push(scan, {}, digests), digests);
+    auto plan = cc::plan_pull(fixture.repo, fixture.root, digests, {});
+    write(fixture.dir / "repo" / entry / "model.neff", "NEFF ONE"); // same size, other bytes
+    auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
+    REQUIRE(report.errors.size() == 1);
+    CHECK(report.errors[0].path == entry);
+    CHECK(report.errors[0].detail.find("changed since it was listed") != std::string::npos);
+    CHECK_FALSE(stdfs::exists(fixture.root / entry));
+    auto again = cc::pull(fixture.repo, fixture.root, digests, {});
+    CHECK(again.entries_pulled == std::vector<std::string>{entry});
+    CHECK(util::read_file(fixture.root / entry / "model.neff") == "NEFF ONE");
+  }
+  SUBCASE("the listing gave its size only: what is remembered is the digest of the bytes written")
+  {
+    // Written as a compiler writes into the repo: nothing indexed, the listing hashes nothing.
+    auto entry = make_entry(fixture.dir / "repo", "2", "neff two");
+    auto plan = cc::plan_pull(fixture.repo, fixture.root, digests, {});
+    write(fixture.dir / "repo" / entry / "model.neff", "NEFF TWO");
+    auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
+    CHECK(report.entries_pulled == std::vector<std::string>{entry});
+    CHECK(util::read_file(fixture.root / entry / "model.neff") == "NEFF TWO");
+    // The next pull finds the identical entry present, not "local-entry-differs".
+    auto again = cc::pull(fixture.repo, fixture.root, digests, {});
+    CHECK(again.skipped.empty());
+    CHECK(again.entries_present == std::vector<std::string>{entry});
+  }
+  SUBCASE("another size than the listing's is refused whatever the listing knew")
+  {
+    auto entry = make_entry(fixture.dir / "repo", "3", "neff three");
+    auto plan = cc::plan_pull(fixture.repo, fixture.root, digests, {});
+    write(fixture.dir / "repo" / entry / "model.neff", "a longer neff three");
+    auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
+    REQUIRE(report.errors.size() == 1);
+    CHECK_FALSE(stdfs::exists(fixture.root / entry));
+  }
+}
+
+TEST_CASE("push and pull hash a directory repo's files only to compare them, and still see every difference")
+{
+  Fixture fixture;
+  // The repo holds entries a compiler wrote there itself: nothing indexed.
+  auto same = make_entry(fixture.dir / "repo", "1", "neff one");
+  auto differs = make_entry(fixture.dir / "repo", "2", "neff two");
+  make_entry(fixture.root, "1", "neff one");
+  make_entry(fixture.root, "2", "NEFF TWO"); // same size, other bytes
+  for (const auto& file : fixture.repo.list_files()) {
+    CHECK(file.sha256.empty());
+  }
+  cc::DigestCache digests;
+  auto scan = cc::scan(fixture.root);
+  auto remote = cc::list_remote_for(fixture.repo, scan);
+  cc::complete_remote_digests(fixture.repo, remote, scan);
+  auto plan = cc::plan_push(scan, remote, digests);
+  CHECK(plan.entries_present == std::vector<std::string>{same});
+  CHECK(plan.entries_to_push == std::vector<std::string>{differs});
+  CHECK(plan.files_to_upload == 1);
+
+  // A pull into a cache holding the same entries finds the one that differs.
+  auto report = cc::pull(fixture.repo, fixture.root, digests, {});
+  CHECK(report.entries_present == std::vector<std::string>{same});
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].path == differs);
+  CHECK(report.skipped[0].reason == "local-entry-differs");
 }
 
 TEST_SUITE_END();

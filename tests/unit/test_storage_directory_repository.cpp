@@ -219,19 +219,31 @@ TEST_CASE_FIXTURE(CreatedRepo, "re-committing identical content changes nothing"
   CHECK(again.revision == first.revision);
 }
 
+// The sha256 of `path` as complete_digests gives it (empty when the repo cannot serve it).
+std::string completed_sha256(Repository& repo, const std::string& path)
+{
+  RepoFile file{path, 0};
+  std::vector<RepoFile*> files{&file};
+  return repo.complete_digests(files).empty() ? file.sha256 : std::string();
+}
+
 TEST_CASE_FIXTURE(CreatedRepo, "the hash index never lies: a file changed behind its back is hashed again")
 {
   repo.commit(add_bytes({{"a/x", "first"}}));
   CHECK(repo.stat("a/x")->sha256 == hex_digest(HashAlgorithm::sha256, "first"));
-  // Same size, written in place: the stamp (mtime, ctime) moves, so the record is not used.
+  // Same size, written in place: the stamp (mtime, ctime) moves, so the record is not used:
+  // the listing leaves the digest out, and it is hashed again when asked for.
   util::write_file_atomically(dir / "repo" / "a" / "x", "other");
-  CHECK(repo.stat("a/x")->sha256 == hex_digest(HashAlgorithm::sha256, "other"));
-  CHECK(repo.list_files()[0].sha256 == hex_digest(HashAlgorithm::sha256, "other"));
+  CHECK(repo.stat("a/x")->sha256.empty());
+  CHECK(repo.list_files()[0].sha256.empty());
+  CHECK(completed_sha256(repo, "a/x") == hex_digest(HashAlgorithm::sha256, "other"));
+  CHECK(repo.list_files()[0].sha256 == hex_digest(HashAlgorithm::sha256, "other")); // recorded
   // A corrupt index is only a cache: ignored.
   for (const auto& item : std::filesystem::directory_iterator(dir / "repo" / ".neuron-cache" / "index")) {
     util::write_file_atomically(item.path(), "neuron-cache-repo-index 1\ngarbage\n");
   }
-  CHECK(repo.stat("a/x")->sha256 == hex_digest(HashAlgorithm::sha256, "other"));
+  CHECK(repo.stat("a/x")->sha256.empty());
+  CHECK(completed_sha256(repo, "a/x") == hex_digest(HashAlgorithm::sha256, "other"));
 }
 
 TEST_CASE_FIXTURE(CreatedRepo, "deleting files and folders")
@@ -270,7 +282,8 @@ TEST_CASE_FIXTURE(CreatedRepo, "the revision moves with any change to a file, ev
   auto it =
     std::find_if(listed.begin(), listed.end(), [](const RepoFile& f) { return f.path.ends_with("model.neff"); });
   REQUIRE(it != listed.end());
-  CHECK(it->sha256 == util::hex_digest(util::HashAlgorithm::sha256, "NEFF-2"));
+  CHECK(it->sha256.empty());
+  CHECK(completed_sha256(repo, k_entry + "/model.neff") == util::hex_digest(util::HashAlgorithm::sha256, "NEFF-2"));
 }
 
 TEST_CASE_FIXTURE(CreatedRepo, "invalid paths are refused before anything is written")
@@ -294,26 +307,31 @@ TEST_CASE_FIXTURE(CreatedRepo, "a parent revision that moved is a conflict")
   CHECK(!repo.stat("b").has_value());
 }
 
-TEST_CASE_FIXTURE(CreatedRepo, "a non-regular file inside the repo is refused with one clear message")
+TEST_CASE_FIXTURE(CreatedRepo, "a non-regular file inside the repo costs only itself: skipped, named, never read")
 {
   repo.commit(entry_request(k_entry, "neff"));
   auto before = repo.revision();
   REQUIRE(::mkfifo((dir / "repo" / k_entry / "model.hlo_module.pb").c_str(), 0644) == 0);
-  std::string message;
-  try {
-    repo.list_files();
-  } catch (const IntegrityError& error) {
-    message = error.what();
-  }
-  CHECK(message.find("model.hlo_module.pb is a FIFO") != std::string::npos);
-  CHECK(message.find('\n') == std::string::npos);
-  CHECK_THROWS_AS(repo.read_file(k_entry + "/model.hlo_module.pb"), IntegrityError);
+  CHECK(paths_of(repo.list_files()).size() == 3); // the entry's three files, not the FIFO
+  auto skipped = repo.take_skipped();
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].path == k_entry + "/model.hlo_module.pb");
+  CHECK(skipped[0].reason == "is a FIFO");
+  CHECK(repo.take_skipped().empty());
+  CHECK_THROWS_WITH_AS(repo.read_file(k_entry + "/model.hlo_module.pb"), doctest::Contains("is a FIFO"),
+                       IntegrityError);
   CHECK_THROWS_AS(repo.download_file(k_entry + "/model.hlo_module.pb", dir / "out"), IntegrityError);
   CHECK(!std::filesystem::exists(dir / "out"));
+  CHECK(repo.revision() == before); // what the repo serves did not change
   std::filesystem::remove(dir / "repo" / k_entry / "model.hlo_module.pb");
   std::filesystem::create_symlink("/etc/passwd", dir / "repo" / k_entry / "leak");
-  CHECK_THROWS_AS(repo.list_files(), IntegrityError);
+  CHECK(repo.list_files().size() == 3);
+  skipped = repo.take_skipped();
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].reason == "is a symbolic link leading outside the repo");
   CHECK_THROWS_AS(repo.read_file(k_entry + "/leak"), IntegrityError);
+  CHECK_THROWS_AS(repo.download_file(k_entry + "/leak", dir / "out"), IntegrityError);
+  CHECK(!std::filesystem::exists(dir / "out"));
   std::filesystem::remove(dir / "repo" / k_entry / "leak");
   CHECK(repo.revision() == before);
 }
@@ -339,10 +357,13 @@ TEST_CASE_FIXTURE(CreatedRepo, "a big version folder is walked on several thread
   CHECK(repo.revision() == revision);
   std::filesystem::remove(dir / "repo" / "neuronxcc-2.0" / "MODULE_1599+d41d8cd9" / "model.done");
   CHECK(repo.revision() != revision);
-  // A symlinked folder deep in the big one is refused, not followed, whichever thread meets it.
+  // A symlinked folder deep in the big one is skipped, not followed, whichever thread meets it.
   std::filesystem::create_directory_symlink(dir.path(),
                                             dir / "repo" / "neuronxcc-2.0" / "MODULE_1300+d41d8cd9" / "sub");
-  CHECK_THROWS_WITH_AS(repo.list_files(), doctest::Contains("is a symbolic link"), IntegrityError);
+  CHECK(repo.list_files().size() == 1199);
+  auto skipped = repo.take_skipped();
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].path == "neuronxcc-2.0/MODULE_1300+d41d8cd9/sub");
 }
 
 TEST_CASE_FIXTURE(
@@ -481,7 +502,7 @@ TEST_CASE_FIXTURE(CreatedRepo, "a link inside the repo's tree is never written o
 
   CHECK_THROWS_WITH_AS(repo.commit(entry_request(k_entry, "neff")), doctest::Contains("neuronxcc-2.0"), LinkOnTheWay);
   CHECK_THROWS_WITH(repo.commit(add_bytes({{"neuronxcc-2.0/0_REGISTRY/x.json", "{}"}})),
-                    doctest::Contains("neuronxcc-2.0 is a symbolic link"));
+                    doctest::Contains("below a symbolic link"));
   CommitRequest removal;
   removal.message = "remove";
   removal.deletions.push_back({"neuronxcc-2.0/MODULE_7+d41d8cd9", true});

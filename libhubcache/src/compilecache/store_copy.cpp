@@ -339,17 +339,51 @@ void CopyRecords::save()
   }
 }
 
+namespace {
+
+// Digests a listing left out (a directory repo hashes on demand) are asked for where two
+// files of the same size are compared and the listings give no checksum in common.
+void complete_compared(storage::Repository& source, std::vector<storage::RepoFile>& source_listing,
+                       storage::Repository& target, std::vector<storage::RepoFile>& target_listing)
+{
+  std::unordered_map<std::string_view, storage::RepoFile*> at_target;
+  for (auto& file : target_listing) {
+    at_target.emplace(file.path, &file);
+  }
+  std::vector<storage::RepoFile*> from_source;
+  std::vector<storage::RepoFile*> from_target;
+  for (auto& file : source_listing) {
+    auto it = at_target.find(file.path);
+    if (it == at_target.end() || compare_checksums(file, *it->second)) {
+      continue;
+    }
+    if (storage::has_no_checksum(file)) {
+      from_source.push_back(&file);
+    }
+    if (storage::has_no_checksum(*it->second)) {
+      from_target.push_back(it->second);
+    }
+  }
+  at_target.clear();
+  storage::complete_listing(source, source_listing, from_source);
+  storage::complete_listing(target, target_listing, from_target);
+}
+
+} // namespace
+
 CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, const CopyOptions& options)
 {
   CopyPlan plan;
   auto versions = source_versions(source, options, plan.compiler_versions);
-  auto layout = group_repo_files(list_below(source, versions));
-  plan.other_files = layout.other_files;
-
+  auto source_listing = list_below(source, versions);
   std::vector<storage::RepoFile> target_listing;
   if (storage::exists_yet(target)) {
     target_listing = list_below(target, versions);
   }
+  complete_compared(source, source_listing, target, target_listing);
+  auto layout = group_repo_files(std::move(source_listing));
+  plan.other_files = layout.other_files;
+
   std::unordered_map<std::string, const storage::RepoFile*> at_target;
   at_target.reserve(target_listing.size());
   for (const auto& file : target_listing) {
@@ -450,7 +484,7 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
       if (stopped || failed[index - begin]) {
         return;
       }
-      const auto& file = copies[index].to_copy[file_index];
+      auto& file = copies[index].to_copy[file_index];
       std::uint64_t seen = 0;
       auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
         std::lock_guard lock(mutex);
@@ -462,7 +496,10 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
         auto destination = stage / file.path;
         stdfs::create_directories(destination.parent_path());
         // Staged without fsync: the scratch copy only has to outlive the commit.
-        source.download_file(file.path, destination, on_bytes, false);
+        // Checked against the listing; the records keep the digest of the bytes copied.
+        auto copied = source.download_listed(file, destination, on_bytes, false);
+        file.sha256 = std::move(copied.sha256);
+        file.git_blob_sha1 = std::move(copied.git_blob_sha1);
       } catch (...) {
         auto error = std::current_exception();
         bool first = !failed[index - begin].exchange(true);

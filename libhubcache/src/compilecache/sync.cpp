@@ -684,6 +684,30 @@ std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const 
   return files;
 }
 
+void complete_remote_digests(storage::Repository& repo, std::vector<storage::RepoFile>& remote, const Scan& scan)
+{
+  std::unordered_map<std::string_view, storage::RepoFile*> lacking;
+  for (auto& file : remote) {
+    if (storage::has_no_checksum(file)) {
+      lacking.emplace(file.path, &file);
+    }
+  }
+  if (lacking.empty()) {
+    return;
+  }
+  std::vector<storage::RepoFile*> wanted;
+  for (const auto& entry : scan.entries) {
+    for (const auto& file : entry.files) {
+      auto it = lacking.find(file.path);
+      if (it != lacking.end() && it->second->size == file.size) {
+        wanted.push_back(it->second);
+      }
+    }
+  }
+  lacking.clear();
+  storage::complete_listing(repo, remote, wanted);
+}
+
 PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::TransferCallback& progress,
                 const std::optional<std::string>& planned_at)
 {
@@ -1116,6 +1140,17 @@ PullPlan plan_pull(storage::Repository& repo, const stdfs::path& root, DigestCac
   } catch (const EntryNotFound&) {
     // an empty repo
   }
+  // Digests the listing left out are asked for only where a local file of the same size
+  // is to be compared with.
+  std::vector<storage::RepoFile*> compared;
+  for (auto& file : listing) {
+    struct stat local {};
+    if (storage::has_no_checksum(file) && ::stat((root / file.path).c_str(), &local) == 0 && S_ISREG(local.st_mode)
+        && static_cast<std::uint64_t>(local.st_size) == file.size) {
+      compared.push_back(&file);
+    }
+  }
+  storage::complete_listing(repo, listing, compared);
   return plan_pull(std::move(listing), root, digests, options);
 }
 
@@ -1335,14 +1370,15 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     auto [index, file_index] = tasks[task];
     auto& install = installs[index];
     auto& slot = slots[index];
-    const auto& file = install.to_download[file_index];
+    auto& file = install.to_download[file_index];
     if (!stopped && !slot.failed) {
       std::uint64_t reported = 0;
       try {
         auto destination = stage_of(index) / relative_name(install.entry, file);
         stdfs::create_directories(destination.parent_path());
-        repo.download_file(
-          file.path, destination,
+        // Checked against the listing; what is remembered is the digest of the bytes written.
+        auto written = repo.download_listed(
+          file, destination,
           [&](std::uint64_t done, std::uint64_t) {
             std::lock_guard lock(mutex);
             if (done > reported) {
@@ -1352,6 +1388,8 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
             report_progress();
           },
           false); // made durable by one syncfs per batch of entries, before they appear
+        file.sha256 = std::move(written.sha256);
+        file.git_blob_sha1 = std::move(written.git_blob_sha1);
         std::lock_guard lock(mutex);
         state.bytes_done += file.size > reported ? file.size - reported : 0;
         ++state.files_done;

@@ -1,5 +1,7 @@
 #include "hubcache/storage/directory_repository.hpp"
 
+#include "directory_walk.hpp"
+
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
@@ -33,7 +35,6 @@ constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr int k_format_version = 2;
 constexpr std::string_view k_index_header = "neuron-cache-repo-index 1";
 constexpr std::uint64_t k_index_read_limit = std::uint64_t{256} << 20;
-constexpr int k_max_depth = 16;
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::string_view k_module_prefix = "MODULE_";
 constexpr std::string_view k_registry_dir = "0_REGISTRY";
@@ -45,24 +46,6 @@ std::string errno_text(int error)
   return std::strerror(error);
 }
 
-// A name from the repo as it can go in a message: control bytes escaped.
-std::string escaped(std::string_view text)
-{
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += digits[byte >> 4];
-      out += digits[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::int64_t nanoseconds(const struct timespec& time)
 {
   return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
@@ -71,18 +54,6 @@ std::int64_t nanoseconds(const struct timespec& time)
 std::string_view first_component(std::string_view path)
 {
   return path.substr(0, path.find('/'));
-}
-
-// One name of a repo path: what is_valid_path_in_repo checks, for a single component.
-bool is_valid_component(std::string_view name)
-{
-  if (name.empty() || name == "." || name == ".." || name == ".git") {
-    return false;
-  }
-  return std::none_of(name.begin(), name.end(), [](char c) {
-    auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7f || c == '\\';
-  });
 }
 
 // The entry directory (`neuronxcc-<ver>/MODULE_<...>`) a path belongs to (a prefix of
@@ -109,27 +80,17 @@ int install_rank(std::string_view name)
   return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0;
 }
 
-std::string file_kind(mode_t mode)
-{
-  if (S_ISLNK(mode)) {
-    return "a symbolic link";
-  }
-  if (S_ISFIFO(mode)) {
-    return "a FIFO";
-  }
-  if (S_ISSOCK(mode)) {
-    return "a socket";
-  }
-  if (S_ISCHR(mode) || S_ISBLK(mode)) {
-    return "a device";
-  }
-  return "not a regular file";
-}
+using detail::file_kind;
 
 std::uint64_t fingerprint(std::string_view path, const struct ::stat& status)
 {
   return util::stamp_fingerprint(path, static_cast<std::uint64_t>(status.st_size), nanoseconds(status.st_mtim),
                                  nanoseconds(status.st_ctim), static_cast<std::uint64_t>(status.st_ino));
+}
+
+detail::ServeLimits limits_of(std::uint64_t max_file_size)
+{
+  return {max_file_size};
 }
 
 bool same_stamp(const struct ::stat& a, const struct ::stat& b)
@@ -288,7 +249,8 @@ TopLevelView inspect_top_level(const stdfs::path& root, std::string_view hidden)
   for (const auto& item : stdfs::directory_iterator(root, ec)) {
     auto name = item.path().filename().string();
     std::error_code type_error;
-    if (name == hidden) {
+    // A filesystem's own lost+found (a repo at the root of an FSx or EBS volume) is neither.
+    if (name == hidden || (name == "lost+found" && item.is_directory(type_error) && !item.is_symlink(type_error))) {
       continue;
     }
     bool is_dir = item.is_directory(type_error) && !item.is_symlink(type_error);
@@ -367,6 +329,11 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
   // The marker goes last: a create interrupted before it leaves no repo.
   util::write_file_atomically(marker_path(), marker.dump(2) + "\n");
   util::sync_directory(hidden_dir());
+  if (view.kind == TopLevel::compile_cache) {
+    // What the adopted cache holds that the repo will not serve is said now (take_skipped).
+    walk(
+      {}, [](std::string&&, const struct ::stat&) {}, true);
+  }
   return spec();
 }
 
@@ -503,7 +470,8 @@ void DirectoryRepository::record(const std::string& path, const struct ::stat& s
   }
 }
 
-util::Sha256Bytes DirectoryRepository::sha256_of(const std::string& path, const struct ::stat& status)
+std::optional<util::Sha256Bytes> DirectoryRepository::indexed_sha256(const std::string& path,
+                                                                     const struct ::stat& status)
 {
   auto& index = index_for(first_component(path));
   if (auto it = index.records.find(path); it != index.records.end()) {
@@ -512,6 +480,14 @@ util::Sha256Bytes DirectoryRepository::sha256_of(const std::string& path, const 
         && known.ctime_ns == nanoseconds(status.st_ctim) && known.inode == static_cast<std::uint64_t>(status.st_ino)) {
       return known.sha256;
     }
+  }
+  return std::nullopt;
+}
+
+util::Sha256Bytes DirectoryRepository::sha256_of(const std::string& path, const struct ::stat& status)
+{
+  if (auto known = indexed_sha256(path, status)) {
+    return *known;
   }
   auto full = m_root / path;
   auto fd = util::open_regular_file(full);
@@ -547,101 +523,11 @@ std::size_t DirectoryRepository::indexed_file_count(const std::string& top)
   return count;
 }
 
-void DirectoryRepository::walk(const std::string& relative, const FileVisitor& visit)
+void DirectoryRepository::walk(const std::string& relative, const FileVisitor& visit, bool report_skips)
 {
-  // Calls of `visit` never overlap, whatever threads the walk runs on.
-  std::mutex visit_mutex;
-  FileVisitor serialized = [&](std::string&& path, const struct ::stat& status) {
-    std::lock_guard lock(visit_mutex);
-    visit(std::move(path), status);
-  };
-  util::Fd root(::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root) {
-    throw IoError("cannot read " + m_root.string() + ": " + errno_text(errno));
-  }
-  if (relative.empty()) {
-    walk_directory(root, {}, 0, serialized);
-    return;
-  }
-  util::Fd start(::openat(root.get(), relative.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!start) {
-    throw IoError("cannot read " + (m_root / relative).string() + ": " + errno_text(errno));
-  }
-  walk_directory(start, relative, static_cast<int>(path_components(relative).size()) - 1, serialized);
-}
-
-void DirectoryRepository::walk_directory(const util::Fd& directory, const std::string& relative, int depth,
-                                         const FileVisitor& visit)
-{
-  // fstatat relative to the open directory: no symlink is ever followed, and the kernel
-  // looks up one name per file instead of a whole path.
-  auto too_deep = [&](const std::string& path) {
-    return IntegrityError(describe() + " nests directories deeper than " + std::to_string(k_max_depth) + " levels at "
-                          + path);
-  };
-  std::vector<std::string> folders;
-  int error = util::for_each_directory_item(directory, [&](std::string_view name, unsigned char type) {
-    if (relative.empty() && name == k_hidden_dir) {
-      return;
-    }
-    auto path = relative.empty() ? std::string(name) : relative + "/" + std::string(name);
-    if (!is_valid_component(name)) {
-      throw IntegrityError(describe() + " holds a file whose name cannot be a repo path: '" + escaped(path) + "'",
-                           "rename or remove it");
-    }
-    // Directories need no stat when the listing tells their type.
-    struct ::stat status {};
-    if (type != DT_DIR) {
-      // `name` is the listing's NUL-terminated d_name.
-      if (::fstatat(directory.get(), name.data(), &status, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) {
-          return; // removed meanwhile
-        }
-        throw IoError("cannot stat " + (m_root / path).string() + ": " + errno_text(errno));
-      }
-    }
-    if (type == DT_DIR || S_ISDIR(status.st_mode)) {
-      if (depth + 1 >= k_max_depth) {
-        throw too_deep(path);
-      }
-      folders.emplace_back(name);
-      return;
-    }
-    if (!S_ISREG(status.st_mode)) {
-      throw IntegrityError(describe() + ": " + path + " is " + file_kind(status.st_mode)
-                             + "; a cache repo holds only regular files and directories",
-                           "remove it from the repo");
-    }
-    visit(std::move(path), status);
-  });
-  if (error != 0) {
-    throw IoError("cannot read " + (relative.empty() ? m_root : m_root / relative).string() + ": " + errno_text(error));
-  }
-  auto walk_folder = [&](const std::string& name) {
-    auto path = relative.empty() ? name : relative + "/" + name;
-    util::Fd folder = util::open_directory_at(directory.get(), name.c_str());
-    if (!folder) {
-      if (errno == ENOENT) {
-        return; // removed meanwhile
-      }
-      struct ::stat status {};
-      if ((errno == ELOOP || errno == ENOTDIR)
-          && ::fstatat(directory.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0) {
-        // Replaced since the listing: a symlink (or anything else) is never followed.
-        throw IntegrityError(describe() + ": " + path + " is " + file_kind(status.st_mode)
-                               + "; a cache repo holds only regular files and directories",
-                             "remove it from the repo");
-      }
-      throw IoError("cannot read " + (m_root / path).string() + ": " + errno_text(errno));
-    }
-    walk_directory(folder, path, depth + 1, visit);
-  };
-  // A version folder holds thousands of entries, each a few files: its sub-folders are
-  // walked on a few threads (the walk is all system calls), contiguous slices each.
-  std::size_t slices = std::min<std::size_t>(k_walk_threads, folders.size() / k_folders_per_walk_thread + 1);
-  util::parallel_for(slices, slices, [&](std::size_t slice) {
-    for (auto i = folders.size() * slice / slices; i < folders.size() * (slice + 1) / slices; ++i) {
-      walk_folder(folders[i]);
+  detail::walk_tree(m_root, relative, limits_of(max_file_size), visit, [&](std::string&& path, std::string&& reason) {
+    if (report_skips) {
+      note_skipped_path(std::move(path), std::move(reason));
     }
   });
 }
@@ -660,17 +546,33 @@ std::optional<std::string> DirectoryRepository::revision()
   return hasher.hex_digest();
 }
 
-std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
+namespace {
+
+// The folder a listing prefix names, or nullopt when no listing can find anything there.
+std::optional<std::string> listable_folder(std::string_view prefix)
 {
-  require_repo();
   auto folder = folder_of_prefix(prefix);
   if (!folder.empty()) {
     validate_path_in_repo(folder);
-    if (first_component(folder) == k_hidden_dir) {
-      return {};
+    if (first_component(folder) == DirectoryRepository::k_hidden_dir) {
+      return std::nullopt;
     }
+  }
+  return folder;
+}
+
+} // namespace
+
+std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
+{
+  require_repo();
+  auto folder = listable_folder(prefix);
+  if (!folder) {
+    return {};
+  }
+  if (!folder->empty()) {
     struct ::stat status {};
-    if (::lstat((m_root / folder).c_str(), &status) != 0 || !S_ISDIR(status.st_mode)) {
+    if (::lstat((m_root / *folder).c_str(), &status) != 0 || !S_ISDIR(status.st_mode)) {
       return {};
     }
   }
@@ -680,58 +582,69 @@ std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
   // Sized once from what the indexes know when listing whole version folders: a vector of
   // tens of thousands of files doubled as it grows holds two copies at its peak, while an
   // unused tail is never touched (a fresh mapping: address space, not memory).
-  if (folder == first_component(folder)) {
-    files.reserve(indexed_file_count(folder));
+  if (*folder == first_component(*folder)) {
+    files.reserve(indexed_file_count(*folder));
   }
-  walk(folder, [&](std::string&& path, const struct ::stat& status) {
-    RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
-    file.sha256 = sha256_of(file.path, status).hex();
-    files.push_back(std::move(file));
-  });
-  save_indexes();
+  // Sizes, and what the index knows: no file is read (a sparse terabyte costs a stat).
+  walk(
+    *folder,
+    [&](std::string&& path, const struct ::stat& status) {
+      RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
+      if (auto known = indexed_sha256(file.path, status)) {
+        file.sha256 = known->hex();
+      }
+      files.push_back(std::move(file));
+    },
+    true);
   std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
   return files;
 }
 
-namespace {
-
-// lstat of a repo path whose every component must be a directory but the last, which
-// must be a regular file; nullopt when it does not exist. Symlinks are refused anywhere.
-std::optional<struct ::stat> checked_lstat(const stdfs::path& root, std::string_view path, const std::string& what)
+std::vector<std::string> DirectoryRepository::list_folders(std::string_view prefix)
 {
-  auto parts = path_components(path);
-  stdfs::path current = root;
-  struct ::stat status {};
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    current /= std::string(parts[i]);
-    if (::lstat(current.c_str(), &status) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) {
-        return std::nullopt;
-      }
-      throw IoError("cannot stat " + current.string() + ": " + errno_text(errno));
-    }
-    bool last = i + 1 == parts.size();
-    if (!last && !S_ISDIR(status.st_mode)) {
-      if (S_ISLNK(status.st_mode)) {
-        throw IntegrityError(what + ": " + current.lexically_relative(root).string()
-                               + " is a symbolic link; a cache repo holds only regular files and directories",
-                             "remove it from the repo");
-      }
-      return std::nullopt;
-    }
-    if (last && S_ISDIR(status.st_mode)) {
-      return std::nullopt;
-    }
-    if (last && !S_ISREG(status.st_mode)) {
-      throw IntegrityError(what + ": " + std::string(path) + " is " + file_kind(status.st_mode)
-                             + "; a cache repo holds only regular files and directories",
-                           "remove it from the repo");
-    }
+  require_repo();
+  auto folder = listable_folder(prefix);
+  if (!folder) {
+    return {};
   }
-  return status;
+  auto names = detail::sub_folders(m_root, *folder, [&](std::string&& path, std::string&& reason) {
+    note_skipped_path(std::move(path), std::move(reason));
+  });
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
-} // namespace
+std::vector<std::string> DirectoryRepository::complete_digests(const std::vector<RepoFile*>& files)
+{
+  std::vector<std::string> gone;
+  if (files.empty()) {
+    return gone;
+  }
+  require_repo();
+  std::lock_guard lock(m_index_mutex);
+  ++m_call;
+  for (auto* file : files) {
+    detail::Served found;
+    if (is_valid_path_in_repo(file->path) && first_component(file->path) != k_hidden_dir) {
+      found = detail::look_up(m_root, file->path, limits_of(max_file_size));
+    }
+    if (found.kind == detail::Served::Kind::file) {
+      try {
+        file->sha256 = sha256_of(file->path, found.status).hex();
+        file->size = static_cast<std::uint64_t>(found.status.st_size);
+        continue;
+      } catch (const IoError& error) {
+        found = {detail::Served::Kind::unservable, {}, {}, std::string("cannot be read: ") + error.what()};
+      }
+    }
+    if (found.kind == detail::Served::Kind::unservable) {
+      note_skipped_path(file->path, found.reason);
+    }
+    gone.push_back(file->path);
+  }
+  save_indexes();
+  return gone;
+}
 
 std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
 {
@@ -740,43 +653,90 @@ std::optional<RepoFile> DirectoryRepository::stat(std::string_view path)
   if (first_component(path) == k_hidden_dir) {
     return std::nullopt;
   }
-  auto status = checked_lstat(m_root, path, describe());
-  if (!status) {
+  auto found = detail::look_up(m_root, path, limits_of(max_file_size));
+  if (found.kind != detail::Served::Kind::file) {
+    if (found.kind == detail::Served::Kind::unservable) {
+      note_skipped_path(std::string(path), std::move(found.reason));
+    }
     return std::nullopt;
   }
+  RepoFile file{std::string(path), static_cast<std::uint64_t>(found.status.st_size), {}, {}};
   std::lock_guard lock(m_index_mutex);
   ++m_call;
-  RepoFile file{
-    std::string(path), static_cast<std::uint64_t>(status->st_size), sha256_of(std::string(path), *status).hex(), {}};
-  save_indexes();
+  if (auto known = indexed_sha256(file.path, found.status)) {
+    file.sha256 = known->hex();
+  }
   return file;
 }
+
+namespace {
+
+// The file a read of `path` gets, or why not (EntryNotFound, IntegrityError).
+detail::Served servable(const stdfs::path& root, std::string_view path, const detail::ServeLimits& limits,
+                        const std::string& what)
+{
+  validate_path_in_repo(path);
+  auto found =
+    first_component(path) == DirectoryRepository::k_hidden_dir ? detail::Served{} : detail::look_up(root, path, limits);
+  if (found.kind == detail::Served::Kind::missing) {
+    throw EntryNotFound(std::string(path) + " does not exist in " + what);
+  }
+  if (found.kind == detail::Served::Kind::unservable) {
+    throw IntegrityError(what + ": " + util::escape_control(path) + " " + found.reason
+                           + "; a cache repo serves only regular files",
+                         "remove it from the repo");
+  }
+  return found;
+}
+
+} // namespace
 
 std::string DirectoryRepository::read_file(std::string_view path)
 {
   require_repo();
-  validate_path_in_repo(path);
-  if (first_component(path) == k_hidden_dir || !checked_lstat(m_root, path, describe())) {
-    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
-  }
-  return util::read_file(m_root / path);
+  auto found = servable(m_root, path, limits_of(max_file_size), describe());
+  return util::read_file(m_root / found.served);
 }
 
 void DirectoryRepository::download_file(std::string_view path, const stdfs::path& destination,
                                         const util::ProgressCallback& progress, bool flush)
 {
+  copy_out(path, nullptr, destination, progress, flush);
+}
+
+util::FileDigests DirectoryRepository::download_listed(const RepoFile& listed, const stdfs::path& destination,
+                                                       const util::ProgressCallback& progress, bool flush)
+{
+  auto sha256 = copy_out(listed.path, &listed, destination, progress, flush).hex();
+  // What is remembered is the digest of the bytes written.
+  return {.size = listed.size,
+          .sha256 = sha256,
+          .git_blob_sha1 = sha256 == listed.sha256 ? listed.git_blob_sha1 : std::string()};
+}
+
+util::Sha256Bytes DirectoryRepository::copy_out(std::string_view path, const RepoFile* listed,
+                                                const stdfs::path& destination, const util::ProgressCallback& progress,
+                                                bool flush)
+{
   require_repo();
-  validate_path_in_repo(path);
-  if (first_component(path) == k_hidden_dir || !checked_lstat(m_root, path, describe())) {
-    throw EntryNotFound(std::string(path) + " does not exist in " + describe());
-  }
-  auto source = m_root / path;
+  auto found = servable(m_root, path, limits_of(max_file_size), describe());
+  auto source = m_root / found.served;
   auto fd = util::open_regular_file(source);
   struct ::stat before {};
   if (::fstat(fd.get(), &before) != 0) {
     throw IoError("cannot stat " + source.string() + ": " + errno_text(errno));
   }
   auto expected = static_cast<std::uint64_t>(before.st_size);
+  auto changed = [&](const std::string& how) {
+    return IntegrityError(std::string(path) + " in " + describe() + " changed since it was listed: " + how,
+                          "run again to get the current content");
+  };
+  if (listed != nullptr && listed->size != expected) {
+    throw changed(std::to_string(expected) + " bytes, the listing said " + std::to_string(listed->size));
+  }
+  if (auto why = detail::unservable_file(before, limits_of(max_file_size)); !why.empty()) {
+    throw IntegrityError(describe() + ": " + std::string(path) + " " + why, "remove it from the repo");
+  }
   util::AtomicFile out(destination);
   util::Hasher hasher(util::HashAlgorithm::sha256);
   std::uint64_t done = 0;
@@ -793,20 +753,43 @@ void DirectoryRepository::download_file(std::string_view path, const stdfs::path
     throw IntegrityError(std::string(path) + " changed in " + describe() + " while it was copied",
                          "retry once the writer is done");
   }
-  // The index knows this stamp: the bytes must be the ones it recorded.
   auto sha256 = hasher.digest_bytes<32>();
+  if (listed != nullptr && !listed->sha256.empty() && listed->sha256 != sha256.hex()) {
+    throw changed("its content is not the one the listing gave");
+  }
+  // The index knows this stamp: the bytes must be the ones it recorded.
   std::lock_guard lock(m_index_mutex);
   ++m_call;
-  auto& index = index_for(first_component(path));
-  if (auto it = index.records.find(std::string(path));
-      it != index.records.end() && it->second.size == expected && it->second.mtime_ns == nanoseconds(after.st_mtim)
-      && it->second.ctime_ns == nanoseconds(after.st_ctim)
-      && it->second.inode == static_cast<std::uint64_t>(after.st_ino) && it->second.sha256 != sha256) {
+  if (auto known = indexed_sha256(std::string(path), after); known && *known != sha256) {
     throw IntegrityError("the content of " + std::string(path) + " in " + describe()
                            + " changed without its modification time changing (storage corruption?)",
                          "push the entry again");
   }
   out.commit(flush);
+  return sha256;
+}
+
+std::optional<struct ::stat> DirectoryRepository::existing_file(const std::string& path)
+{
+  auto found = detail::look_up(m_root, path, limits_of(max_file_size));
+  if (found.kind == detail::Served::Kind::file) {
+    return found.status;
+  }
+  if (found.kind == detail::Served::Kind::unservable) {
+    struct ::stat status {};
+    auto target = m_root / path;
+    if (::lstat(target.c_str(), &status) != 0 || S_ISDIR(status.st_mode) || found.reason == detail::k_below_link) {
+      // Written through a link, the file could land anywhere.
+      throw IntegrityError(describe() + ": " + util::escape_control(path) + " " + found.reason
+                             + "; a cache repo holds only regular files and directories",
+                           "remove it from the repo");
+    }
+    // A FIFO, a link, an absurd file where a file is published: the commit's file replaces it.
+    if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
+      throw IoError("cannot remove " + target.string() + ": " + errno_text(errno));
+    }
+  }
+  return std::nullopt;
 }
 
 util::Fd DirectoryRepository::private_dir(std::string_view name, bool create) const
@@ -1064,7 +1047,7 @@ CommitResult DirectoryRepository::commit(const CommitRequest& request, const uti
     auto from = staged_path(staged_file);
     auto target = m_root / addition.path_in_repo;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      auto current = checked_lstat(m_root, addition.path_in_repo, describe());
+      auto current = existing_file(addition.path_in_repo);
       if (current) {
         auto present = sha256_of(addition.path_in_repo, *current);
         if (present == staged_file.sha256) {

@@ -5,13 +5,38 @@
 #include "hubcache/storage/hub_repository.hpp"
 #include "hubcache/storage/s3_repository.hpp"
 
+#include <charconv>
+
 namespace hubcache::storage {
+
+namespace {
+
+// $NEURON_CACHE_MAX_FILE_SIZE: the largest file a directory repo serves, in bytes.
+std::uint64_t max_file_size(const util::Environment& env)
+{
+  auto text = env.get_non_empty("NEURON_CACHE_MAX_FILE_SIZE");
+  if (!text) {
+    return DirectoryRepository::k_default_max_file_size;
+  }
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc() || end != text->data() + text->size() || value == 0) {
+    throw ConfigError("NEURON_CACHE_MAX_FILE_SIZE must be a positive number of bytes");
+  }
+  return value;
+}
+
+} // namespace
 
 std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::Environment& env,
                                             const BackendOptions& options)
 {
   switch (spec.kind) {
-  case RepoKind::directory: return std::make_unique<DirectoryRepository>(spec.directory);
+  case RepoKind::directory: {
+    auto repo = std::make_unique<DirectoryRepository>(spec.directory);
+    repo->max_file_size = max_file_size(env);
+    return repo;
+  }
   case RepoKind::s3: {
     auto credentials = std::make_shared<aws::CredentialChain>(env);
     auto client = std::make_shared<aws::S3Client>(aws::S3Config::from_environment(env), std::move(credentials));

@@ -3,6 +3,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <utility>
@@ -56,19 +57,50 @@ bool is_valid_path_in_repo(std::string_view path) noexcept
   return true;
 }
 
-std::vector<std::string> Repository::take_skipped_paths()
+std::vector<SkippedPath> Repository::take_skipped()
 {
   std::lock_guard lock(m_skipped_mutex);
-  return std::exchange(m_skipped_paths, {});
+  return std::exchange(m_skipped, {});
 }
 
-void Repository::note_skipped_path(std::string path)
+std::vector<std::string> Repository::take_skipped_paths()
+{
+  std::vector<std::string> paths;
+  for (auto& item : take_skipped()) {
+    paths.push_back(std::move(item.path));
+  }
+  return paths;
+}
+
+void Repository::note_skipped_path(std::string path, std::string reason)
 {
   std::lock_guard lock(m_skipped_mutex);
   // Bounded: a hostile listing of millions of bad names must not grow memory without end.
-  if (m_skipped_paths.size() < 1000) {
-    m_skipped_paths.push_back(std::move(path));
+  // Once each: a command that walks the repo twice warns once.
+  if (m_skipped.size() < 1000
+      && std::none_of(m_skipped.begin(), m_skipped.end(), [&](const SkippedPath& item) { return item.path == path; })) {
+    m_skipped.push_back({std::move(path), std::move(reason)});
   }
+}
+
+util::FileDigests Repository::download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                              const util::ProgressCallback& progress, bool flush)
+{
+  download_file(listed.path, destination, progress, flush);
+  std::error_code ec;
+  auto size = std::filesystem::file_size(destination, ec);
+  if (ec || size != listed.size) {
+    std::filesystem::remove(destination, ec);
+    throw IntegrityError(listed.path + " in " + describe() + " is not the size its listing gave ("
+                           + std::to_string(listed.size) + " bytes)",
+                         "run again: it changed since it was listed");
+  }
+  return {.size = listed.size, .sha256 = listed.sha256, .git_blob_sha1 = listed.git_blob_sha1, .etag = listed.etag};
+}
+
+std::vector<std::string> Repository::complete_digests(const std::vector<RepoFile*>& /*files*/)
+{
+  return {};
 }
 
 std::string folder_of_prefix(std::string_view prefix)
@@ -104,6 +136,21 @@ void validate_path_in_repo(std::string_view path)
     throw InvalidArgument("invalid path in repo: '" + std::string(path) + "'",
                           "paths are relative, '/'-separated, without '.', '..' or '.git' components");
   }
+}
+
+bool has_no_checksum(const RepoFile& file)
+{
+  return file.sha256.empty() && file.git_blob_sha1.empty() && file.etag.empty();
+}
+
+void complete_listing(Repository& store, std::vector<RepoFile>& listing, const std::vector<RepoFile*>& wanted)
+{
+  if (wanted.empty()) {
+    return;
+  }
+  auto gone = store.complete_digests(wanted);
+  std::sort(gone.begin(), gone.end());
+  std::erase_if(listing, [&](const RepoFile& file) { return std::binary_search(gone.begin(), gone.end(), file.path); });
 }
 
 bool exists_yet(Repository& store)

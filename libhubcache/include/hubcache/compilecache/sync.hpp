@@ -142,6 +142,10 @@ PushPlan plan_already_pushed(const Scan& scan);
 
 // Lists the repo for the version directories the scan found (one listing each).
 std::vector<storage::RepoFile> list_remote_for(storage::Repository& repo, const Scan& scan);
+// Fills in the digests the repo's listing (or a snapshot of it) left out for the files a
+// push compares, those of the same size locally (see Repository::complete_digests); the
+// files the repo can no longer serve leave `remote`, so they are pushed again.
+void complete_remote_digests(storage::Repository& repo, std::vector<storage::RepoFile>& remote, const Scan& scan);
 // The version directories a push compares (those with publishable entries).
 std::set<std::string> publishable_versions(const Scan& scan);
 

@@ -57,15 +57,27 @@ public:
   // A content-derived token: sha1 over every file's path and stat stamp (size, mtime,
   // ctime, inode), so any change to a file, even in place, moves it.
   std::optional<std::string> revision() override;
+  // Sizes, and the sha256 of the files the index knows: a listing reads no file (see
+  // complete_digests). Items the repo does not serve are left out and noted (take_skipped).
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
+  std::vector<std::string> list_folders(std::string_view prefix = {}) override;
   std::optional<RepoFile> stat(std::string_view path) override;
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}, bool flush = true) override;
+  util::FileDigests download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                    const util::ProgressCallback& progress = {}, bool flush = true) override;
+  std::vector<std::string> complete_digests(const std::vector<RepoFile*>& files) override;
   void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 
   const std::filesystem::path& root() const { return m_root; }
+
+  // What the repo serves: regular files (and links to one inside the repo) no larger than
+  // this, neither sparse nor unreadable; anything else is skipped with a warning. A sanity
+  // bound, so that nothing ever reads a terabyte ($NEURON_CACHE_MAX_FILE_SIZE).
+  static constexpr std::uint64_t k_default_max_file_size = std::uint64_t{64} << 30;
+  std::uint64_t max_file_size = k_default_max_file_size;
 
   // Removes the staging folders of writers that are provably gone; returns how many.
   // Only names of our own writer-folder form are ever removed, through a descriptor of
@@ -123,16 +135,22 @@ private:
   // sha256 of the regular file at `path` (repo-relative), from the index when it still
   // matches, else by reading it (and recording it).
   util::Sha256Bytes sha256_of(const std::string& path, const struct ::stat& status);
+  // The index's sha256 of the file, when its record still matches.
+  std::optional<util::Sha256Bytes> indexed_sha256(const std::string& path, const struct ::stat& status);
   void record(const std::string& path, const struct ::stat& status, const util::Sha256Bytes& sha256);
-  // Visits every regular file below `relative` (repo-relative path, its lstat), never
-  // following a symlink; throws IntegrityError on anything a cache repo cannot hold.
-  // Calls of `visit` never overlap, but may come from several threads, in no set order.
+  // Visits every file the repo serves below `relative` (repo-relative path, its stat),
+  // never following a link but an alias to a file inside the repo; what it does not serve
+  // is noted (take_skipped) when `report_skips`. Calls of `visit` never overlap, but may
+  // come from several threads, in no set order.
   using FileVisitor = std::function<void(std::string&& path, const struct ::stat& status)>;
-  void walk(const std::string& relative, const FileVisitor& visit);
-  // The open directory at `relative`, `depth` levels below the root.
-  void walk_directory(const util::Fd& directory, const std::string& relative, int depth, const FileVisitor& visit);
-  static constexpr std::size_t k_walk_threads = 4;
-  static constexpr std::size_t k_folders_per_walk_thread = 256; // fewer: not worth a thread
+  void walk(const std::string& relative, const FileVisitor& visit, bool report_skips = false);
+  // An existing file a commit replaces or compares with: its stat, or nullopt when there
+  // is none (an item the repo does not serve there is removed: the commit's file replaces it).
+  std::optional<struct ::stat> existing_file(const std::string& path);
+  // Copies `path` to `destination`, checked against `listed` when given; returns the
+  // sha256 of the bytes written.
+  util::Sha256Bytes copy_out(std::string_view path, const RepoFile* listed, const std::filesystem::path& destination,
+                             const util::ProgressCallback& progress, bool flush);
 
   std::filesystem::path m_root;
   // Reads may run on several threads (storage/repository.hpp): the index cache is shared.

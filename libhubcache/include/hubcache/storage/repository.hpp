@@ -97,6 +97,12 @@ struct CommitResult {
   std::vector<RepoFile> files = {};
 };
 
+// An item a store's listing left out, and why.
+struct SkippedPath {
+  std::string path;   // as the store names it: any byte but NUL (escape it to print it)
+  std::string reason; // "is a FIFO", ...; empty: not a path that can be installed safely
+};
+
 struct RepoCreateOptions {
   bool is_private = true;
   bool exist_ok = false;
@@ -144,14 +150,29 @@ public:
   // before anything that depends on them is published.
   virtual void download_file(std::string_view path, const std::filesystem::path& destination,
                              const util::ProgressCallback& progress = {}, bool flush = true) = 0;
+  // download_file for a file of a listing, checked against what the listing promised: its
+  // size, and its digests where it gave some (IntegrityError otherwise, nothing left at
+  // `destination`). Returns the digests of the bytes written, what a caller remembers:
+  // the default knows only the listing's, which the store's own checks vouch for.
+  virtual util::FileDigests download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                            const util::ProgressCallback& progress = {}, bool flush = true);
+  // A listing may leave a file's digests empty where they cost a read of the whole file (a
+  // directory repo states sizes; it hashes on demand): this fills them in, and the size as
+  // it is now, for the few files a caller compares. Returns the paths of those it cannot
+  // serve any more (gone, or no longer something a repo serves): the caller treats them
+  // as not listed. The default: the listing gave all the store knows.
+  virtual std::vector<std::string> complete_digests(const std::vector<RepoFile*>& files);
   // The part sizes this store's writers use when they upload a file in parts, most likely
   // first: what a multipart `RepoFile::etag` is recomputed with. Empty: the store gives
   // no such checksum.
   virtual std::vector<std::uint64_t> etag_part_sizes() const { return {}; }
-  // Paths a listing left out because they are not safe to install ('..', absolute,
-  // '.git', control characters, backslashes), noted so the caller can warn about each;
-  // returns those noted since the previous call. One odd name never locks a repo.
-  std::vector<std::string> take_skipped_paths();
+  // Items a listing left out because they are not safe to install ('..', absolute,
+  // '.git', control characters, backslashes) or cannot be served (a directory repo's
+  // FIFOs, links leaving it, unreadable or absurd files), noted so the caller can warn
+  // about each once; returns those noted since the previous call. One odd item never
+  // locks a repo.
+  std::vector<SkippedPath> take_skipped();
+  std::vector<std::string> take_skipped_paths(); // their paths only
 
   // Throws unless this caller can commit here (RepoNotFound, AuthError, IoError,
   // RemoteError), changing nothing: lets a long job refuse before it starts.
@@ -160,17 +181,23 @@ public:
   virtual CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) = 0;
 
 protected:
-  // For backends: records a listed path left out (see take_skipped_paths).
-  void note_skipped_path(std::string path);
+  // For backends: records a listed path left out (see take_skipped), once.
+  void note_skipped_path(std::string path, std::string reason = {});
 
 private:
   std::mutex m_skipped_mutex;
-  std::vector<std::string> m_skipped_paths;
+  std::vector<SkippedPath> m_skipped;
 };
 
 // exists(), except that a store whose container is missing too (an S3 bucket) is "not
 // yet" rather than an error: for callers about to create it, or to treat it as empty.
 bool exists_yet(Repository& store);
+
+// True when a listing gave no checksum at all for `file` (see complete_digests).
+bool has_no_checksum(const RepoFile& file);
+// Asks `store` for the digests its listing left out of `wanted` (files of `listing`), and
+// removes from `listing` the files the store can no longer serve.
+void complete_listing(Repository& store, std::vector<RepoFile>& listing, const std::vector<RepoFile*>& wanted);
 
 // Checks a repo-relative path: no empty, '.', '..' or '.git' components, no leading '/',
 // no control characters. Throws InvalidArgument.
