@@ -69,6 +69,60 @@ constexpr std::size_t hash_window = 64;
 
 } // namespace
 
+namespace {
+
+// Hashes data[index, end) with no test: bytes before the minimum size cannot end a chunk.
+std::uint64_t roll(std::uint64_t gear, Bytes data, std::size_t index, std::size_t end) noexcept
+{
+  for (; index < end; ++index) {
+    gear = (gear << 1) + gear_table[data[index]];
+  }
+  return gear;
+}
+
+// Hashes data[index, end) until the hash has its top bits clear; returns the position
+// after that byte, or `end`. Unrolled: the hash chain is one LEA a byte, the rest is
+// loop overhead.
+std::size_t scan(std::uint64_t& gear, Bytes data, std::size_t index, std::size_t end, bool& found) noexcept
+{
+  std::uint64_t hash = gear;
+  found = true;
+  for (; index + 4 <= end; index += 4) {
+    hash = (hash << 1) + gear_table[data[index]];
+    if ((hash & boundary_mask) == 0) {
+      gear = hash;
+      return index + 1;
+    }
+    hash = (hash << 1) + gear_table[data[index + 1]];
+    if ((hash & boundary_mask) == 0) {
+      gear = hash;
+      return index + 2;
+    }
+    hash = (hash << 1) + gear_table[data[index + 2]];
+    if ((hash & boundary_mask) == 0) {
+      gear = hash;
+      return index + 3;
+    }
+    hash = (hash << 1) + gear_table[data[index + 3]];
+    if ((hash & boundary_mask) == 0) {
+      gear = hash;
+      return index + 4;
+    }
+  }
+  for (; index < end; ++index) {
+    hash = (hash << 1) + gear_table[data[index]];
+    if ((hash & boundary_mask) == 0) {
+      gear = hash;
+      return index + 1;
+    }
+  }
+  gear = hash;
+  found = false;
+  return end;
+}
+
+} // namespace
+
 std::optional<std::size_t> Chunker::next_boundary(Bytes data)
 {
   const std::size_t previous = m_pending.size();
@@ -77,18 +131,13 @@ std::optional<std::size_t> Chunker::next_boundary(Bytes data)
     index = std::min(min_chunk_size - previous - hash_window - 1, data.size());
   }
   const std::size_t read_end = std::min(data.size(), index + max_chunk_size - previous);
-  std::uint64_t gear = m_gear;
+  // A match before the minimum size does not count (xet-core goes on scanning): the bytes
+  // up to the minimum are only hashed.
+  const std::size_t testable = previous >= min_chunk_size ? 0 : min_chunk_size - previous - 1;
+  const std::size_t roll_end = std::min(std::max(index, testable), read_end);
+  m_gear = roll(m_gear, data, index, roll_end);
   bool found = false;
-  // A match before the minimum size does not count (xet-core goes on scanning).
-  for (; index < read_end; ++index) {
-    gear = (gear << 1) + gear_table[data[index]];
-    if ((gear & boundary_mask) == 0 && index + 1 + previous >= min_chunk_size) {
-      ++index;
-      found = true;
-      break;
-    }
-  }
-  m_gear = gear;
+  index = scan(m_gear, data, roll_end, read_end, found);
   if (index + previous >= max_chunk_size) {
     index = max_chunk_size - previous;
     found = true;

@@ -111,9 +111,25 @@ void bg4_regroup(Bytes groups, std::span<std::uint8_t> out)
 
 bool bg4_recommended(Bytes data)
 {
+  // Per position modulo 4, how many bytes have 0..8 bits set. A table, not std::popcount:
+  // without -mpopcnt that is a libgcc call per byte.
+  static constexpr auto bits_set = [] {
+    std::array<std::uint8_t, 256> table{};
+    for (unsigned byte = 0; byte < 256; ++byte) {
+      table[byte] = static_cast<std::uint8_t>(std::popcount(byte));
+    }
+    return table;
+  }();
   std::array<std::array<std::uint32_t, 9>, 4> histograms{};
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    ++histograms[i % 4][static_cast<std::size_t>(std::popcount(data[i]))];
+  std::size_t i = 0;
+  for (; i + 4 <= data.size(); i += 4) {
+    ++histograms[0][bits_set[data[i]]];
+    ++histograms[1][bits_set[data[i + 1]]];
+    ++histograms[2][bits_set[data[i + 2]]];
+    ++histograms[3][bits_set[data[i + 3]]];
+  }
+  for (; i < data.size(); ++i) {
+    ++histograms[i % 4][bits_set[data[i]]];
   }
   // A base count of 1 keeps every probability of the sum above zero.
   std::array<std::uint32_t, 9> base_counts;

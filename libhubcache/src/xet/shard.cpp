@@ -244,13 +244,15 @@ void need_records(const Reader& in, std::uint64_t count, const char* what)
   }
 }
 
-FileInfo read_file(Reader& in, const MerkleHash& file_hash)
+// Reads one file's records; `verification` tells whether its flags announce verification
+// hashes (a file without terms has none to give).
+FileInfo read_file(Reader& in, const MerkleHash& file_hash, bool& verification)
 {
   FileInfo file{file_hash, {}, {}, std::nullopt};
   std::uint32_t flags = in.u32();
   std::uint32_t count = in.u32();
   in.skip(8);
-  bool verification = (flags & file_flag_with_verification) != 0;
+  verification = (flags & file_flag_with_verification) != 0;
   bool metadata = (flags & file_flag_with_metadata_ext) != 0;
   std::uint64_t records = std::uint64_t{count} * (verification ? 2 : 1) + (metadata ? 1 : 0);
   need_records(in, records, "file");
@@ -304,8 +306,8 @@ std::size_t read_sections(Reader& in, Shard& shard)
   bool any_verification = false;
   bool all_verification = true;
   for (MerkleHash hash = in.hash(); hash != bookend_hash(); hash = in.hash()) {
-    shard.files.push_back(read_file(in, hash));
-    bool has = !shard.files.back().verification.empty();
+    bool has = false;
+    shard.files.push_back(read_file(in, hash, has));
     any_verification = any_verification || has;
     all_verification = all_verification && has;
   }
