@@ -77,6 +77,11 @@ bool XorbBuilder::add(const MerkleHash& hash, Bytes data)
   if (m_bytes.size() + chunk_header_size + stored.size() > max_xorb_bytes) {
     return false;
   }
+  if (m_bytes.capacity() == 0) {
+    // Once, the most a xorb can weigh: growing by doubling would copy it and hold up to
+    // 1.5 times that while copying. Pages are touched only as they are written.
+    m_bytes.reserve(max_xorb_bytes);
+  }
   std::size_t offset = m_bytes.size();
   m_bytes.resize(offset + chunk_header_size);
   std::uint8_t* header = m_bytes.data() + offset;
