@@ -18,7 +18,7 @@ endif
 
 DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make \
   libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev doctest-dev \
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev libpugixml-dev \
   bash zsh fish jq curl man-db groff-base python3-jsonschema awscli
 # Only `make fuzz` needs these: clang with libFuzzer and the sanitizer runtimes.
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev

@@ -5,6 +5,8 @@ find_package(nlohmann_json 3.10 REQUIRED CONFIG)
 find_package(yaml-cpp REQUIRED CONFIG)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED)
+# S3 answers are XML (libpugixml-dev).
+find_package(pugixml 1.11 REQUIRED CONFIG)
 if(NEURON_CACHE_BUILD_TESTS)
   find_package(doctest REQUIRED CONFIG)
   find_package(PkgConfig REQUIRED)

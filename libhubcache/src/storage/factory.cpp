@@ -13,8 +13,9 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
   switch (spec.kind) {
   case RepoKind::directory: return std::make_unique<DirectoryRepository>(spec.directory);
   case RepoKind::s3: {
-    auto credentials = std::make_shared<aws::CredentialChain>(env);
-    auto client = std::make_shared<aws::S3Client>(aws::S3Config::from_environment(env), std::move(credentials));
+    auto config = aws::S3Config::from_environment(env, options.aws);
+    auto credentials = config.sign ? std::make_shared<aws::CredentialChain>(env, options.aws) : nullptr;
+    auto client = std::make_shared<aws::S3Client>(std::move(config), std::move(credentials));
     return std::make_unique<S3Repository>(aws::parse_s3_url(spec.s3_url), std::move(client));
   }
   case RepoKind::hub: {
