@@ -110,12 +110,13 @@ nlohmann::json aws_json(const hubcache::aws::Setup& setup)
 void add_aws_rows(Output::Table& table, const hubcache::aws::Setup& setup)
 {
   auto row = [&table](const std::string& name, const std::string& value) { table.rows.push_back({name, value}); };
-  row("AWS profile", setup.profile.name + " (from " + setup.profile.source + ")");
+  auto from = [](const std::string& source) { return source == "default" ? " (default)" : " (from " + source + ")"; };
+  row("AWS profile", setup.profile.name + from(setup.profile.source));
   if (setup.region) {
-    row("AWS region", setup.region->name + " (from " + setup.region->source + ")");
+    row("AWS region", setup.region->name + from(setup.region->source));
   }
   if (setup.s3_endpoint) {
-    row("S3 endpoint", setup.s3_endpoint->url + " (from " + setup.s3_endpoint->source + ")");
+    row("S3 endpoint", setup.s3_endpoint->url + from(setup.s3_endpoint->source));
   }
   if (setup.credentials_source) {
     std::string credentials = *setup.access_key_id + ", " + *setup.credentials_kind;

@@ -245,6 +245,15 @@ TEST_CASE("profiles: a role needs a source, loops are caught, keys in the creden
     return aws::CredentialChain(Environment::from_map(vars), overrides).get();
   };
   CHECK(get("keys").access_key_id == "AKIAKEYS");
+  // Keys in the environment do not override --profile; they do AWS_PROFILE (as in the CLI).
+  vars["AWS_ACCESS_KEY_ID"] = "AKIAENV";
+  vars["AWS_SECRET_ACCESS_KEY"] = "s";
+  CHECK(get("keys").access_key_id == "AKIAKEYS");
+  vars["AWS_PROFILE"] = "keys";
+  CHECK(aws::CredentialChain(Environment::from_map(vars)).get().access_key_id == "AKIAENV");
+  vars.erase("AWS_PROFILE");
+  vars.erase("AWS_ACCESS_KEY_ID");
+  vars.erase("AWS_SECRET_ACCESS_KEY");
   CHECK(error_of([&] { get("both"); }).find("credential_process of AWS profile 'both' exited with status 1")
         != std::string::npos);
   CHECK(error_of([&] { get("lonely"); }).find("has role_arn but no source_profile nor credential_source")

@@ -160,6 +160,11 @@ Credentials CredentialChain::refresh()
 
 std::optional<Credentials> CredentialChain::from_environment()
 {
+  if (m_overrides.profile) {
+    // As the CLI: an explicit --profile is not overridden by keys in the environment.
+    m_tried.push_back("environment variables (skipped: --profile)");
+    return std::nullopt;
+  }
   auto key = m_env.get_non_empty("AWS_ACCESS_KEY_ID");
   auto secret = m_env.get_non_empty("AWS_SECRET_ACCESS_KEY");
   if (key.has_value() != secret.has_value()) {
@@ -195,7 +200,12 @@ Credentials CredentialChain::from_named_source(const std::string& name, const st
 {
   std::optional<Credentials> found;
   if (name == "Environment") {
-    found = from_environment();
+    auto key = m_env.get_non_empty("AWS_ACCESS_KEY_ID");
+    auto secret = m_env.get_non_empty("AWS_SECRET_ACCESS_KEY");
+    if (key && secret) {
+      found = Credentials{*key, *secret, m_env.get_non_empty("AWS_SESSION_TOKEN").value_or(""), std::nullopt,
+                          "environment variables"};
+    }
   } else if (name == "EcsContainer") {
     found = from_container();
   } else if (name == "Ec2InstanceMetadata") {

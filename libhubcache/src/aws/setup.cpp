@@ -49,8 +49,14 @@ Setup describe_setup(const util::Environment& env, const Overrides& overrides, b
   if (credentials->expiration) {
     setup.expiration = format_iso8601(*credentials->expiration);
   }
+  StsClient sts(env, overrides);
+  if (setup.s3_endpoint->custom && sts.endpoint().source != "AWS_ENDPOINT_URL_STS") {
+    // An S3-compatible store has no AWS account; its endpoint is no STS.
+    add_note(setup, "account not checked: the S3 endpoint is not AWS's (set AWS_ENDPOINT_URL_STS to ask an STS)");
+    return setup;
+  }
   try {
-    auto identity = StsClient(env, overrides).get_caller_identity(*credentials);
+    auto identity = sts.get_caller_identity(*credentials);
     setup.account = identity.account;
     setup.arn = identity.arn;
   } catch (const Error& error) {
