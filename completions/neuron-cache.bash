@@ -15,6 +15,10 @@ _neuron_cache_option() {
     create:--exist-ok | create:--exist_ok) _nc_kind=flag ;;
     create:--no-set | create:--no_set) _nc_kind=flag ;;
     create:--token) _nc_kind=text ;;
+    create:--profile) _nc_kind=text ;;
+    create:--region) _nc_kind=text ;;
+    create:--endpoint-url | create:--endpoint_url) _nc_kind=text ;;
+    create:--no-sign-request | create:--no_sign_request) _nc_kind=flag ;;
     create:-v) _nc_kind=flag ;;
     set:-n | set:--name) _nc_kind=repo ;;
     set:--token) _nc_kind=text ;;
@@ -22,6 +26,10 @@ _neuron_cache_option() {
     config:--repo-id | config:--repo_id) _nc_kind=repo ;;
     config:--cache-dir | config:--cache_dir) _nc_kind=directory ;;
     config:--token) _nc_kind=text ;;
+    config:--profile) _nc_kind=text ;;
+    config:--region) _nc_kind=text ;;
+    config:--endpoint-url | config:--endpoint_url) _nc_kind=text ;;
+    config:--no-sign-request | config:--no_sign_request) _nc_kind=flag ;;
     config:-v) _nc_kind=flag ;;
     synchronize:--repo-id | synchronize:--repo_id) _nc_kind=repo ;;
     synchronize:--cache-dir | synchronize:--cache_dir) _nc_kind=directory ;;
@@ -40,6 +48,10 @@ _neuron_cache_option() {
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
     synchronize:--max-workers | synchronize:--max_workers) _nc_kind=integer ;;
     synchronize:--token) _nc_kind=text ;;
+    synchronize:--profile) _nc_kind=text ;;
+    synchronize:--region) _nc_kind=text ;;
+    synchronize:--endpoint-url | synchronize:--endpoint_url) _nc_kind=text ;;
+    synchronize:--no-sign-request | synchronize:--no_sign_request) _nc_kind=flag ;;
     synchronize:-v) _nc_kind=flag ;;
     status:--cache-dir | status:--cache_dir) _nc_kind=directory ;;
     status:--repo) _nc_kind=flag ;;
@@ -72,11 +84,19 @@ _neuron_cache_option() {
     lookup:--repo-id | lookup:--repo_id) _nc_kind=repo ;;
     lookup:--max-workers | lookup:--max_workers) _nc_kind=integer ;;
     lookup:--token) _nc_kind=text ;;
+    lookup:--profile) _nc_kind=text ;;
+    lookup:--region) _nc_kind=text ;;
+    lookup:--endpoint-url | lookup:--endpoint_url) _nc_kind=text ;;
+    lookup:--no-sign-request | lookup:--no_sign_request) _nc_kind=flag ;;
     list:-m | list:--model) _nc_kind=model ;;
     list:-v | list:--version | list:--compiler-version | list:--compiler_version) _nc_kind=text ;;
     list:--repo-id | list:--repo_id) _nc_kind=repo ;;
     list:--max-workers | list:--max_workers) _nc_kind=integer ;;
     list:--token) _nc_kind=text ;;
+    list:--profile) _nc_kind=text ;;
+    list:--region) _nc_kind=text ;;
+    list:--endpoint-url | list:--endpoint_url) _nc_kind=text ;;
+    list:--no-sign-request | list:--no_sign_request) _nc_kind=flag ;;
     add:-m | add:--model) _nc_kind=model ;;
     add:--task) _nc_kind=text ;;
     add:--precision) _nc_kind=choice _nc_choices='fp bf16' ;;
@@ -98,12 +118,20 @@ _neuron_cache_option() {
     add:--timeout) _nc_kind=integer ;;
     add:--max-workers | add:--max_workers) _nc_kind=integer ;;
     add:--token) _nc_kind=text ;;
+    add:--profile) _nc_kind=text ;;
+    add:--region) _nc_kind=text ;;
+    add:--endpoint-url | add:--endpoint_url) _nc_kind=text ;;
+    add:--no-sign-request | add:--no_sign_request) _nc_kind=flag ;;
     add:-v) _nc_kind=flag ;;
     completion:-v) _nc_kind=flag ;;
     man:-v) _nc_kind=flag ;;
     env:--repo-id | env:--repo_id) _nc_kind=repo ;;
     env:--cache-dir | env:--cache_dir) _nc_kind=directory ;;
     env:--token) _nc_kind=text ;;
+    env:--profile) _nc_kind=text ;;
+    env:--region) _nc_kind=text ;;
+    env:--endpoint-url | env:--endpoint_url) _nc_kind=text ;;
+    env:--no-sign-request | env:--no_sign_request) _nc_kind=flag ;;
     env:-v) _nc_kind=flag ;;
     sync:--repo-id | sync:--repo_id) _nc_kind=repo ;;
     sync:--cache-dir | sync:--cache_dir) _nc_kind=directory ;;
@@ -122,6 +150,10 @@ _neuron_cache_option() {
     sync:--clear-stale-locks | sync:--clear_stale_locks) _nc_kind=integer ;;
     sync:--max-workers | sync:--max_workers) _nc_kind=integer ;;
     sync:--token) _nc_kind=text ;;
+    sync:--profile) _nc_kind=text ;;
+    sync:--region) _nc_kind=text ;;
+    sync:--endpoint-url | sync:--endpoint_url) _nc_kind=text ;;
+    sync:--no-sign-request | sync:--no_sign_request) _nc_kind=flag ;;
     sync:-v) _nc_kind=flag ;;
     :-V | :--version) _nc_kind=flag ;;
     *:--format) _nc_kind=choice _nc_choices='human json quiet' ;;
@@ -136,19 +168,19 @@ _neuron_cache_option() {
 # Sets _nc_words to the options of command $1 ("" before the command).
 _neuron_cache_option_names() {
   case $1 in
-    create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --format --json -q --quiet -v --verbose -h --help' ;;
+    create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     set) _nc_words='-n --name --token --format --json -q --quiet -v --verbose -h --help' ;;
-    config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
-    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
-    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
-    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
+    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
+    add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
-    env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --format --json -q --quiet -v --verbose -h --help' ;;
-    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
+    env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac

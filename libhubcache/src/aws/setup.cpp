@@ -32,7 +32,7 @@ Setup describe_setup(const util::Environment& env, const Overrides& overrides, b
     return setup;
   }
   if (!check_credentials) {
-    add_note(setup, "credentials not checked: no S3 repo or compile cache in use (an AWS option checks them)");
+    add_note(setup, "credentials not checked: no S3 repo or compile cache in use; an AWS option checks them");
     return setup;
   }
   setup.checked = true;
