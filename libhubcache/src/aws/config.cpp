@@ -276,7 +276,8 @@ Endpoint resolve_service_endpoint(const util::Environment& env, const Overrides&
   if (ignore && lowercase(*ignore) == "true") {
     return Endpoint{std::move(default_url), false, "default"};
   }
-  for (auto name : {"AWS_ENDPOINT_URL_" + std::string(service_id), std::string("AWS_ENDPOINT_URL")}) {
+  // AWS_ENDPOINT_URL_<ID> first, then the global one.
+  for (auto name : {std::string("AWS_ENDPOINT_URL") + "_" + std::string(service_id), std::string("AWS_ENDPOINT_URL")}) {
     if (auto url = env.get_non_empty(name)) {
       return checked(*url, name);
     }
