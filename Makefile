@@ -20,7 +20,7 @@ endif
 # and the libraries. The README names them for dnf too.
 BUILD_DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make binutils \
   libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev \
-  liblz4-dev librust-blake3-dev
+  liblz4-dev librust-blake3-dev libpugixml-dev
 # What the tests and the demo add (`make test`, `make demo`): the test Hub's and the unit
 # tests' libraries, the shells the completions are tested in, the schema checker, the AWS CLI.
 TEST_DEBIAN_PACKAGES := doctest-dev libcpp-httplib-dev \

@@ -494,6 +494,9 @@ CommandSpec make_add_command()
     max_workers_option(),
     token_option(),
   };
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
   command.examples = {"neuron-cache add -m bert-base-uncased --task text-classification --precision bf16 --num-cores 2 "
                       "--train-batch-size 16 --sequence-length 128 -- torchrun --nproc_per_node 2 train.py",
                       "neuron-cache add --manifest examples/add-manifest.yaml --jobs 2",

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <hubcache/aws/setup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/error.hpp>
@@ -83,6 +84,56 @@ TokenInfo token_owner(const hubcache::util::Environment& env, const hubcache::hu
   }
 }
 
+nlohmann::json aws_json(const hubcache::aws::Setup& setup)
+{
+  auto null_or = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
+  return {
+    {"profile", setup.profile.name},
+    {"profile_source", setup.profile.source},
+    {"region", setup.region ? nlohmann::json(setup.region->name) : nlohmann::json(nullptr)},
+    {"region_source", setup.region ? nlohmann::json(setup.region->source) : nlohmann::json(nullptr)},
+    {"s3_endpoint", setup.s3_endpoint ? nlohmann::json(setup.s3_endpoint->url) : nlohmann::json(nullptr)},
+    {"s3_endpoint_source", setup.s3_endpoint ? nlohmann::json(setup.s3_endpoint->source) : nlohmann::json(nullptr)},
+    {"signed", setup.sign},
+    {"credentials_checked", setup.checked},
+    {"credentials_source", null_or(setup.credentials_source)},
+    {"access_key_id", null_or(setup.access_key_id)},
+    {"credentials_kind", null_or(setup.credentials_kind)},
+    {"credentials_expiration", null_or(setup.expiration)},
+    {"account", null_or(setup.account)},
+    {"arn", null_or(setup.arn)},
+    {"note", setup.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(setup.note)},
+  };
+}
+
+// The AWS rows: each value and where it comes from; never a secret.
+void add_aws_rows(Output::Table& table, const hubcache::aws::Setup& setup)
+{
+  auto row = [&table](const std::string& name, const std::string& value) { table.rows.push_back({name, value}); };
+  auto from = [](const std::string& source) { return source == "default" ? " (default)" : " (from " + source + ")"; };
+  row("AWS profile", setup.profile.name + from(setup.profile.source));
+  if (setup.region) {
+    row("AWS region", setup.region->name + from(setup.region->source));
+  }
+  if (setup.s3_endpoint) {
+    row("S3 endpoint", setup.s3_endpoint->url + from(setup.s3_endpoint->source));
+  }
+  if (setup.credentials_source) {
+    std::string credentials = *setup.access_key_id + ", " + *setup.credentials_kind;
+    if (setup.expiration) {
+      credentials += " until " + *setup.expiration;
+    }
+    row("AWS keys", credentials + ", from " + *setup.credentials_source);
+  } else {
+    row("AWS keys", setup.sign ? "- (" + setup.note + ")" : "none: requests unsigned (--no-sign-request)");
+  }
+  if (setup.account) {
+    row("AWS account", *setup.account + (setup.arn && !setup.arn->empty() ? " (" + *setup.arn + ")" : ""));
+  } else if (setup.credentials_source) {
+    row("AWS account", "- (" + setup.note + ")");
+  }
+}
+
 int run_config(Invocation& invocation)
 {
   const auto& env = invocation.env();
@@ -120,6 +171,11 @@ int run_config(Invocation& invocation)
     cache_note = error.what();
   }
   auto compiler = installed_compiler();
+  auto overrides = aws_overrides(invocation);
+  bool aws_option = overrides.profile || overrides.region || overrides.endpoint_url || overrides.no_sign_request;
+  bool uses_s3 =
+    resolved.spec.kind == hubcache::storage::RepoKind::s3 || (cache_dir && cache_dir->starts_with("s3://"));
+  auto aws = hubcache::aws::describe_setup(env, overrides, uses_s3 || aws_option);
 
   nlohmann::json data = {
     {"version", NEURON_CACHE_VERSION},
@@ -138,6 +194,7 @@ int run_config(Invocation& invocation)
     {"cache_dir_source", or_null(cache_dir_source)},
     {"digest_cache", or_null(digest_cache)},
     {"compiler_version", or_null(compiler.version)},
+    {"aws", aws_json(aws)},
   };
 
   Output::Table table;
@@ -154,6 +211,7 @@ int run_config(Invocation& invocation)
   row("Compile cache", cache_dir ? *cache_dir + " (from " + cache_dir_from + ")" : "- (" + cache_note + ")");
   row("Digest cache", digest_cache.value_or("-"));
   row("neuronx-cc", compiler.version ? *compiler.version : "- (" + compiler.note + ")");
+  add_aws_rows(table, aws);
   row("Version", std::string("neuron-cache ") + NEURON_CACHE_VERSION);
   std::string human;
   for (const auto& cells : table.rows) {
@@ -171,19 +229,26 @@ CommandSpec make_config_command()
   CommandSpec command;
   command.name = "config";
   command.aliases = {"env"};
-  command.summary = "Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler.";
+  command.summary = "Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler, AWS.";
   command.description =
     "The repo is chosen as optimum-neuron chooses it, with neuron-cache's own file for the repos\n"
     "optimum cannot read: --repo-id, then $CUSTOM_CACHE_REPO, then ${XDG_CONFIG_HOME:-~/.config}/\n"
     "neuron-cache/repo (a directory or S3 repo written by 'set'), then $HF_HOME/optimum_neuron_custom_cache\n"
     "(a Hub id; HF_HOME defaults to $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), then\n"
-    "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.";
+    "aws-neuron/optimum-neuron-cache. 'repo source' names the file the choice came from.\n"
+    "The AWS rows show the profile, region and S3 endpoint with where each comes from; when an S3\n"
+    "repo or compile cache is in use, or an AWS option is given, also the credentials (the access key\n"
+    "id masked, as 'aws configure list' shows it; never the secret) and their account (STS\n"
+    "GetCallerIdentity).";
   command.options = {
     repo_id_option(),
     cache_dir_option("The local compile cache to report on (default: as the Neuron SDK resolves it)."),
     token_option(),
   };
-  command.examples = {"neuron-cache config", "neuron-cache env --json",
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
+  command.examples = {"neuron-cache config", "neuron-cache env --json", "neuron-cache config --profile team",
                       "CUSTOM_CACHE_REPO=/data/neuron-cache neuron-cache config -q"};
   command.run = run_config;
   return command;

@@ -93,6 +93,9 @@ CommandSpec make_create_command()
      {}},
     token_option(),
   };
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
   command.examples = {"neuron-cache create /fsx/neuron-cache-repo", "neuron-cache create -n my-org/neuron-cache",
                       "neuron-cache create my-org/neuron-cache-ci --no-set",
                       "neuron-cache create s3://my-bucket/neuron-cache",

@@ -186,6 +186,9 @@ CommandSpec make_list_command()
     max_workers_option(),
     token_option(),
   };
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
   command.examples = {"neuron-cache list", "neuron-cache list /fsx/neuron-cache -v 2.21.33363.0",
                       "neuron-cache list -m meta-llama/Llama-3.1-8B-Instruct --json", "neuron-cache list -q | head -1"};
   command.run = run_list;

@@ -285,6 +285,9 @@ CommandSpec make_lookup_command()
     max_workers_option(),
     token_option(),
   };
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
   command.examples = {"neuron-cache lookup ./Llama-3.1-8B-Instruct",
                       "neuron-cache lookup ./config.json --batch-size 4 --instance-type trn1 --table",
                       "neuron-cache lookup ./bert-base-uncased --json --repo-id /fsx/neuron-cache",

@@ -879,6 +879,9 @@ CommandSpec make_synchronize_command()
     max_workers_option(),
     token_option(),
   };
+  for (auto& option : aws_options()) {
+    command.options.push_back(std::move(option));
+  }
   command.examples = {"neuron-cache synchronize",
                       "neuron-cache synchronize --cache-dir s3://my-bucket/neuron-cache --repo-id my-org/neuron-cache",
                       "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",

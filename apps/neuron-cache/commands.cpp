@@ -78,6 +78,58 @@ std::size_t max_workers(const Invocation& invocation)
   return static_cast<std::size_t>(workers);
 }
 
+std::vector<OptionSpec> aws_options()
+{
+  return {
+    {"",
+     "profile",
+     ValueKind::text,
+     "NAME",
+     "AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI's.",
+     {},
+     {}},
+    {"",
+     "region",
+     ValueKind::text,
+     "REGION",
+     "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's region, then us-east-1).",
+     {},
+     {}},
+    {"",
+     "endpoint-url",
+     ValueKind::text,
+     "URL",
+     "S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the "
+     "profile's endpoint_url, then AWS's for the region).",
+     {},
+     {}},
+    {"",
+     "no-sign-request",
+     ValueKind::flag,
+     "",
+     "Send S3 requests unsigned, without looking for credentials: reads public buckets.",
+     {},
+     {}},
+  };
+}
+
+hubcache::aws::Overrides aws_overrides(const Invocation& invocation)
+{
+  hubcache::aws::Overrides overrides;
+  overrides.profile = invocation.value("profile");
+  overrides.region = invocation.value("region");
+  overrides.endpoint_url = invocation.value("endpoint-url");
+  overrides.no_sign_request = invocation.has("no-sign-request");
+  for (const auto& [value, name] :
+       {std::pair{&overrides.profile, "--profile"}, std::pair{&overrides.region, "--region"},
+        std::pair{&overrides.endpoint_url, "--endpoint-url"}}) {
+    if (*value && value->value().empty()) {
+      throw UsageError(std::string(name) + " needs a non-empty value");
+    }
+  }
+  return overrides;
+}
+
 std::string printable_path(const std::filesystem::path& path)
 {
   return hubcache::compilecache::printable(path.string());
@@ -125,6 +177,7 @@ std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invoc
                                                                const hubcache::storage::RepoSpec& spec)
 {
   hubcache::storage::BackendOptions options;
+  options.aws = aws_overrides(invocation);
   for (const auto& option : invocation.command().options) {
     if (option.long_name == "token") {
       options.token = invocation.value("token");

@@ -2,6 +2,7 @@
 
 #include "cli.hpp"
 
+#include <hubcache/aws/config.hpp>
 #include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/storage/repository.hpp>
 
@@ -24,6 +25,11 @@ OptionSpec token_option();
 // --max-workers N: files moved (and hashed) at once; default 8, as the hf CLI.
 OptionSpec max_workers_option();
 std::size_t max_workers(const Invocation& invocation);
+// --profile, --region, --endpoint-url, --no-sign-request: the AWS CLI's options, for the
+// commands that may open an S3 repo or compile cache.
+std::vector<OptionSpec> aws_options();
+// What they say (empty for a command without them).
+hubcache::aws::Overrides aws_overrides(const Invocation& invocation);
 
 // A path as it can be shown: control characters and bytes that are not UTF-8 become '?'.
 std::string printable_path(const std::filesystem::path& path);

@@ -345,7 +345,10 @@ test_missing_repo_names_where_it_came_from() {
 test_config_human_output_matches_golden() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   mkdir -p "$SCRATCH/cc"
-  PATH="/usr/bin:/bin" NEURON_COMPILE_CACHE_URL="$SCRATCH/cc" HF_HUB_OFFLINE=1 run 0 "$NC" config || return
+  # The AWS rows show the defaults whatever the host's AWS settings (empty is unset).
+  PATH="/usr/bin:/bin" NEURON_COMPILE_CACHE_URL="$SCRATCH/cc" HF_HUB_OFFLINE=1 AWS_PROFILE= AWS_DEFAULT_PROFILE= \
+    AWS_REGION= AWS_DEFAULT_REGION= AWS_ENDPOINT_URL= AWS_ENDPOINT_URL_S3= AWS_CONFIG_FILE="$SCRATCH/no-aws-config" \
+    run 0 "$NC" config || return
   # The version and the digest cache's name (a hash of the root's path) change by themselves.
   sed -E 's/^(Version: +neuron-cache ).*/\1<VERSION>/; s/digests-[0-9a-f]+\.tsv/digests-<HASH>.tsv/' \
     "$OUT" >"$SCRATCH/config.txt"

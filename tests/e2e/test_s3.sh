@@ -41,7 +41,8 @@ done
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_PROFILE AWS_REGION \
       AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE \
       AWS_CONTAINER_CREDENTIALS_RELATIVE_URI AWS_CONTAINER_CREDENTIALS_FULL_URI AWS_CONTAINER_AUTHORIZATION_TOKEN \
-      AWS_EC2_METADATA_SERVICE_ENDPOINT
+      AWS_EC2_METADATA_SERVICE_ENDPOINT AWS_ENDPOINT_URL_STS AWS_ENDPOINT_URL_SSO AWS_WEB_IDENTITY_TOKEN_FILE AWS_ROLE_ARN \
+      AWS_ROLE_SESSION_NAME AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
 export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=5
 
 PIDS=()
@@ -169,7 +170,7 @@ test_bad_input_is_one_clear_line_and_changes_nothing() {
   env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
     "$NC" synchronize --repo-id s3://nc-bucket-c/cache --cache-dir "$SCRATCH/cache" >"$OUT" 2>"$ERR"
   equals "$?" "1"
-  contains "$ERR" "no AWS credentials found; tried environment variables (AWS_ACCESS_KEY_ID not set); profile 'default'"
+  contains "$ERR" "no AWS credentials found; tried environment variables (AWS_ACCESS_KEY_ID not set); web identity (AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN not both set); profile 'default'"
   contains "$ERR" "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/_FULL_URI not set); EC2 instance metadata (AWS_EC2_METADATA_DISABLED)"
   one_line "$ERR"
   # Not an S3 URL S3 could hold.
@@ -358,6 +359,255 @@ test_credentials_from_profile_container_and_instance_metadata() {
   [[ ! -s "$SCRATCH/creds.log" ]] || fail "metadata asked although keys were in the environment"
   no_bad_signatures
   secrets_never_printed
+  stop_servers
+}
+
+# start_sts: the fake credentials server with its STS and SSO portal, both endpoints pointed at it.
+start_sts() {
+  mkfifo "$SCRATCH/creds.port"
+  "$PYTHON" "$S3_DIR/fake_credentials.py" --key ASIAMETADATAKEY00001 --secret metadata-secret-never-printed \
+    --token metadata-session-token --keys "$SCRATCH/keys.json" --web-token web-identity-token-never-printed \
+    --sso-token sso-access-token-never-printed --log "$SCRATCH/creds.log" >"$SCRATCH/creds.port" 2>"$SCRATCH/creds.err" &
+  PIDS+=($!)
+  read -r -t 20 CREDS_PORT <"$SCRATCH/creds.port" || { fail "credentials server did not start"; return 1; }
+  export AWS_ENDPOINT_URL_STS="http://127.0.0.1:$CREDS_PORT" AWS_ENDPOINT_URL_SSO="http://127.0.0.1:$CREDS_PORT"
+  : >"$SCRATCH/creds.log"
+}
+
+# aws_profiles: config and credentials files with every kind of profile, and the SSO token cache.
+aws_profiles() {
+  export AWS_CONFIG_FILE="$SCRATCH/aws/config" AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/aws/credentials"
+  mkdir -p "$SCRATCH/aws" "$HOME/.aws/sso/cache"
+  printf '[base]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$KEY_ID" "$SECRET" >"$AWS_SHARED_CREDENTIALS_FILE"
+  cat >"$SCRATCH/aws/helper.sh" <<SH
+#!/usr/bin/env bash
+case "\$1" in
+  good) printf '{"Version": 1, "AccessKeyId": "%s", "SecretAccessKey": "%s"}\n' "$KEY_ID" "$SECRET" ;;
+  temporary) printf '{"Version": 1, "AccessKeyId": "ASIAMETADATAKEY00001", "SecretAccessKey": "metadata-secret-never-printed", "SessionToken": "metadata-session-token", "Expiration": "2099-01-01T00:00:00Z"}\n'
+             echo run >>"$SCRATCH/aws/helper.log" ;;
+  badjson) echo 'AccessKeyId=AKIA secret=s' ;;
+  version) printf '{"Version": 2, "AccessKeyId": "A", "SecretAccessKey": "S"}\n' ;;
+  fail) echo "helper says no" >&2; exit 3 ;;
+  slow) sleep 30 ;;
+esac
+SH
+  chmod +x "$SCRATCH/aws/helper.sh"
+  printf 'web-identity-token-never-printed\n' >"$SCRATCH/aws/web-token"
+  cat >"$AWS_CONFIG_FILE" <<INI
+[default]
+region = us-east-1
+[profile role]
+role_arn = arn:aws:iam::123456789012:role/nc-test
+source_profile = base
+role_session_name = nc-e2e
+external_id = ext-1
+[profile chained]
+role_arn = arn:aws:iam::123456789012:role/second
+source_profile = role
+[profile denied]
+role_arn = arn:aws:iam::123456789012:role/denied
+source_profile = base
+[profile loop-a]
+role_arn = arn:aws:iam::123456789012:role/a
+source_profile = loop-b
+[profile loop-b]
+role_arn = arn:aws:iam::123456789012:role/b
+source_profile = loop-a
+[profile env-role]
+role_arn = arn:aws:iam::123456789012:role/from-env
+credential_source = Environment
+[profile web]
+role_arn = arn:aws:iam::123456789012:role/web
+web_identity_token_file = $SCRATCH/aws/web-token
+[profile proc]
+credential_process = "$SCRATCH/aws/helper.sh" good
+[profile proc-temporary]
+credential_process = "$SCRATCH/aws/helper.sh" temporary
+[profile proc-badjson]
+credential_process = "$SCRATCH/aws/helper.sh" badjson
+[profile proc-version]
+credential_process = "$SCRATCH/aws/helper.sh" version
+[profile proc-fail]
+credential_process = "$SCRATCH/aws/helper.sh" fail
+[profile proc-slow]
+credential_process = "$SCRATCH/aws/helper.sh" slow
+[profile sso-legacy]
+sso_start_url = https://nc-legacy.awsapps.com/start
+sso_region = us-east-1
+sso_account_id = 123456789012
+sso_role_name = NeuronCache
+[profile sso]
+sso_session = corp
+sso_account_id = 123456789012
+sso_role_name = NeuronCache
+[profile sso-expired]
+sso_session = stale
+sso_account_id = 123456789012
+sso_role_name = NeuronCache
+[sso-session corp]
+sso_start_url = https://nc-corp.awsapps.com/start
+sso_region = us-east-1
+sso_registration_scopes = sso:account:access
+[sso-session stale]
+sso_start_url = https://nc-stale.awsapps.com/start
+sso_region = us-east-1
+INI
+  # The token cache as \`aws sso login\` leaves it: named by the SHA-1 of the session name
+  # (of the start URL for a legacy profile).
+  local key url expires
+  for key in nc-corp:corp nc-legacy:https://nc-legacy.awsapps.com/start nc-stale:stale; do
+    url="https://${key%%:*}.awsapps.com/start"
+    expires=$([[ "$key" == nc-stale:* ]] && echo 2020-01-01T00:00:00Z || echo 2099-01-01T00:00:00UTC)
+    printf '{"startUrl": "%s", "region": "us-east-1", "accessToken": "sso-access-token-never-printed", "expiresAt": "%s"}\n' \
+      "$url" "$expires" >"$HOME/.aws/sso/cache/$(printf '%s' "${key#*:}" | sha1sum | cut -d' ' -f1).json"
+  done
+}
+
+sts_secrets_never_printed() {
+  local file
+  for file in "$OUT" "$ERR"; do
+    ! grep -qF -e web-identity-token-never-printed -e sso-access-token-never-printed -e "$SECRET" \
+      -e metadata-secret-never-printed -e metadata-session-token "$file" || fail "a secret was printed"
+  done
+}
+
+test_roles_sso_credential_process_and_web_identity() {
+  start_proxy || return
+  start_sts || { stop_servers; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  run 0 "$NC" create s3://nc-bucket-h/cache -q || { stop_servers; return; }
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+  aws_profiles
+  local repo=(--repo-id s3://nc-bucket-h/cache --cache-dir "$SCRATCH/cache")
+  # A role assumed with a source profile's keys, the AssumeRole signed for STS (the fake
+  # recomputes the signature with botocore); --profile wins over AWS_PROFILE.
+  AWS_PROFILE=denied run 0 "$NC" synchronize "${repo[@]}" --profile role --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  contains "$SCRATCH/creds.log" "issued assume-role arn:aws:iam::123456789012:role/nc-test nc-e2e by $KEY_ID ExternalId=ext-1"
+  ! grep -q "bad signature" "$SCRATCH/creds.log" || fail "STS saw a bad signature"
+  # A role whose source is a role: the second AssumeRole is signed with the first's session.
+  : >"$SCRATCH/creds.log"
+  run 0 "$NC" synchronize "${repo[@]}" --profile chained -q || { stop_servers; return; }
+  contains "$SCRATCH/creds.log" "issued assume-role arn:aws:iam::123456789012:role/second"
+  contains "$SCRATCH/creds.log" "by ASIAMETADATAKEY00001"
+  # credential_source = Environment; keys in the environment do not override --profile
+  # (they do AWS_PROFILE, as in the AWS CLI).
+  : >"$SCRATCH/creds.log"
+  AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$SECRET" run 0 "$NC" list --repo-id s3://nc-bucket-h/cache \
+    --profile env-role
+  contains "$SCRATCH/creds.log" "issued assume-role arn:aws:iam::123456789012:role/from-env"
+  : >"$SCRATCH/creds.log"
+  AWS_ACCESS_KEY_ID="$KEY_ID" AWS_SECRET_ACCESS_KEY="$SECRET" AWS_PROFILE=role run 0 "$NC" list --repo-id s3://nc-bucket-h/cache
+  [[ ! -s "$SCRATCH/creds.log" ]] || fail "STS asked although keys were in the environment"
+  # What STS refuses, and loops, are one clear line.
+  run 1 "$NC" synchronize "${repo[@]}" --profile denied
+  contains "$ERR" "refused AssumeRole (AccessDenied: User is not authorized"
+  one_line "$ERR"
+  run 1 "$NC" synchronize "${repo[@]}" --profile loop-a
+  contains "$ERR" "loops through"
+  one_line "$ERR"
+  run 1 "$NC" synchronize "${repo[@]}" --profile nowhere
+  contains "$ERR" "AWS profile 'nowhere' is not in"
+
+  # SSO, with an [sso-session] and in the legacy form, from the cached token.
+  : >"$SCRATCH/creds.log"
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-h/cache --cache-dir "$SCRATCH/fresh" --profile sso --json \
+    || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  contains "$SCRATCH/creds.log" "issued sso 123456789012 NeuronCache"
+  run 0 "$NC" list --repo-id s3://nc-bucket-h/cache --profile sso-legacy
+  run 1 "$NC" list --repo-id s3://nc-bucket-h/cache --profile sso-expired
+  contains "$ERR" "the SSO session of AWS profile 'sso-expired' has expired"
+  contains "$ERR" "aws sso login --profile sso-expired"
+  one_line "$ERR"
+
+  # credential_process: static keys, temporary ones (run once, then reused), and failures.
+  run 0 "$NC" list --repo-id s3://nc-bucket-h/cache --profile proc
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-h/cache --cache-dir "$SCRATCH/fresh2" --profile proc-temporary -q
+  equals "$(wc -l <"$SCRATCH/aws/helper.log")" "1"
+  run 1 "$NC" list --repo-id s3://nc-bucket-h/cache --profile proc-badjson
+  contains "$ERR" "the credential_process of AWS profile 'proc-badjson' printed no JSON object"
+  one_line "$ERR"
+  run 1 "$NC" list --repo-id s3://nc-bucket-h/cache --profile proc-version
+  contains "$ERR" 'printed no "Version": 1'
+  run 1 "$NC" list --repo-id s3://nc-bucket-h/cache --profile proc-fail
+  contains "$ERR" "the credential_process of AWS profile 'proc-fail' exited with status 3: helper says no"
+  one_line "$ERR"
+
+  # Web identity: EKS's variables, and a profile's web_identity_token_file (unsigned calls).
+  : >"$SCRATCH/creds.log"
+  AWS_WEB_IDENTITY_TOKEN_FILE="$SCRATCH/aws/web-token" AWS_ROLE_ARN=arn:aws:iam::123456789012:role/irsa \
+    AWS_ROLE_SESSION_NAME=pod-1 run 0 "$NC" list --repo-id s3://nc-bucket-h/cache
+  contains "$SCRATCH/creds.log" "issued web-identity arn:aws:iam::123456789012:role/irsa pod-1"
+  run 0 "$NC" list --repo-id s3://nc-bucket-h/cache --profile web
+  contains "$SCRATCH/creds.log" "issued web-identity arn:aws:iam::123456789012:role/web"
+  echo "wrong-token" >"$SCRATCH/aws/bad-token"
+  AWS_WEB_IDENTITY_TOKEN_FILE="$SCRATCH/aws/bad-token" AWS_ROLE_ARN=arn:aws:iam::123456789012:role/irsa \
+    run 1 "$NC" list --repo-id s3://nc-bucket-h/cache
+  contains "$ERR" "refused AssumeRoleWithWebIdentity (InvalidIdentityToken"
+  one_line "$ERR"
+
+  # config: each value with its source, the key id masked, the account from STS.
+  run 0 "$NC" config --repo-id s3://nc-bucket-h/cache --profile role --region us-east-1 --json || { stop_servers; return; }
+  valid_json "$OUT" config.schema.json
+  equals "$(json_get "$OUT" .aws.profile)" "role"
+  equals "$(json_get "$OUT" .aws.profile_source)" "--profile"
+  equals "$(json_get "$OUT" .aws.region_source)" "--region"
+  equals "$(json_get "$OUT" .aws.s3_endpoint)" "$PROXY_URL"
+  equals "$(json_get "$OUT" .aws.s3_endpoint_source)" "AWS_ENDPOINT_URL"
+  equals "$(json_get "$OUT" .aws.access_key_id)" "****************0001"
+  equals "$(json_get "$OUT" .aws.credentials_kind)" "temporary"
+  equals "$(json_get "$OUT" .aws.account)" "123456789012"
+  contains "$SCRATCH/creds.log" "identity ASIAMETADATAKEY00001"
+  AWS_PROFILE=sso run 0 "$NC" config --repo-id s3://nc-bucket-h/cache
+  contains "$OUT" "AWS profile:   sso (from AWS_PROFILE)"
+  contains "$OUT" "AWS keys:      ****************0001, temporary until"
+  contains "$OUT" "AWS account:   123456789012"
+  sts_secrets_never_printed
+  no_bad_signatures
+  stop_servers
+}
+
+test_public_buckets_endpoint_and_region_options() {
+  start_proxy --public nc-bucket-pub || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  run 0 "$NC" create s3://nc-bucket-pub/cache -q || { stop_servers; return; }
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-pub/cache --cache-dir "$SCRATCH/cache" -q || { stop_servers; return; }
+  run 0 "$NC" create s3://nc-bucket-priv/cache -q || { stop_servers; return; }
+  # No credentials anywhere: a public bucket is read unsigned, nothing asked of any source.
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_ENDPOINT_URL
+  export AWS_CONFIG_FILE="$SCRATCH/none" AWS_SHARED_CREDENTIALS_FILE="$SCRATCH/none"
+  : >"$SCRATCH/proxy.log"
+  run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-pub/cache --cache-dir "$SCRATCH/fresh" \
+    --endpoint-url "$PROXY_URL" --no-sign-request --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" ".transferred | length")" "2"
+  same_entries "$SCRATCH/cache" "$SCRATCH/fresh"
+  grep -q "anonymous" "$SCRATCH/proxy.log" || fail "the requests were not anonymous"
+  ! grep -q "AccessDenied" "$SCRATCH/proxy.log" || fail "denied: $(grep AccessDenied "$SCRATCH/proxy.log")"
+  # A private bucket is not, and writes are not: one clear line each.
+  run 1 "$NC" list --repo-id s3://nc-bucket-priv/cache --endpoint-url "$PROXY_URL" --no-sign-request
+  one_line "$ERR"
+  "$MAKE_CACHE" "$SCRATCH/more" --entries 3
+  run 1 "$NC" synchronize --repo-id s3://nc-bucket-pub/cache --cache-dir "$SCRATCH/more" --endpoint-url "$PROXY_URL" \
+    --no-sign-request
+  contains "$ERR" "denied"
+  one_line "$ERR"
+  # Without credentials and without --no-sign-request: the error says how to read public buckets.
+  AWS_EC2_METADATA_DISABLED=true run 1 "$NC" list --repo-id s3://nc-bucket-pub/cache --endpoint-url "$PROXY_URL"
+  contains "$ERR" "no AWS credentials found"
+  # config under --no-sign-request: no credentials looked up.
+  run 0 "$NC" config --repo-id s3://nc-bucket-pub/cache --endpoint-url "$PROXY_URL" --no-sign-request --json
+  valid_json "$OUT" config.schema.json
+  equals "$(json_get "$OUT" .aws.signed)" "false"
+  equals "$(json_get "$OUT" .aws.s3_endpoint_source)" "--endpoint-url"
+  equals "$(json_get "$OUT" .aws.access_key_id)" "null"
+  # Bad values are usage errors or one clear line.
+  run 2 "$NC" list --repo-id s3://nc-bucket-pub/cache --profile ""
+  run 1 "$NC" list --repo-id s3://nc-bucket-pub/cache --endpoint-url ftp://x --no-sign-request
+  contains "$ERR" "--endpoint-url must be an http:// or https:// URL"
+  run 1 "$NC" list --repo-id s3://nc-bucket-pub/cache --region 'bad region' --no-sign-request
+  contains "$ERR" "from --region is not a region name"
+  no_bad_signatures
   stop_servers
 }
 

@@ -6,13 +6,14 @@ from the signed headers the request names; a mismatch is answered 403
 SignatureDoesNotMatch and logged. Requests that pass are forwarded to s3rver unchanged.
 It also plays the parts of S3 the tests need: buckets in another region (301 with
 x-amz-bucket-region), buckets of another account (403 AccessDenied), expired session
-tokens (400 ExpiredToken), SlowDown answers, and an upload part that always fails.
+tokens (400 ExpiredToken), SlowDown answers, an upload part that always fails, and public
+buckets that unsigned requests may read (others deny them, 403 AccessDenied).
 And S3's multipart ETags: s3rver gives an object completed from parts the MD5 of its whole
 content, S3 the MD5 of the part MD5s followed by "-N"; the proxy gives what S3 gives, in
 the completion's answer, listings and HEAD/GET answers, until the key is written again.
 
   sigv4_proxy.py --upstream http://127.0.0.1:PORT --keys KEYS.json [--region-of BUCKET=REGION]...
-                 [--deny BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
+                 [--deny BUCKET]... [--public BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
                  [--log FILE]
 KEYS.json maps access key ids to {"secret": ..., "token": ... or null}. Prints the port.
 """
@@ -133,8 +134,15 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.urlsplit(self.path)
         bucket = path.path.lstrip("/").split("/", 1)[0]
         query = urllib.parse.parse_qs(path.query, keep_blank_values=True)
-        problem = self.check_signature(body)
         line = f"{self.command} {self.path}"
+        if "Authorization" not in self.headers:
+            # Anonymous: S3 serves reads of a public bucket, and denies everything else.
+            if bucket in self.server.public and self.command in ("GET", "HEAD"):
+                self.note(f"{line} anonymous")
+                return self.forward(path, query, body, line)
+            self.note(f"{line} -> 403 AccessDenied (anonymous)")
+            return self.answer(403, error_xml("AccessDenied", "Access Denied"))
+        problem = self.check_signature(body)
         if problem:
             self.server.bad_signatures += 1
             self.note(f"{line} -> 403 SignatureDoesNotMatch: {problem}")
@@ -162,6 +170,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         if self.command == "PUT" and "partNumber" in query and query["partNumber"][0] == str(self.server.fail_part):
             self.note(f"{line} -> 400 InvalidArgument (injected part failure)")
             return self.answer(400, error_xml("InvalidArgument", "injected failure of this part"))
+        return self.forward(path, query, body, line)
+
+    def forward(self, path, query, body, line):
         upstream = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port, timeout=60)
         # Verified here: s3rver gets the request anonymously (it knows none of the test keys).
         dropped = ("expect", "authorization", "x-amz-security-token")
@@ -229,6 +240,7 @@ def main():
     parser.add_argument("--keys", required=True)
     parser.add_argument("--region-of", action="append", default=[])
     parser.add_argument("--deny", action="append", default=[])
+    parser.add_argument("--public", action="append", default=[], help="a bucket anyone may read, unsigned")
     parser.add_argument("--expired-token", action="append", default=[])
     parser.add_argument("--slowdown", type=int, default=0)
     parser.add_argument("--fail-part", type=int, default=0)
@@ -240,6 +252,7 @@ def main():
         server.keys = json.load(keys)
     server.regions = dict(item.split("=", 1) for item in args.region_of)
     server.denied = set(args.deny)
+    server.public = set(args.public)
     server.expired = set(args.expired_token)
     server.slowdown = args.slowdown
     server.fail_part = args.fail_part

@@ -2,9 +2,11 @@
 
 #include "detail.hpp"
 #include "hubcache/aws/config.hpp"
+#include "hubcache/aws/sts.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/text.hpp"
+#include "sources.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -87,7 +89,9 @@ Credentials from_json(const std::string& body, const std::string& source)
   return credentials;
 }
 
-std::string format_time(Clock::time_point time)
+} // namespace
+
+std::string format_iso8601(Clock::time_point time)
 {
   std::time_t seconds = Clock::to_time_t(time);
   std::tm parts{};
@@ -97,7 +101,13 @@ std::string format_time(Clock::time_point time)
   return buffer;
 }
 
-} // namespace
+std::string mask_access_key_id(std::string_view access_key_id)
+{
+  if (access_key_id.size() <= 4) {
+    return std::string(access_key_id.size(), '*');
+  }
+  return std::string(16, '*') + util::escape_control(access_key_id.substr(access_key_id.size() - 4));
+}
 
 std::optional<Clock::time_point> parse_iso8601(std::string_view text)
 {
@@ -119,10 +129,12 @@ std::optional<Clock::time_point> parse_iso8601(std::string_view text)
   return Clock::from_time_t(::timegm(&parts));
 }
 
-CredentialChain::CredentialChain(util::Environment env) : CredentialChain(std::move(env), Options{}) {}
+CredentialChain::CredentialChain(util::Environment env, Overrides overrides)
+  : CredentialChain(std::move(env), std::move(overrides), Options{})
+{}
 
-CredentialChain::CredentialChain(util::Environment env, Options options)
-  : m_env(std::move(env)), m_options(std::move(options))
+CredentialChain::CredentialChain(util::Environment env, Overrides overrides, Options options)
+  : m_env(std::move(env)), m_overrides(std::move(overrides)), m_options(std::move(options))
 {}
 
 bool CredentialChain::fresh(const Credentials& credentials) const
@@ -148,6 +160,11 @@ Credentials CredentialChain::refresh()
 
 std::optional<Credentials> CredentialChain::from_environment()
 {
+  if (m_overrides.profile) {
+    // As the CLI: an explicit --profile is not overridden by keys in the environment.
+    m_tried.push_back("environment variables (skipped: --profile)");
+    return std::nullopt;
+  }
   auto key = m_env.get_non_empty("AWS_ACCESS_KEY_ID");
   auto secret = m_env.get_non_empty("AWS_SECRET_ACCESS_KEY");
   if (key.has_value() != secret.has_value()) {
@@ -163,53 +180,74 @@ std::optional<Credentials> CredentialChain::from_environment()
                      "environment variables"};
 }
 
+std::optional<Credentials> CredentialChain::from_web_identity()
+{
+  auto token_file = m_env.get_non_empty("AWS_WEB_IDENTITY_TOKEN_FILE");
+  auto role_arn = m_env.get_non_empty("AWS_ROLE_ARN");
+  if (!token_file || !role_arn) {
+    m_tried.push_back("web identity (AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN not both set)");
+    return std::nullopt;
+  }
+  auto token = detail::read_web_identity_token(util::expand_user(*token_file, m_env), "AWS_WEB_IDENTITY_TOKEN_FILE");
+  AssumeRoleRequest request{*role_arn,
+                            m_env.get_non_empty("AWS_ROLE_SESSION_NAME")
+                              .value_or("neuron-cache-" + std::to_string(Clock::to_time_t(Clock::now()))),
+                            std::nullopt, std::nullopt};
+  return StsClient(m_env, m_overrides).assume_role_with_web_identity(request, token);
+}
+
+Credentials CredentialChain::from_named_source(const std::string& name, const std::string& profile)
+{
+  std::optional<Credentials> found;
+  if (name == "Environment") {
+    auto key = m_env.get_non_empty("AWS_ACCESS_KEY_ID");
+    auto secret = m_env.get_non_empty("AWS_SECRET_ACCESS_KEY");
+    if (key && secret) {
+      found = Credentials{*key, *secret, m_env.get_non_empty("AWS_SESSION_TOKEN").value_or(""), std::nullopt,
+                          "environment variables"};
+    }
+  } else if (name == "EcsContainer") {
+    found = from_container();
+  } else if (name == "Ec2InstanceMetadata") {
+    found = from_instance_metadata();
+  } else {
+    throw AuthError("credential_source of AWS profile '" + profile + "' is '" + util::escape_control(name)
+                      + "', not one of Environment, EcsContainer, Ec2InstanceMetadata",
+                    "fix credential_source");
+  }
+  if (!found) {
+    throw AuthError("the credential_source of AWS profile '" + profile + "' (" + name + ") has no credentials");
+  }
+  return *found;
+}
+
 std::optional<Credentials> CredentialChain::from_profile()
 {
-  auto name = profile_name(m_env);
-  auto read_keys = [&](const std::optional<Section>& section,
-                       const std::filesystem::path& file) -> std::optional<Credentials> {
-    if (!section) {
-      return std::nullopt;
+  auto choice = choose_profile(m_env, m_overrides);
+  auto files = SharedFiles::load(m_env);
+  if (!files.profile(choice.name)) {
+    if (choice.is_explicit()) {
+      throw AuthError("AWS profile '" + choice.name + "' is not in " + files.credentials_path().string() + " nor in "
+                        + files.config_path().string(),
+                      "check " + choice.source);
     }
-    auto key = section->find("aws_access_key_id");
-    auto secret = section->find("aws_secret_access_key");
-    if (key == section->end() || secret == section->end() || key->second.empty() || secret->second.empty()) {
-      return std::nullopt;
-    }
-    Credentials credentials{
-      key->second, secret->second, {}, std::nullopt, "profile '" + name + "' in " + file.string()};
-    if (auto token = section->find("aws_session_token"); token != section->end()) {
-      credentials.session_token = token->second;
-    }
-    return credentials;
-  };
-  auto credentials_section_found = credentials_section(m_env);
-  if (auto found = read_keys(credentials_section_found, credentials_file(m_env))) {
-    return found;
+    m_tried.push_back("profile '" + choice.name + "' (not in " + files.credentials_path().string() + " nor "
+                      + files.config_path().string() + ")");
+    return std::nullopt;
   }
-  auto config = config_section(m_env);
-  if (auto found = read_keys(config, config_file(m_env))) {
-    return found;
+  detail::ProfileContext context{
+    m_env,
+    m_overrides,
+    files,
+    m_client,
+    m_options.process_timeout,
+    [this](const std::string& name, const std::string& profile) { return from_named_source(name, profile); }};
+  auto found = detail::profile_credentials(context, choice.name);
+  if (!found) {
+    m_tried.push_back("profile '" + choice.name + "' (no keys, role, SSO nor credential_process in "
+                      + files.credentials_path().string() + " nor " + files.config_path().string() + ")");
   }
-  if (config) {
-    for (const char* key :
-         {"role_arn", "sso_session", "sso_start_url", "credential_process", "web_identity_token_file"}) {
-      if (config->contains(key)) {
-        throw AuthError("AWS profile '" + name + "' in " + config_file(m_env).string() + " uses " + key
-                          + ", which neuron-cache cannot use to get credentials",
-                        "export temporary keys (aws configure export-credentials --format env) or use a profile"
-                        " with aws_access_key_id");
-      }
-    }
-  }
-  if (!credentials_section_found && !config && profile_is_explicit(m_env)) {
-    throw AuthError("AWS profile '" + name + "' is not in " + credentials_file(m_env).string() + " nor in "
-                      + config_file(m_env).string(),
-                    "check AWS_PROFILE");
-  }
-  m_tried.push_back("profile '" + name + "' (no keys in " + credentials_file(m_env).string() + " nor "
-                    + config_file(m_env).string() + ")");
-  return std::nullopt;
+  return found;
 }
 
 std::optional<Credentials> CredentialChain::from_container()
@@ -329,8 +367,9 @@ Credentials CredentialChain::resolve()
 {
   m_tried.clear();
   std::optional<Credentials> found;
-  for (auto provider : {&CredentialChain::from_environment, &CredentialChain::from_profile,
-                        &CredentialChain::from_container, &CredentialChain::from_instance_metadata}) {
+  for (auto provider :
+       {&CredentialChain::from_environment, &CredentialChain::from_web_identity, &CredentialChain::from_profile,
+        &CredentialChain::from_container, &CredentialChain::from_instance_metadata}) {
     found = (this->*provider)();
     if (found) {
       break;
@@ -342,11 +381,11 @@ Credentials CredentialChain::resolve()
       tried += (tried.empty() ? "" : "; ") + item;
     }
     throw AuthError("no AWS credentials found; tried " + tried,
-                    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an instance or"
-                    " task role");
+                    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (or --profile), or run with an"
+                    " instance or task role; --no-sign-request reads public buckets");
   }
   if (found->expiration && Clock::now() >= *found->expiration) {
-    throw AuthError("the AWS credentials from " + found->source + " expired at " + format_time(*found->expiration),
+    throw AuthError("the AWS credentials from " + found->source + " expired at " + format_iso8601(*found->expiration),
                     "renew them");
   }
   return *found;

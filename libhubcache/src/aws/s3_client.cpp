@@ -232,15 +232,17 @@ S3Url parse_s3_url(std::string_view text)
   return url;
 }
 
-S3Config S3Config::from_environment(const util::Environment& env)
+S3Config S3Config::from_environment(const util::Environment& env, const Overrides& overrides)
 {
   S3Config config;
-  auto region = resolve_region(env);
+  auto region = resolve_region(env, overrides);
   config.region = region.name;
   config.region_source = region.source;
-  auto endpoint = resolve_s3_endpoint(env, config.region);
+  auto endpoint = resolve_s3_endpoint(env, config.region, overrides);
   config.endpoint = endpoint.url;
   config.custom_endpoint = endpoint.custom;
+  config.endpoint_source = endpoint.source;
+  config.sign = !overrides.no_sign_request;
   config.retry = http::RetryPolicy::from_environment(env);
   auto size_setting = [&](const char* name, std::uint64_t& out) {
     if (auto text = env.get_non_empty(name)) {
@@ -263,6 +265,9 @@ S3Client::S3Client(S3Config config, std::shared_ptr<CredentialChain> credentials
 
 std::string S3Client::credential_source()
 {
+  if (!m_config.sign) {
+    return "no credentials (--no-sign-request)";
+  }
   try {
     return m_credentials->get().source;
   } catch (const Error&) {
@@ -294,7 +299,8 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
   bool refreshed = false;
   int region_moves = 0;
   for (int attempt = 1;; ++attempt) {
-    auto credentials = m_credentials->get();
+    auto credentials =
+      m_config.sign ? m_credentials->get() : Credentials{{}, {}, {}, {}, "--no-sign-request (anonymous)"};
     std::string region;
     {
       std::lock_guard lock(m_region_mutex);
@@ -317,7 +323,9 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
     if (!credentials.session_token.empty()) {
       request.headers.emplace_back("x-amz-security-token", credentials.session_token);
     }
-    request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
+    if (m_config.sign) {
+      request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
+    }
 
     RoutingSink routing(sink);
     http::Response response;
@@ -369,7 +377,7 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
                         "set AWS_REGION to the bucket's region");
     }
     if (code == "ExpiredToken" || code == "TokenRefreshRequired" || code == "RequestExpired") {
-      if (!refreshed) {
+      if (!refreshed && m_config.sign) {
         refreshed = true;
         m_credentials->refresh();
         continue;

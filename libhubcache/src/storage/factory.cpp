@@ -38,8 +38,9 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
     return repo;
   }
   case RepoKind::s3: {
-    auto credentials = std::make_shared<aws::CredentialChain>(env);
-    auto client = std::make_shared<aws::S3Client>(aws::S3Config::from_environment(env), std::move(credentials));
+    auto config = aws::S3Config::from_environment(env, options.aws);
+    auto credentials = config.sign ? std::make_shared<aws::CredentialChain>(env, options.aws) : nullptr;
+    auto client = std::make_shared<aws::S3Client>(std::move(config), std::move(credentials));
     return std::make_unique<S3Repository>(aws::parse_s3_url(spec.s3_url), std::move(client));
   }
   case RepoKind::hub: {

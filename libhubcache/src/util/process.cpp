@@ -165,6 +165,8 @@ bool group_alive(pid_t group)
 // Splits piped output into lines and keeps the tail.
 class LineCollector {
 public:
+  static constexpr std::size_t k_max_line = std::size_t{1} << 20;
+
   LineCollector(const ProcessSpec& spec, ProcessStream stream, std::deque<std::string>& tail)
     : m_spec(spec), m_stream(stream), m_tail(tail)
   {}
@@ -177,6 +179,12 @@ public:
       start = newline + 1;
     }
     m_buffer.erase(0, start);
+    // A child that writes without newlines cannot make us hold all of it: long lines
+    // come in pieces.
+    if (m_buffer.size() >= k_max_line) {
+      emit(m_buffer);
+      m_buffer.clear();
+    }
   }
   void flush()
   {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/aws/config.hpp"
 #include "hubcache/aws/credentials.hpp"
 #include "hubcache/http/client.hpp"
 #include "hubcache/util/environment.hpp"
@@ -36,15 +37,17 @@ struct S3Config {
   std::string region_source;
   std::string endpoint;         // scheme://host[:port]
   bool custom_endpoint = false; // path-style addressing, region kept on redirects
+  std::string endpoint_source;  // "--endpoint-url", "AWS_ENDPOINT_URL_S3", ..., "default"
+  bool sign = true;             // false: --no-sign-request, anonymous requests (public buckets)
   http::RetryPolicy retry;
   std::size_t workers = 4;
   std::uint64_t multipart_threshold = std::uint64_t{64} << 20;
   std::uint64_t part_size = std::uint64_t{16} << 20;
 
-  // AWS_REGION..., AWS_ENDPOINT_URL_S3..., NEURON_CACHE_HTTP_BACKOFF_BASE_MS, and
-  // NEURON_CACHE_S3_MULTIPART_THRESHOLD / NEURON_CACHE_S3_PART_SIZE (bytes; parts are at
-  // least 5 MiB, S3's minimum).
-  static S3Config from_environment(const util::Environment& env);
+  // --region/AWS_REGION..., --endpoint-url/AWS_ENDPOINT_URL_S3..., --no-sign-request,
+  // NEURON_CACHE_HTTP_BACKOFF_BASE_MS, and NEURON_CACHE_S3_MULTIPART_THRESHOLD /
+  // NEURON_CACHE_S3_PART_SIZE (bytes; parts are at least 5 MiB, S3's minimum).
+  static S3Config from_environment(const util::Environment& env, const Overrides& overrides = {});
 };
 
 struct S3Object {
@@ -60,6 +63,7 @@ enum class BucketState { exists, missing, forbidden };
 
 class S3Client {
 public:
+  // `credentials` may be null when the config does not sign.
   S3Client(S3Config config, std::shared_ptr<CredentialChain> credentials);
 
   const S3Config& config() const { return m_config; }

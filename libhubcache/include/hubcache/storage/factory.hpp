@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/aws/config.hpp"
 #include "hubcache/storage/repo_spec.hpp"
 #include "hubcache/storage/repository.hpp"
 #include "hubcache/util/environment.hpp"
@@ -15,6 +16,8 @@ struct BackendOptions {
   // Transfers (and hashes) a backend runs at once inside one call, e.g. a commit's
   // uploads; 0 keeps the backend's default.
   std::size_t max_workers = 0;
+  // S3: --profile, --region, --endpoint-url, --no-sign-request.
+  aws::Overrides aws;
 };
 
 // Picks the backend for a spec, the way ccache picks remote storage by URL scheme.

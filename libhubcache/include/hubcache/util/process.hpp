@@ -28,7 +28,8 @@ struct ProcessSpec {
   int stdout_fd = 2;
   int stderr_fd = 2;
   // With one, both streams are piped and delivered line by line (lets callers prefix
-  // lines of concurrent jobs); called from the thread that runs the process.
+  // lines of concurrent jobs; a line past 1 MiB comes in pieces); called from the thread
+  // that runs the process.
   std::function<void(ProcessStream, std::string_view line)> on_line;
   // How many of the last lines to keep in the result (piped mode only).
   std::size_t tail_lines = 40;
