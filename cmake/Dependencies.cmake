@@ -42,6 +42,14 @@ else()
   set(NEURON_CACHE_LZ4_TARGET PkgConfig::LZ4)
 endif()
 
+# pugixml is C++: its shared library would need the host's libstdc++ (the bundle cannot carry
+# Debian 12's, which needs glibc 2.36), so the portable binary links libpugixml.a.
+if(NEURON_CACHE_PORTABLE AND TARGET pugixml::static)
+  set(NEURON_CACHE_PUGIXML_TARGET pugixml::static)
+else()
+  set(NEURON_CACHE_PUGIXML_TARGET pugixml::pugixml)
+endif()
+
 # BLAKE3 (Xet hashes): Debian ships no C library, only the official C sources inside
 # librust-blake3-dev; they are compiled into the project (cmake/Blake3.cmake).
 file(GLOB NEURON_CACHE_BLAKE3_CANDIDATES LIST_DIRECTORIES true "/usr/share/cargo/registry/blake3-*/c")
