@@ -109,7 +109,10 @@ TEST_CASE("config diff: public config.json files, their fine-tunes and local cop
     digests[name + " " + vector["task"].get<std::string>()] = vector["arch_digest"].get<std::string>();
   }
   // A fine-tune and a local copy are the same architecture: the same digest.
-  for (const auto& [name, digest] : digests) {
+  for (const auto& entry : digests) {
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    const auto& name = entry.first;
+    const auto& digest = entry.second;
     auto plus = name.find('+');
     if (plus != std::string::npos) {
       CAPTURE(name);
