@@ -191,10 +191,12 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
                              "text-generation");
       target.digests.emplace(
         single_model_arch_digest(text->model_type, std::string("text-generation"), text_diff, true), "text-generation");
-      if (config["text_config"].is_object()) { // entries written from the raw text config
-        target.digests.emplace(single_model_arch_digest(text->model_type, std::string("text-generation"),
-                                                        clean_config(config["text_config"])),
-                               "text-generation");
+      // entries written from the raw text config; find(), as operator[] of a const json
+      // reads freed memory when the key is missing (the text config may be a class default)
+      if (auto raw = config.find("text_config"); raw != config.end() && raw->is_object()) {
+        target.digests.emplace(
+          single_model_arch_digest(text->model_type, std::string("text-generation"), clean_config(*raw)),
+          "text-generation");
       }
     }
   }
