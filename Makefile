@@ -19,7 +19,7 @@ endif
 # What building neuron-cache needs (`make install`, `make build-only`): the compiler, CMake
 # and the libraries. The README names them for dnf too.
 BUILD_DEBIAN_PACKAGES := g++ cmake ninja-build pkg-config make binutils \
-  libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev \
+  libcxxopts-dev nlohmann-json3-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev libpugixml-dev \
   liblz4-dev librust-blake3-dev
 # What the tests and the demo add (`make test`, `make demo`): the test Hub's and the unit
 # tests' libraries, the shells the completions are tested in, the schema checker, the AWS CLI.

@@ -6,6 +6,8 @@ find_package(yaml-cpp REQUIRED CONFIG)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
+# S3 answers are XML (libpugixml-dev).
+find_package(pugixml 1.11 REQUIRED CONFIG)
 if(NEURON_CACHE_BUILD_TESTS)
   find_package(doctest REQUIRED CONFIG)
   # Debian ships cpp-httplib as a compiled library described by pkg-config only.
