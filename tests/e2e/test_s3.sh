@@ -515,12 +515,12 @@ test_flipped_bytes_are_never_installed_and_exist_ok_creates_a_missing_bucket() {
   local big="$VERSION_DIR/MODULE_1000000000000001+39f12043"
   head -c $((12 * 1024 * 1024 + 5)) /dev/urandom >"$SCRATCH/cache/$big/model.neff"
   # A bucket that does not exist yet: --exist-ok creates it, as create does without it.
-  run 0 "$NC" create s3://nc-bucket-f/cache --exist-ok --json || { stop_servers; return; }
+  run 0 "$NC" create s3://nc-bucket-flip/cache --exist-ok --json || { stop_servers; return; }
   equals "$(json_get "$OUT" .created)" "true"
-  run 0 "$NC" create s3://nc-bucket-f/cache --exist-ok --json
+  run 0 "$NC" create s3://nc-bucket-flip/cache --exist-ok --json
   equals "$(json_get "$OUT" .created)" "false"
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
-  grep -q "PUT /nc-bucket-f/cache/.*MODULE_1000000000000001.*/model.neff?partNumber=2&uploadId=" "$SCRATCH/proxy.log" \
+  grep -q "PUT /nc-bucket-flip/cache/.*MODULE_1000000000000001.*/model.neff?partNumber=2&uploadId=" "$SCRATCH/proxy.log" \
     || fail "the big NEFF was not uploaded in parts"
   # Every NEFF arrives with one byte flipped: the single-PUT ones fail their sha256, the
   # multipart one its recomputed multipart ETag; no entry is installed.

@@ -16,6 +16,7 @@
 
 using namespace hubcache;
 using test_support::FakeServer;
+using test_support::message_of;
 
 namespace {
 
@@ -62,18 +63,6 @@ FakeServer listing_server(std::function<std::string(const std::string&, int)> pa
       response.set_content(page(request.get_param_value("continuation-token"), number), "application/xml");
     });
   });
-}
-
-template <typename ErrorType, typename F>
-std::string message_of(F&& function)
-{
-  try {
-    function();
-  } catch (const ErrorType& error) {
-    return std::string(error.what()) + " | " + error.hint();
-  }
-  FAIL("expected an error");
-  return {};
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // without bound, an answer trickled a byte at a time or of a gigantic size, a request id
 // that echoes the token. Each must end in a clear error, not a loop, a hang or a leak.
 #include "fake_server.hpp"
+#include "test_support.hpp"
 
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
@@ -12,6 +13,7 @@
 using namespace hubcache;
 using nlohmann::json;
 using test_support::FakeServer;
+using test_support::message_of;
 
 namespace {
 
@@ -50,18 +52,6 @@ void endless_tree(httplib::Server& routes, FakeServer& self, int pages, int entr
     }
     response.set_content(body.dump(), "application/json");
   });
-}
-
-template <typename ErrorType, typename F>
-std::string message_of(F&& function)
-{
-  try {
-    function();
-  } catch (const ErrorType& error) {
-    return std::string(error.what()) + " | " + error.hint();
-  }
-  FAIL("expected an error");
-  return {};
 }
 
 } // namespace

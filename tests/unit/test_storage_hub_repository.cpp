@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 using namespace hubcache;
+using test_support::message_of;
 using namespace hubcache::util;
 using namespace hubcache::hub;
 using namespace hubcache::storage;
@@ -199,18 +200,6 @@ std::vector<std::string> names_in(const stdfs::path& directory)
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-template <typename ErrorType, typename F>
-std::string message_of(F&& function)
-{
-  try {
-    function();
-  } catch (const ErrorType& error) {
-    return std::string(error.what()) + " | " + error.hint();
-  }
-  FAIL("expected an error");
-  return {};
 }
 
 } // namespace

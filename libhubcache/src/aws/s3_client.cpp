@@ -17,6 +17,7 @@
 
 namespace hubcache::aws {
 
+using detail::parse_u64;
 using xml::unquote_etag;
 
 namespace {
@@ -25,16 +26,6 @@ constexpr std::string_view k_empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427a
 constexpr std::size_t k_xml_limit = xml::k_max_document_size;
 constexpr std::uint64_t k_min_part_size = std::uint64_t{5} << 20;
 constexpr std::uint64_t k_max_parts = 10000;
-
-std::optional<std::uint64_t> parse_u64(std::string_view text)
-{
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return std::nullopt;
-  }
-  return value;
-}
 
 // Text from a server as it may appear in one line of a message.
 std::string printable(std::string_view text, std::size_t limit = 200)

@@ -1,31 +1,16 @@
 #include "s3_content_check.hpp"
 
+#include "detail.hpp"
+#include "s3_xml.hpp"
+
 #include "hubcache/error.hpp"
 #include "hubcache/util/text.hpp"
-
-#include <charconv>
 
 namespace hubcache::aws {
 
 namespace {
 
-std::optional<std::uint64_t> parse_u64(std::string_view text)
-{
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::string unquoted(std::string etag)
-{
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return etag;
-}
+using detail::parse_u64;
 
 bool is_sha256_hex(std::string_view text)
 {
@@ -48,7 +33,7 @@ ContentCheck::ContentCheck(std::string where, const std::optional<S3Object>& lis
 void ContentCheck::start(const http::Headers& headers)
 {
   m_announced = parse_u64(headers.get("Content-Length").value_or(""));
-  m_etag = unquoted(headers.get("ETag").value_or(""));
+  m_etag = xml::unquote_etag(headers.get("ETag").value_or(""));
   m_sha256 = headers.get(k_sha256_metadata).value_or("");
   auto encryption = headers.get("x-amz-server-side-encryption").value_or("");
   // SSE-KMS and SSE-C objects have ETags that look like an MD5 and are not one.

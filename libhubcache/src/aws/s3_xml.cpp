@@ -1,10 +1,10 @@
 #include "s3_xml.hpp"
 
+#include "detail.hpp"
+
 #include "hubcache/error.hpp"
 
 #include <pugixml.hpp>
-
-#include <charconv>
 
 namespace hubcache::aws::xml {
 
@@ -48,17 +48,9 @@ std::optional<pugi::xml_document> parse_bounded(std::string_view body)
   return document;
 }
 
-std::optional<std::uint64_t> parse_u64(std::string_view text)
-{
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 } // namespace
+
+using detail::parse_u64;
 
 std::string unquote_etag(std::string etag)
 {
