@@ -522,11 +522,11 @@ test_flipped_bytes_are_never_installed_and_exist_ok_creates_a_missing_bucket() {
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
   grep -q "PUT /nc-bucket-flip/cache/.*MODULE_1000000000000001.*/model.neff?partNumber=2&uploadId=" "$SCRATCH/proxy.log" \
     || fail "the big NEFF was not uploaded in parts"
-  # Every NEFF arrives with one byte flipped: the single-PUT ones fail their sha256, the
-  # multipart one its recomputed multipart ETag; no entry is installed.
+  # Every NEFF arrives with one byte flipped: the single-PUT one fails its ETag (its MD5), the
+  # multipart one its multipart ETag, recomputed over our part size; no entry is installed.
   run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
   cat "$OUT" "$ERR" >"$SCRATCH/pull.txt"
-  contains "$SCRATCH/pull.txt" "does not match the sha256 stored with it"
+  contains "$SCRATCH/pull.txt" "does not match its ETag (MD5)"
   contains "$SCRATCH/pull.txt" "does not match its multipart ETag"
   [[ ! -e "$SCRATCH/fresh/$big" && ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_1000000000000000+39f12043" ]] \
     || fail "an entry with flipped bytes was installed"
