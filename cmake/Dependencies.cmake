@@ -20,7 +20,8 @@ if(TARGET yaml-cpp::yaml-cpp)
 else()
   set(NEURON_CACHE_YAML_TARGET yaml-cpp)
 endif()
-# The release bundle's binary links libstdc++ and yaml-cpp statically (cmake/Portable.cmake).
+set(NEURON_CACHE_PUGIXML_TARGET pugixml::pugixml)
+# The release bundle's binary links libstdc++, yaml-cpp and pugixml statically (cmake/Portable.cmake).
 include(Portable)
 
 # Xet chunk compression: LZ4 frames (liblz4-dev). The portable binary links liblz4.a, so the

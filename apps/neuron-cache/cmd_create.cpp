@@ -36,7 +36,8 @@ int run_create(Invocation& invocation)
   }
 
   auto repo = open_repository(invocation, spec);
-  bool existed = invocation.has("exist-ok") && repo->exists();
+  // A bucket that does not exist yet is a repo that does not exist yet: create makes both.
+  bool existed = invocation.has("exist-ok") && hubcache::storage::exists_yet(*repo);
   auto created = repo->create({.is_private = !is_public, .exist_ok = invocation.has("exist-ok")});
   warn_skipped_paths(invocation.out(), *repo); // what an adopted compile cache holds that is not served
 

@@ -25,7 +25,8 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "directory repos work as usual.",
      "0"},
     {"TRANSFORMERS_OFFLINE", "Same as HF_HUB_OFFLINE (older name).", "0"},
-    {"HF_HUB_DOWNLOAD_TIMEOUT", "Seconds a Hub transfer may stall before it is retried (at least 1).", "30"},
+    {"HF_HUB_DOWNLOAD_TIMEOUT",
+     "Seconds a Hub transfer may move less than 1 KiB a second before it is retried (at least 1).", "30"},
     {"NEURON_CC_FLAGS",
      "Neuron compiler flags. A --cache_dir=DIR in them names the local compile cache (before "
      "NEURON_COMPILE_CACHE_URL); add keeps them for the command it runs and records them in the registry entry.",
@@ -47,6 +48,8 @@ const std::vector<EnvironmentVariable>& environment_variables()
     {"NEURON_CACHE_MAX_FILE_SIZE",
      "Directory repos: a file larger than this many bytes (or a sparse one) is not served, skipped with a warning.",
      "68719476736"},
+    {"NEURON_CACHE_S3_STALL_TIMEOUT",
+     "S3: seconds a transfer may move less than 1 KiB a second before it is retried (as a dropped connection).", "30"},
     {"NEURON_CACHE_ADD_COMMAND", "The command template add runs when none is given after -- or in the manifest.", ""},
     {"NEURON_CACHE_HTTP_BACKOFF_BASE_MS",
      "Scales HTTP retry delays: the first retry waits this many milliseconds, later ones in proportion.", "1000"},

@@ -758,4 +758,31 @@ test_copies_between_stores_refuse_bad_input_and_change_nothing() {
   stop_servers
 }
 
+test_flipped_bytes_are_never_installed_and_exist_ok_creates_a_missing_bucket() {
+  start_proxy --corrupt-get model.neff || return
+  export NEURON_CACHE_S3_MULTIPART_THRESHOLD=$((6 * 1024 * 1024)) NEURON_CACHE_S3_PART_SIZE=$((5 * 1024 * 1024))
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2
+  local big="$VERSION_DIR/MODULE_1000000000000001+39f12043"
+  head -c $((12 * 1024 * 1024 + 5)) /dev/urandom >"$SCRATCH/cache/$big/model.neff"
+  # A bucket that does not exist yet: --exist-ok creates it, as create does without it.
+  run 0 "$NC" create s3://nc-bucket-flip/cache --exist-ok --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" .created)" "true"
+  run 0 "$NC" create s3://nc-bucket-flip/cache --exist-ok --json
+  equals "$(json_get "$OUT" .created)" "false"
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
+  grep -q "PUT /nc-bucket-flip/cache/.*MODULE_1000000000000001.*/model.neff?partNumber=2&uploadId=" "$SCRATCH/proxy.log" \
+    || fail "the big NEFF was not uploaded in parts"
+  # Every NEFF arrives with one byte flipped: the single-PUT one fails its ETag (its MD5), the
+  # multipart one its multipart ETag, recomputed over our part size; no entry is installed.
+  run 1 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json
+  cat "$OUT" "$ERR" >"$SCRATCH/pull.txt"
+  contains "$SCRATCH/pull.txt" "does not match its ETag (MD5)"
+  contains "$SCRATCH/pull.txt" "does not match its multipart ETag"
+  [[ ! -e "$SCRATCH/fresh/$big" && ! -e "$SCRATCH/fresh/$VERSION_DIR/MODULE_1000000000000000+39f12043" ]] \
+    || fail "an entry with flipped bytes was installed"
+  no_bad_signatures
+  secrets_never_printed
+  stop_servers
+}
+
 run_tests

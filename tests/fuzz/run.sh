@@ -45,6 +45,7 @@ fuzz_one() {
     fuzz_registry_entry | fuzz_legacy_registry | fuzz_model_config | fuzz_model_index | fuzz_hub_* | fuzz_ndjson_reader)
       dictionary=(-dict="$source_dir/json.dict") ;;
     fuzz_add_manifest) dictionary=(-dict="$source_dir/yaml.dict") ;;
+    fuzz_s3_xml) dictionary=(-dict="$source_dir/xml.dict") ;;
   esac
   local log="$scratch/$target.log"
   local status=0

@@ -183,6 +183,11 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         data = response.read()
         self.note(f"{line} -> {response.status}")
         data, etag = self.as_s3_etags(path, query, body, response.status, data)
+        corrupt = self.server.corrupt_get
+        if self.command == "GET" and response.status == 200 and corrupt and corrupt in path.path and data:
+            middle = len(data) // 2
+            data = data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:]
+            self.note(f"{line} -> one byte flipped")
         self.send_response(response.status)
         for name, value in response.getheaders():
             if name.lower() == "etag" and etag:
@@ -244,6 +249,7 @@ def main():
     parser.add_argument("--expired-token", action="append", default=[])
     parser.add_argument("--slowdown", type=int, default=0)
     parser.add_argument("--fail-part", type=int, default=0)
+    parser.add_argument("--corrupt-get", default="", help="flip a byte of every object GET whose path has this")
     parser.add_argument("--log", default="/dev/null")
     args = parser.parse_args()
     server = Server(("127.0.0.1", 0), Proxy)
@@ -256,6 +262,7 @@ def main():
     server.expired = set(args.expired_token)
     server.slowdown = args.slowdown
     server.fail_part = args.fail_part
+    server.corrupt_get = args.corrupt_get
     server.bad_signatures = 0
     server.multipart_etags = {}  # "/bucket/key" -> S3's ETag of an object completed from parts
     server.lock = threading.Lock()

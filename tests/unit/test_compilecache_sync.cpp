@@ -706,3 +706,47 @@ TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report 
   CHECK(reports[0].files_downloaded == reports[1].files_downloaded);
   CHECK(reports[0].bytes_downloaded == reports[1].bytes_downloaded);
 }
+
+TEST_CASE("pull: a file that changed since the listing is refused, never remembered by the listing's digest")
+{
+  Fixture fixture;
+  auto source = fixture.dir / "source";
+  auto entry = make_entry(source, "1", "neff one");
+  {
+    cc::DigestCache digests;
+    cc::push(fixture.repo, cc::plan_push(cc::scan(source), {}, digests), digests);
+  }
+  cc::DigestCache digests;
+  auto plan = cc::plan_pull(fixture.repo, fixture.root, digests, {});
+  REQUIRE(plan.installs.size() == 1);
+  // The repo changes between the listing and the download: same size, other bytes.
+  CommitRequest rewrite;
+  rewrite.message = "rewrite";
+  rewrite.additions.push_back({entry + "/model.neff", FileSource::from_bytes("NEFF ONE")});
+  fixture.repo.commit(rewrite);
+
+  auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
+  CHECK(report.entries_pulled.empty());
+  REQUIRE(report.errors.size() == 1);
+  CHECK(report.errors[0].path == entry);
+  CHECK(report.errors[0].detail.find("listed") != std::string::npos); // "changed since it was listed"
+  CHECK_FALSE(stdfs::exists(fixture.root / entry));
+}
+
+TEST_CASE("pull plan: listed sizes that would wrap their sum cannot slip under a size guard")
+{
+  Fixture fixture;
+  std::string flags = R"(["--model-type=transformer"])";
+  std::vector<RepoFile> listing;
+  for (const char* key : {"1", "2"}) {
+    auto rel = k_version + "/MODULE_" + key + "+" + cc::flags_suffix(flags);
+    listing.push_back({rel + "/compile_flags.json", flags.size(), std::string(64, 'a')});
+    listing.push_back({rel + "/model.hlo_module.pb", 1, std::string(64, 'b')});
+    listing.push_back({rel + "/model.neff", std::uint64_t{1} << 63, std::string(64, 'c')});
+    listing.push_back({rel + "/model.done", 0, std::string(64, 'd')});
+  }
+  cc::DigestCache digests;
+  auto plan = cc::plan_pull(listing, fixture.root, digests, {});
+  REQUIRE(plan.installs.size() == 2);
+  CHECK(plan.bytes_planned == UINT64_MAX);
+}

@@ -4,6 +4,7 @@
 // for dropped connections, bad bytes, error bursts and malformed answers.
 #include "test_support.hpp"
 
+#include <hubcache/compilecache/sync.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/http/client.hpp>
 #include <hubcache/hub/api.hpp>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 using namespace hubcache;
+using test_support::message_of;
 using namespace hubcache::util;
 using namespace hubcache::hub;
 using namespace hubcache::storage;
@@ -198,18 +200,6 @@ std::vector<std::string> names_in(const stdfs::path& directory)
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-template <typename ErrorType, typename F>
-std::string message_of(F&& function)
-{
-  try {
-    function();
-  } catch (const ErrorType& error) {
-    return std::string(error.what()) + " | " + error.hint();
-  }
-  FAIL("expected an error");
-  return {};
 }
 
 } // namespace
@@ -744,4 +734,50 @@ TEST_CASE("hub repository on the test Hub: download_hub_file_text reads one file
   // open_repository picks this backend for Hub specs.
   auto opened = open_repository(parse_repo_spec("alice/models"), hub.environment(std::string(k_alice)), {});
   CHECK(opened->read_file("config.json") == "{\"model_type\":\"llama\"}");
+}
+
+TEST_CASE("Hub pull: a file rewritten after the listing is refused against the tree's sha256 and blob oid")
+{
+  TestHub hub;
+  test_support::TempDir dir;
+  auto repo = hub.repo("alice/listing-race");
+  repo->create({});
+  std::string flags = R"(["--model-type=transformer"])";
+  auto entry = "neuronxcc-2.21.33363.0+82129205/MODULE_1+" + compilecache::flags_suffix(flags);
+  CommitRequest request;
+  request.message = "entry";
+  request.additions.push_back({entry + "/compile_flags.json", FileSource::from_bytes(flags)});
+  request.additions.push_back({entry + "/model.hlo_module.pb", FileSource::from_bytes("hlo")});
+  request.additions.push_back({entry + "/model.neff", FileSource::from_bytes(pattern(300, 1))}); // LFS
+  request.additions.push_back({entry + "/model.done", FileSource::from_bytes("")});
+  repo->commit(request);
+
+  for (const char* rewritten : {"model.neff", "model.hlo_module.pb"}) {
+    CAPTURE(rewritten);
+    compilecache::DigestCache digests;
+    auto root = dir / (std::string("cache-") + rewritten);
+    auto plan = compilecache::plan_pull(*repo, root, digests, {});
+    REQUIRE(plan.installs.size() == 1);
+    // Same size, other bytes, committed between the listing and the downloads: the Hub's
+    // resolve answer describes the new bytes, the listing the old ones.
+    CommitRequest rewrite;
+    rewrite.message = "rewrite";
+    auto path = entry + "/" + rewritten;
+    auto old = repo->read_file(path);
+    rewrite.additions.push_back({path, FileSource::from_bytes(std::string(old.size(), 'Z'))});
+    repo->commit(rewrite);
+    auto report = compilecache::apply_pull(*repo, root, std::move(plan), digests, {});
+    CHECK(report.entries_pulled.empty());
+    REQUIRE(report.errors.size() == 1);
+    CHECK(report.errors[0].detail.find("does not match the listing") != std::string::npos);
+    CHECK_FALSE(stdfs::exists(root / entry));
+  }
+  // Listed afresh, the same files pull, and what is remembered is what was written.
+  compilecache::DigestCache digests;
+  auto report = compilecache::pull(*repo, dir / "cache", digests, {});
+  CHECK(report.entries_pulled == std::vector<std::string>{entry});
+  auto neff = dir / "cache" / entry / "model.neff";
+  auto known = digests.known(entry + "/model.neff", compilecache::stamp_of(neff));
+  REQUIRE(known);
+  CHECK(known->sha256 == hex_digest(HashAlgorithm::sha256, util::read_file(neff)));
 }

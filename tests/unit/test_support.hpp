@@ -2,6 +2,8 @@
 
 #include "hubcache/util/fs.hpp"
 
+#include <doctest/doctest.h>
+
 #include <filesystem>
 #include <random>
 #include <string>
@@ -39,6 +41,19 @@ private:
 inline std::string temp_owner_of(pid_t pid)
 {
   return hubcache::util::host_name() + "." + std::to_string(pid) + "." + hubcache::util::this_node() + "-0-";
+}
+
+// The message and hint of the ErrorType that `function` throws; fails the test if none.
+template <typename ErrorType, typename F>
+std::string message_of(F&& function)
+{
+  try {
+    function();
+  } catch (const ErrorType& error) {
+    return std::string(error.what()) + " | " + error.hint();
+  }
+  FAIL("expected an error");
+  return {};
 }
 
 } // namespace test_support

@@ -3,9 +3,12 @@
 #include "detail.hpp"
 #include "hubcache/aws/config.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/http/listing_bounds.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/thread_pool.hpp"
+#include "s3_content_check.hpp"
+#include "s3_xml.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,22 +17,15 @@
 
 namespace hubcache::aws {
 
+using detail::parse_u64;
+using xml::unquote_etag;
+
 namespace {
 
 constexpr std::string_view k_empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-constexpr std::size_t k_xml_limit = std::size_t{16} << 20;
+constexpr std::size_t k_xml_limit = xml::k_max_document_size;
 constexpr std::uint64_t k_min_part_size = std::uint64_t{5} << 20;
 constexpr std::uint64_t k_max_parts = 10000;
-
-std::optional<std::uint64_t> parse_u64(std::string_view text)
-{
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return std::nullopt;
-  }
-  return value;
-}
 
 // Text from a server as it may appear in one line of a message.
 std::string printable(std::string_view text, std::size_t limit = 200)
@@ -44,103 +40,27 @@ std::string printable(std::string_view text, std::size_t limit = 200)
   return out;
 }
 
-std::string xml_decode(std::string_view text)
-{
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '&') {
-      out += text[i];
-      continue;
-    }
-    auto end = text.find(';', i);
-    if (end == std::string_view::npos || end - i > 10) {
-      out += text[i];
-      continue;
-    }
-    auto entity = text.substr(i + 1, end - i - 1);
-    if (entity == "amp") {
-      out += '&';
-    } else if (entity == "lt") {
-      out += '<';
-    } else if (entity == "gt") {
-      out += '>';
-    } else if (entity == "quot") {
-      out += '"';
-    } else if (entity == "apos") {
-      out += '\'';
-    } else if (entity.starts_with("#")) {
-      unsigned code = 0;
-      bool hex = entity.size() > 1 && (entity[1] == 'x' || entity[1] == 'X');
-      auto digits = entity.substr(hex ? 2 : 1);
-      auto [ptr, error] = std::from_chars(digits.data(), digits.data() + digits.size(), code, hex ? 16 : 10);
-      if (error != std::errc() || ptr != digits.data() + digits.size() || code == 0 || code > 0x10FFFF) {
-        out += text.substr(i, end - i + 1);
-      } else if (code < 0x80) {
-        out += static_cast<char>(code);
-      } else if (code < 0x800) {
-        out += static_cast<char>(0xC0 | (code >> 6));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-      } else if (code < 0x10000) {
-        out += static_cast<char>(0xE0 | (code >> 12));
-        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-      } else {
-        out += static_cast<char>(0xF0 | (code >> 18));
-        out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-      }
-    } else {
-      out += text.substr(i, end - i + 1);
-    }
-    i = end;
-  }
-  return out;
-}
-
-// The bodies of every <tag>...</tag> in `xml` (S3's answers never nest a tag in itself).
-std::vector<std::string_view> xml_blocks(std::string_view xml, std::string_view tag)
-{
-  std::vector<std::string_view> blocks;
-  std::string open = "<" + std::string(tag) + ">";
-  std::string close = "</" + std::string(tag) + ">";
-  std::size_t position = 0;
-  while ((position = xml.find(open, position)) != std::string_view::npos) {
-    auto start = position + open.size();
-    auto end = xml.find(close, start);
-    if (end == std::string_view::npos) {
-      break;
-    }
-    blocks.push_back(xml.substr(start, end - start));
-    position = end + close.size();
-  }
-  return blocks;
-}
-
-std::optional<std::string> xml_value(std::string_view xml, std::string_view tag)
-{
-  auto blocks = xml_blocks(xml, tag);
-  if (blocks.empty()) {
-    return std::nullopt;
-  }
-  return xml_decode(blocks.front());
-}
-
-std::string unquote_etag(std::string etag)
-{
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return etag;
-}
-
 // SSE-KMS and SSE-C objects have ETags that look like an MD5 and are not one.
 bool etag_is_checksum(const http::Headers& headers)
 {
   auto encryption = headers.get("x-amz-server-side-encryption").value_or("");
   return encryption != "aws:kms" && encryption != "aws:kms:dsse"
          && !headers.get("x-amz-server-side-encryption-customer-algorithm");
+}
+
+// Server text with the credentials in use blanked out: an error answer may echo what it
+// was sent (a hostile or broken endpoint may echo anything).
+std::string redact(std::string text, const Credentials& credentials)
+{
+  for (const auto* secret : {&credentials.secret_access_key, &credentials.session_token}) {
+    if (secret->empty()) {
+      continue;
+    }
+    for (auto at = text.find(*secret); at != std::string::npos; at = text.find(*secret, at)) {
+      text.replace(at, secret->size(), "***");
+    }
+  }
+  return text;
 }
 
 std::string where(const S3Client::Call& call)
@@ -244,17 +164,20 @@ S3Config S3Config::from_environment(const util::Environment& env, const Override
   config.endpoint_source = endpoint.source;
   config.sign = !overrides.no_sign_request;
   config.retry = http::RetryPolicy::from_environment(env);
-  auto size_setting = [&](const char* name, std::uint64_t& out) {
+  auto size_setting = [&](const char* name, std::uint64_t& out, const char* unit = "bytes") {
     if (auto text = env.get_non_empty(name)) {
       auto value = parse_u64(*text);
       if (!value || *value == 0) {
-        throw ConfigError(std::string(name) + " must be a positive number of bytes");
+        throw ConfigError(std::string(name) + " must be a positive number of " + unit);
       }
       out = *value;
     }
   };
   size_setting("NEURON_CACHE_S3_MULTIPART_THRESHOLD", config.multipart_threshold);
   size_setting("NEURON_CACHE_S3_PART_SIZE", config.part_size);
+  std::uint64_t stall_seconds = static_cast<std::uint64_t>(config.stall_timeout.count());
+  size_setting("NEURON_CACHE_S3_STALL_TIMEOUT", stall_seconds, "seconds");
+  config.stall_timeout = std::chrono::seconds(std::min<std::uint64_t>(stall_seconds, 3600));
   config.part_size = std::max(config.part_size, k_min_part_size);
   return config;
 }
@@ -326,6 +249,7 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
     if (m_config.sign) {
       request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
     }
+    request.stall_timeout = m_config.stall_timeout;
 
     RoutingSink routing(sink);
     http::Response response;
@@ -353,15 +277,17 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
     if (std::find(expected.begin(), expected.end(), response.status) != expected.end()) {
       return response;
     }
-    auto code = xml_value(response.body, "Code").value_or("");
-    auto message = xml_value(response.body, "Message").value_or("");
-    auto detail = code.empty() ? "HTTP " + std::to_string(response.status)
-                               : printable(code) + (message.empty() ? "" : ": " + printable(message));
+    auto answer = xml::parse_error(response.body);
+    const auto& code = answer.code;
+    auto detail = code.empty()
+                    ? "HTTP " + std::to_string(response.status)
+                    : printable(redact(code, credentials))
+                        + (answer.message.empty() ? "" : ": " + printable(redact(answer.message, credentials)));
 
     // The bucket lives in another region: sign for that one (and use its endpoint).
     auto bucket_region = response.headers.get("x-amz-bucket-region");
-    if (!bucket_region) {
-      bucket_region = xml_value(response.body, "Region");
+    if (!bucket_region && !answer.region.empty()) {
+      bucket_region = answer.region;
     }
     if ((response.status == 301 || response.status == 307 || code == "AuthorizationHeaderMalformed"
          || code == "PermanentRedirect" || code == "IllegalLocationConstraintException")
@@ -442,7 +368,7 @@ void S3Client::create_bucket(const std::string& bucket)
   }
   auto response = call(request, nullptr, {409});
   if (response.status == 409) {
-    auto code = xml_value(response.body, "Code").value_or("");
+    auto code = xml::parse_error(response.body).code;
     if (code == "BucketAlreadyOwnedByYou") {
       return;
     }
@@ -454,37 +380,25 @@ void S3Client::create_bucket(const std::string& bucket)
 std::vector<S3Object> S3Client::list_objects(const std::string& bucket, const std::string& prefix, std::size_t max_keys)
 {
   std::vector<S3Object> objects;
-  std::optional<std::string> token;
-  for (std::size_t page = 0; page < 1'000'000; ++page) {
+  auto where = "s3://" + bucket + "/" + printable(prefix);
+  http::ListingBounds bounds("the listing of " + where, m_config.listing);
+  std::string token;
+  for (;;) {
+    bounds.next_page(token);
     Call request{"GET", bucket, {}, {{"list-type", "2"}, {"prefix", prefix}}, {}, {}, {}, {}};
-    if (token) {
-      request.query.emplace_back("continuation-token", *token);
+    if (!token.empty()) {
+      request.query.emplace_back("continuation-token", token);
     }
     if (max_keys > 0) {
       request.query.emplace_back("max-keys", std::to_string(std::min<std::size_t>(max_keys, 1000)));
     }
-    auto response = call(request);
-    for (auto block : xml_blocks(response.body, "Contents")) {
-      S3Object object;
-      object.key = xml_value(block, "Key").value_or("");
-      auto size = parse_u64(xml_value(block, "Size").value_or(""));
-      if (object.key.empty() || !size) {
-        throw RemoteError("S3 listed an object of s3://" + bucket + " without a key or a size");
-      }
-      object.size = *size;
-      object.etag = unquote_etag(xml_value(block, "ETag").value_or(""));
-      objects.push_back(std::move(object));
-    }
-    if (max_keys > 0 && objects.size() >= max_keys) {
+    auto page = xml::parse_list_page(call(request).body, where);
+    bounds.add_entries(page.objects.size());
+    std::move(page.objects.begin(), page.objects.end(), std::back_inserter(objects));
+    if ((max_keys > 0 && objects.size() >= max_keys) || !page.truncated) {
       break;
     }
-    if (xml_value(response.body, "IsTruncated").value_or("false") != "true") {
-      break;
-    }
-    token = xml_value(response.body, "NextContinuationToken");
-    if (!token || token->empty()) {
-      throw RemoteError("S3 said the listing of s3://" + bucket + " goes on but gave no continuation token");
-    }
+    token = std::move(page.next_token);
   }
   std::sort(objects.begin(), objects.end(), [](const S3Object& a, const S3Object& b) { return a.key < b.key; });
   return objects;
@@ -516,87 +430,10 @@ std::optional<std::string> S3Client::get_object(const std::string& bucket, const
   return std::move(body.body());
 }
 
-namespace {
-
-class DownloadSink final : public http::BodySink {
-public:
-  DownloadSink(util::AtomicFile& out, std::uint64_t expected, const util::ProgressCallback& progress)
-    : m_out(out), m_expected(expected), m_progress(progress)
-  {}
-  bool start(long, const http::Headers& headers) override
-  {
-    m_headers = headers;
-    auto length = m_expected > 0 ? m_expected : parse_u64(headers.get("Content-Length").value_or("")).value_or(0);
-    m_out.stream(length);
-    return true;
-  }
-  void write(std::string_view chunk) override
-  {
-    m_out.write(chunk);
-    m_md5.update(chunk);
-    m_done += chunk.size();
-    if (m_expected > 0 && m_done > m_expected) {
-      throw IntegrityError("S3 sent more bytes than the object's size");
-    }
-    if (m_progress) {
-      m_progress(m_done, m_expected);
-    }
-  }
-  std::uint64_t done() const { return m_done; }
-  std::string md5() { return m_md5.hex_digest(); }
-  const http::Headers& headers() const { return m_headers; }
-
-private:
-  util::AtomicFile& m_out;
-  std::uint64_t m_expected;
-  const util::ProgressCallback& m_progress;
-  util::Hasher m_md5{util::HashAlgorithm::md5};
-  std::uint64_t m_done = 0;
-  http::Headers m_headers;
-};
-
-} // namespace
-
-std::uint64_t S3Client::download(const std::string& bucket, const std::string& key,
-                                 const std::filesystem::path& destination, const std::optional<S3Object>& expected,
-                                 const util::ProgressCallback& progress, bool flush)
-{
-  Call request{"GET", bucket, key, {}, {}, {}, {}, {}};
-  for (int attempt = 1;; ++attempt) {
-    util::AtomicFile out(destination);
-    DownloadSink sink(out, expected ? expected->size : 0, progress);
-    try {
-      call(request, &sink);
-    } catch (const RemoteError& error) {
-      // A transfer cut mid-body is retried from the start with a fresh file.
-      if (attempt < m_config.retry.max_attempts && sink.done() > 0) {
-        continue;
-      }
-      throw;
-    }
-    auto length = parse_u64(sink.headers().get("Content-Length").value_or(""));
-    auto etag = unquote_etag(sink.headers().get("ETag").value_or(""));
-    if ((length && *length != sink.done()) || (expected && expected->size != sink.done())) {
-      throw IntegrityError(where(request) + " arrived with " + std::to_string(sink.done()) + " bytes instead of "
-                             + std::to_string(expected ? expected->size : length.value_or(0)),
-                           "retry; the object may be changing");
-    }
-    if (expected && !expected->etag.empty() && !etag.empty() && etag != expected->etag) {
-      throw IntegrityError(where(request) + " changed since it was listed (ETag " + printable(etag) + ", listed "
-                             + printable(expected->etag) + ")",
-                           "retry once the writer is done");
-    }
-    if (util::is_md5_hex(etag) && etag_is_checksum(sink.headers()) && sink.md5() != etag) {
-      throw IntegrityError(where(request) + " does not match its ETag (MD5): corrupted in transfer", "retry");
-    }
-    out.commit(flush);
-    return sink.done();
-  }
-}
-
 std::string S3Client::put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes)
 {
-  Call request{"PUT", bucket, key, {}, {}, bytes, {}, {}};
+  auto sha256 = util::hex_digest(util::HashAlgorithm::sha256, bytes);
+  Call request{"PUT", bucket, key, {}, {{std::string(k_sha256_metadata), sha256}}, bytes, {}, sha256};
   return unquote_etag(call(request).headers.get("ETag").value_or(""));
 }
 
@@ -612,6 +449,12 @@ std::string S3Client::put_file(const std::string& bucket, const std::string& key
     return multipart_upload(bucket, key, file, size, progress);
   }
   Call request{"PUT", bucket, key, {}, {}, {}, http::FileSlice{file, 0, size}, sha256};
+  if (util::Sha256Bytes::from_hex(sha256)) {
+    // S3 refuses a payload whose sha256 is not this one, so the metadata is true of the
+    // object's bytes. (A multipart upload is checked by its ETag, recomputed over our part
+    // size: S3 never checks a sha256 given for all its parts.)
+    request.headers.emplace_back(k_sha256_metadata, sha256);
+  }
   auto response = call(request);
   if (progress) {
     progress(size, size);
@@ -627,7 +470,7 @@ std::string S3Client::multipart_upload(const std::string& bucket, const std::str
   auto parts = static_cast<std::size_t>((size + part_size - 1) / part_size);
   Call create{"POST", bucket, key, {{"uploads", ""}}, {}, std::string(), {}, {}};
   auto created = call(create);
-  auto upload_id = xml_value(created.body, "UploadId");
+  auto upload_id = xml::child_text(created.body, "InitiateMultipartUploadResult", "UploadId");
   if (!upload_id || upload_id->empty()) {
     throw RemoteError("S3 started no multipart upload for " + where(create));
   }
@@ -667,11 +510,13 @@ std::string S3Client::multipart_upload(const std::string& bucket, const std::str
     Call complete{"POST", bucket, key, {{"uploadId", *upload_id}}, {{"Content-Type", "application/xml"}}, body, {}, {}};
     auto response = call(complete);
     // S3 may answer 200 and still fail the completion in the body.
-    if (response.body.find("<Error>") != std::string::npos) {
+    auto etag = xml::child_text(response.body, "CompleteMultipartUploadResult", "ETag");
+    if (!etag) {
+      auto code = xml::parse_error(response.body).code;
       throw RemoteError("S3 could not complete the upload of " + where(complete) + " ("
-                        + printable(xml_value(response.body, "Code").value_or("unknown error")) + ")");
+                        + printable(code.empty() ? std::string("no CompleteMultipartUploadResult") : code) + ")");
     }
-    return unquote_etag(xml_value(response.body, "ETag").value_or(""));
+    return unquote_etag(*etag);
   } catch (...) {
     // No orphan parts left to be billed: abort, whatever failed.
     try {

@@ -1,6 +1,7 @@
 #include "hubcache/compilecache/store_copy.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/checked.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/thread_pool.hpp"
@@ -407,10 +408,10 @@ CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, con
     CopyItem item;
     for (const auto* file : decision.to_copy) {
       item.to_copy.push_back(*file);
-      item.bytes += file->size;
+      item.bytes = util::saturating_add(item.bytes, file->size);
     }
     plan.files_planned += item.to_copy.size();
-    plan.bytes_planned += item.bytes;
+    plan.bytes_planned = util::saturating_add(plan.bytes_planned, item.bytes);
     item.entry = std::move(entry);
     (item.entry.kind == EntryKind::registry ? registries : plan.copies).push_back(std::move(item));
   }

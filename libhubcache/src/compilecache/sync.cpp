@@ -2,6 +2,7 @@
 
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/util/checked.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/nofollow.hpp"
 #include "hubcache/util/process.hpp"
@@ -1117,9 +1118,9 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const stdfs::path& 
         }
       }
       for (const auto& file : install.to_download) {
-        install.bytes += file.size;
+        install.bytes = util::saturating_add(install.bytes, file.size);
       }
-      plan.bytes_planned += install.bytes;
+      plan.bytes_planned = util::saturating_add(plan.bytes_planned, install.bytes);
       plan.files_planned += install.to_download.size();
       install.entry = std::move(entry);
       plan.installs.push_back(std::move(install));
@@ -1390,6 +1391,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
           false); // made durable by one syncfs per batch of entries, before they appear
         file.sha256 = std::move(written.sha256);
         file.git_blob_sha1 = std::move(written.git_blob_sha1);
+        file.etag = std::move(written.etag); // empty when no ETag vouched for these bytes
         std::lock_guard lock(mutex);
         state.bytes_done += file.size > reported ? file.size - reported : 0;
         ++state.files_done;

@@ -96,6 +96,7 @@ struct Client::Impl {
   BodySink* sink = nullptr;
   bool sink_started = false;
   bool sink_accepted = false;
+  std::size_t body_limit = 0;
   std::exception_ptr callback_error;
   const std::string* body_bytes = nullptr;
   std::uint64_t body_position = 0;
@@ -137,8 +138,15 @@ std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user
     }
     if (impl.sink_accepted) {
       impl.sink->write(chunk);
-    } else if (impl.sink == nullptr || impl.response->body.size() < k_unsunk_body_cap) {
+    } else if (impl.sink == nullptr) {
+      if (impl.response->body.size() + chunk.size() > impl.body_limit) {
+        throw RemoteError("the answer from " + url_origin(impl.response->url) + " is larger than "
+                            + std::to_string(impl.body_limit) + " bytes",
+                          "check the endpoint is the service it should be");
+      }
       impl.response->body.append(chunk);
+    } else if (impl.response->body.size() < k_unsunk_body_cap) {
+      impl.response->body.append(chunk); // an error page: its start is enough
     }
   } catch (...) {
     impl.callback_error = std::current_exception();
@@ -223,6 +231,7 @@ Response Client::perform(const Request& request, BodySink* sink)
   impl.sink = sink;
   impl.sink_started = false;
   impl.sink_accepted = false;
+  impl.body_limit = request.body_limit;
   impl.callback_error = nullptr;
   impl.body_bytes = nullptr;
   impl.body_position = 0;
@@ -261,7 +270,7 @@ Response Client::perform(const Request& request, BodySink* sink)
   }
   auto stall_timeout = request.stall_timeout.value_or(std::chrono::seconds(30));
   if (stall_timeout.count() > 0) {
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, request.min_rate));
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(stall_timeout.count()));
   }
   if (request.total_timeout.count() > 0) {
@@ -291,8 +300,16 @@ Response Client::perform(const Request& request, BodySink* sink)
       length = impl.body_bytes->size();
     } else {
       const auto& slice = *request.body_file;
-      impl.body_fd = util::open_regular_file(slice.path);
-      if (slice.offset > 0 && ::lseek(impl.body_fd.get(), static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
+      if (slice.fd >= 0) {
+        impl.body_fd = util::Fd(::fcntl(slice.fd, F_DUPFD_CLOEXEC, 0));
+        if (!impl.body_fd) {
+          throw IoError("cannot read " + slice.path.string() + ": " + std::strerror(errno));
+        }
+      } else {
+        impl.body_fd = util::open_regular_file(slice.path);
+      }
+      // Always seek: a descriptor given by the caller may be anywhere (a dup shares the offset).
+      if (::lseek(impl.body_fd.get(), static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
         throw IoError("cannot seek in " + slice.path.string() + ": " + std::strerror(errno));
       }
       impl.body_remaining = slice.length;

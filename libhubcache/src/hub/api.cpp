@@ -2,6 +2,7 @@
 
 #include "detail.hpp"
 
+#include "hubcache/http/listing_bounds.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -53,6 +54,7 @@ http::Response HubApi::send(http::Request request, bool retry)
   if (!request.stall_timeout) {
     request.stall_timeout = m_config.stall_timeout;
   }
+  request.body_limit = m_config.max_answer_size;
   auto client = m_clients.acquire();
   for (int attempt = 1;; ++attempt) {
     try {
@@ -126,7 +128,7 @@ WhoAmI HubApi::whoami()
   if (!response.ok()) {
     throw_hub_error(response, error_context, m_config.token);
   }
-  auto parsed = parse_json_answer(response, "whoami");
+  auto parsed = parse_json_answer(response, "whoami", m_config.token);
   try {
     WhoAmI who;
     who.name = parsed.at("name").get<std::string>();
@@ -191,7 +193,7 @@ std::string HubApi::create_repo(std::string_view repo_id, bool is_private, bool 
   if (!response.ok()) {
     throw_hub_error(response, error_context, m_config.token);
   }
-  auto parsed = parse_json_answer(response, "create repo");
+  auto parsed = parse_json_answer(response, "create repo", m_config.token);
   if (parsed.is_object() && parsed.contains("name") && parsed["name"].is_string()) {
     auto name = parsed["name"].get<std::string>();
     if (name.find('/') != std::string::npos) {
@@ -220,7 +222,7 @@ std::optional<HubRepoInfo> HubApi::repo_info(std::string_view repo_id)
   if (!response.ok()) {
     throw_hub_error(response, context("read the repo " + std::string(repo_id), repo_id), m_config.token);
   }
-  auto parsed = parse_json_answer(response, "repo info");
+  auto parsed = parse_json_answer(response, "repo info", m_config.token);
   try {
     HubRepoInfo info;
     info.id = parsed.at("id").get<std::string>();
@@ -246,22 +248,20 @@ std::vector<HubTreeEntry> HubApi::list_tree(std::string_view repo_id, std::strin
   error_context.path = std::string(path);
   auto origin = http::url_origin(m_config.endpoint);
   std::vector<HubTreeEntry> entries;
-  std::set<std::string> seen_pages;
+  http::ListingBounds bounds("the Hub's file listing of " + std::string(repo_id), m_config.listing);
   while (!url.empty()) {
-    if (!seen_pages.insert(url).second) {
-      throw RemoteError("the Hub's file listing of " + std::string(repo_id) + " loops back to a page it already sent",
-                        "retry later");
-    }
+    bounds.next_page(url);
     http::Request request;
     request.url = url;
     if (http::url_origin(url) == origin) {
       request.headers = auth_headers();
     }
     auto response = call(request, error_context);
-    auto parsed = parse_json_answer(response, "list files");
+    auto parsed = parse_json_answer(response, "list files", m_config.token);
     if (!parsed.is_array()) {
       throw RemoteError("the Hub's file listing of " + std::string(repo_id) + " is not a JSON array", "retry later");
     }
+    bounds.add_entries(parsed.size());
     try {
       for (const auto& item : parsed) {
         entries.push_back(parse_tree_entry(item));
@@ -297,7 +297,7 @@ std::vector<HubTreeEntry> HubApi::paths_info(std::string_view repo_id, std::stri
     request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
     request.body = std::move(form);
     auto response = call(request, error_context);
-    auto parsed = parse_json_answer(response, "paths-info");
+    auto parsed = parse_json_answer(response, "paths-info", m_config.token);
     try {
       for (const auto& item : parsed) {
         entries.push_back(parse_tree_entry(item));
@@ -353,7 +353,7 @@ void HubApi::preupload(
       request.body = preupload_request_body(files, 0, files.size());
     }
     auto response = call(request, error_context);
-    parse_json_answer(response, "preupload");
+    parse_json_answer(response, "preupload", m_config.token);
     PreuploadResult answers;
     try {
       answers = parse_preupload_response(response.body);
@@ -381,7 +381,7 @@ std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::str
     }
     request.body = lfs_batch_request_body(objects, begin, end, branch);
     auto response = call(request, error_context);
-    parse_json_answer(response, "LFS batch");
+    parse_json_answer(response, "LFS batch", m_config.token);
     try {
       batches[index] = parse_lfs_batch_response(response.body);
     } catch (const json::exception& error) {
@@ -535,15 +535,14 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
   finishers.wait();
 }
 
-HubApi::CommitAnswer HubApi::commit(std::string_view repo_id, std::string_view revision,
-                                    const std::filesystem::path& payload)
+HubApi::CommitAnswer HubApi::commit(std::string_view repo_id, std::string_view revision, const http::FileSlice& payload)
 {
   http::Request request;
   request.method = "POST";
   request.url = api_url(repo_id, "commit/" + http::url_encode(revision));
   request.headers = auth_headers();
   request.headers.emplace_back("Content-Type", "application/x-ndjson");
-  request.body_file = http::FileSlice{payload, 0, stdfs::file_size(payload)};
+  request.body_file = payload;
   // The Hub may think a while before answering a large commit.
   request.stall_timeout = std::max(m_config.stall_timeout, std::chrono::seconds(300));
   auto response = send(request, false);
@@ -553,7 +552,7 @@ HubApi::CommitAnswer HubApi::commit(std::string_view repo_id, std::string_view r
   if (!response.ok()) {
     throw_hub_error(response, context("commit to " + std::string(repo_id), repo_id, true), m_config.token);
   }
-  auto parsed = parse_json_answer(response, "commit");
+  auto parsed = parse_json_answer(response, "commit", m_config.token);
   try {
     return CommitAnswer{response.status, parsed.at("commitOid").get<std::string>()};
   } catch (const json::exception& error) {

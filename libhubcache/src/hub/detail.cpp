@@ -116,14 +116,15 @@ void sleep_for(std::chrono::milliseconds delay)
   }
 }
 
-nlohmann::json parse_json_answer(const http::Response& response, std::string_view action)
+nlohmann::json parse_json_answer(const http::Response& response, std::string_view action,
+                                 const std::optional<std::string>& token)
 {
   auto parsed = util::try_parse_json(response.body);
   if (!parsed) {
     auto request_id = response.request_id();
     throw RemoteError("the Hub sent an invalid JSON answer to " + std::string(action) + " (HTTP "
                         + std::to_string(response.status) + ")"
-                        + (request_id ? " (request id: " + sanitize(*request_id, std::nullopt) + ")" : ""),
+                        + (request_id ? " (request id: " + sanitize(*request_id, token) + ")" : ""),
                       "retry later; if it persists, check HF_ENDPOINT points at a Hugging Face Hub");
   }
   return std::move(*parsed);

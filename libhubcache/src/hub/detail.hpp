@@ -26,7 +26,9 @@ bool is_hex(std::string_view text);
 std::string sanitize(std::string text, const std::optional<std::string>& token);
 std::string server_message(const http::Response& response);
 void sleep_for(std::chrono::milliseconds delay);
-nlohmann::json parse_json_answer(const http::Response& response, std::string_view action);
+// The answer as JSON; RemoteError when it is none (its request id shown without `token`).
+nlohmann::json parse_json_answer(const http::Response& response, std::string_view action,
+                                 const std::optional<std::string>& token);
 [[noreturn]] void throw_bad_shape(std::string_view action, const std::exception& error);
 HubTreeEntry parse_tree_entry(const nlohmann::json& item);
 std::vector<std::pair<std::string, std::string>> lfs_headers();

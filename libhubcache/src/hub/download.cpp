@@ -87,9 +87,10 @@ public:
     // An LFS file is checked by its sha256 alone: the git blob sha1 would only cost a
     // second hash of every byte (it is the oid of regular files, announced as a 40-hex ETag).
     bool sha256_checks_it = expected_etag && expected_etag->size() == 64 && is_hex(*expected_etag);
-    if (!m_sha1 && expected_size && !sha256_checks_it && written == 0) {
+    auto blob_size = expected_size ? expected_size : listed_git_blob ? listed_size : std::nullopt;
+    if (!m_sha1 && blob_size && (!sha256_checks_it || listed_git_blob) && written == 0) {
       m_sha1.emplace(util::HashAlgorithm::sha1);
-      m_sha1->update("blob " + std::to_string(*expected_size) + std::string(1, '\0'));
+      m_sha1->update("blob " + std::to_string(*blob_size) + std::string(1, '\0'));
     }
     m_target.write(chunk);
     m_sha256.update(chunk);
@@ -125,6 +126,9 @@ public:
   std::optional<std::uint64_t> expected_size;
   std::optional<std::string> expected_etag;
   std::optional<std::string> commit;
+  // The listing's size, and whether it gave a git blob sha1 (which must then be computed).
+  std::optional<std::uint64_t> listed_size;
+  bool listed_git_blob = false;
 
 private:
   DownloadTarget& m_target;
@@ -139,7 +143,8 @@ constexpr int k_max_stalled_resumes = 5;
 } // namespace
 
 DownloadResult HubApi::download(std::string_view repo_id, std::string_view revision, std::string_view path,
-                                DownloadTarget& target, const util::ProgressCallback& progress)
+                                DownloadTarget& target, const util::ProgressCallback& progress,
+                                const ListedContent* listed)
 {
   require_online();
   auto error_context = context("download '" + std::string(path) + "' from " + std::string(repo_id), repo_id);
@@ -148,6 +153,10 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
                     + "/" + http::url_encode(path, true);
   auto hub_origin = http::url_origin(m_config.endpoint);
   DownloadSink sink(target, progress);
+  if (listed != nullptr) {
+    sink.listed_size = listed->size;
+    sink.listed_git_blob = !listed->git_blob_sha1.empty();
+  }
   auto client = m_clients.acquire();
   int redirects = 0;
   int stalled = 0;
@@ -226,7 +235,7 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
                            "retry later");
     }
   }
-  return DownloadResult{digests.size, digests.sha256, sink.commit.value_or("")};
+  return DownloadResult{digests.size, digests.sha256, sink.commit.value_or(""), digests.git_blob_sha1};
 }
 
 std::string download_hub_file_text(const util::Environment& env, std::optional<std::string> token,

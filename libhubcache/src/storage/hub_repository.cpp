@@ -1,6 +1,8 @@
 #include "hubcache/storage/hub_repository.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/storage/download_check.hpp"
+#include "hubcache/util/anonymous_file.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/process.hpp"
@@ -127,11 +129,12 @@ std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
   return files;
 }
 
-// The NDJSON commit payload, written to a temp file so that many regular files never
-// sit in memory together; removed when done.
+// The NDJSON commit payload, written to a scratch file so that many regular files never
+// sit in memory together. The file has no name: a commit killed mid-way leaves nothing in
+// TMPDIR.
 class CommitPayload {
 public:
-  CommitPayload() : m_file(stdfs::temp_directory_path() / "neuron-cache-commit.ndjson") {}
+  CommitPayload() : m_file(stdfs::temp_directory_path()) {}
 
   void append(std::string_view data) { m_file.write(data); }
 
@@ -151,14 +154,13 @@ public:
     append(hub::k_commit_file_line_suffix);
   }
 
-  const stdfs::path& finish()
+  http::FileSlice finish() const
   {
-    m_file.close(false);
-    return m_file.path();
+    return http::FileSlice{m_file.directory() / "(commit payload)", 0, m_file.size(), m_file.fd().get()};
   }
 
 private:
-  util::TemporaryFile m_file;
+  util::AnonymousFile m_file;
 };
 
 } // namespace
@@ -338,6 +340,19 @@ void HubRepository::download_file(std::string_view path, const stdfs::path& dest
   FileDownloadTarget target(destination);
   m_api.download(qualified_id(), k_branch, path, target, progress);
   target.commit(flush);
+}
+
+util::FileDigests HubRepository::download_listed(const RepoFile& listed, const stdfs::path& destination,
+                                                 const util::ProgressCallback& progress, bool flush)
+{
+  validate_path_in_repo(listed.path);
+  FileDownloadTarget target(destination);
+  hub::ListedContent content{listed.size, listed.sha256, listed.git_blob_sha1};
+  auto result = m_api.download(qualified_id(), k_branch, listed.path, target, progress, &content);
+  util::FileDigests digests{result.size, result.sha256, result.git_blob_sha1};
+  check_download(listed, digests, "'" + listed.path + "' from " + describe());
+  target.commit(flush);
+  return digests;
 }
 
 void HubRepository::check_writable()

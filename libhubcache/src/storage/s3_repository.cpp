@@ -21,8 +21,6 @@ constexpr std::string_view k_private_dir = ".neuron-cache";
 constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::size_t k_probe_keys = 100;
-// The AWS CLI's (and boto3's) default multipart_chunksize.
-constexpr std::uint64_t k_aws_cli_part_size = std::uint64_t{8} << 20;
 
 // Which publishing phase a path belongs to: entry files, then the entries' model.done,
 // then loose files, then the registry (which describes entries).
@@ -206,9 +204,22 @@ void S3Repository::download_file(std::string_view path, const std::filesystem::p
   }
 }
 
+util::FileDigests S3Repository::download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                                const util::ProgressCallback& progress, bool flush)
+{
+  validate_path_in_repo(listed.path);
+  auto key = key_of(listed.path);
+  try {
+    return m_client->download(m_url.bucket, key, destination, aws::S3Object{key, listed.size, listed.etag, true},
+                              progress, flush);
+  } catch (const EntryNotFound&) {
+    throw EntryNotFound(listed.path + " does not exist in " + describe());
+  }
+}
+
 std::vector<std::uint64_t> S3Repository::etag_part_sizes() const
 {
-  return {m_client->config().part_size, k_aws_cli_part_size};
+  return m_client->etag_part_sizes();
 }
 
 void S3Repository::check_writable()

@@ -149,50 +149,35 @@ constexpr std::size_t k_parallel_hash_chunk = 4u << 20;
 
 } // namespace
 
-namespace {
-
-// One multipart ETag in the making: the MD5 of the current part, and those of the parts done.
-class MultipartEtag {
-public:
-  explicit MultipartEtag(std::uint64_t part_size) : m_part_size(part_size) {}
-  void update(const char* data, std::size_t size)
-  {
-    while (size > 0) {
-      auto take = static_cast<std::size_t>(std::min<std::uint64_t>(size, m_part_size - m_in_part));
-      m_part.update(data, take);
-      m_in_part += take;
-      data += take;
-      size -= take;
-      if (m_in_part == m_part_size) {
-        end_part();
-      }
-    }
-  }
-  std::string finish()
-  {
-    if (m_in_part > 0 || m_parts == 0) {
+void MultipartEtag::update(const char* data, std::size_t size)
+{
+  while (size > 0) {
+    auto take = static_cast<std::size_t>(std::min<std::uint64_t>(size, m_part_size - m_in_part));
+    m_part.update(data, take);
+    m_in_part += take;
+    data += take;
+    size -= take;
+    if (m_in_part == m_part_size) {
       end_part();
     }
-    return hex_digest(HashAlgorithm::md5, m_part_digests) + "-" + std::to_string(m_parts);
   }
-  std::uint64_t part_size() const { return m_part_size; }
+}
 
-private:
-  void end_part()
-  {
-    m_part_digests += m_part.raw_digest();
-    m_part = Hasher(HashAlgorithm::md5);
-    m_in_part = 0;
-    ++m_parts;
+std::string MultipartEtag::finish()
+{
+  if (m_in_part > 0 || m_parts == 0) {
+    end_part();
   }
-  std::uint64_t m_part_size;
-  Hasher m_part{HashAlgorithm::md5};
-  std::uint64_t m_in_part = 0;
-  std::uint64_t m_parts = 0;
-  std::string m_part_digests;
-};
+  return hex_digest(HashAlgorithm::md5, m_part_digests) + "-" + std::to_string(m_parts);
+}
 
-} // namespace
+void MultipartEtag::end_part()
+{
+  m_part_digests += m_part.raw_digest();
+  m_part = Hasher(HashAlgorithm::md5);
+  m_in_part = 0;
+  ++m_parts;
+}
 
 FileDigests digest_file(const std::filesystem::path& path, std::size_t head_size)
 {

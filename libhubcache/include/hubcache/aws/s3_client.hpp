@@ -3,9 +3,12 @@
 #include "hubcache/aws/config.hpp"
 #include "hubcache/aws/credentials.hpp"
 #include "hubcache/http/client.hpp"
+#include "hubcache/http/listing_bounds.hpp"
 #include "hubcache/util/environment.hpp"
+#include "hubcache/util/hash.hpp"
 #include "hubcache/util/progress.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -43,10 +46,14 @@ struct S3Config {
   std::size_t workers = 4;
   std::uint64_t multipart_threshold = std::uint64_t{64} << 20;
   std::uint64_t part_size = std::uint64_t{16} << 20;
+  // A transfer moving less than http::k_min_transfer_rate over this long is stalled.
+  std::chrono::seconds stall_timeout{30};
+  http::ListingLimits listing; // pages and keys of one listing
 
   // --region/AWS_REGION..., --endpoint-url/AWS_ENDPOINT_URL_S3..., --no-sign-request,
-  // NEURON_CACHE_HTTP_BACKOFF_BASE_MS, and NEURON_CACHE_S3_MULTIPART_THRESHOLD /
-  // NEURON_CACHE_S3_PART_SIZE (bytes; parts are at least 5 MiB, S3's minimum).
+  // NEURON_CACHE_HTTP_BACKOFF_BASE_MS, NEURON_CACHE_S3_MULTIPART_THRESHOLD /
+  // NEURON_CACHE_S3_PART_SIZE (bytes; parts are at least 5 MiB, S3's minimum) and
+  // NEURON_CACHE_S3_STALL_TIMEOUT (seconds, at least 1).
   static S3Config from_environment(const util::Environment& env, const Overrides& overrides = {});
 };
 
@@ -77,20 +84,28 @@ public:
   std::optional<S3Object> head_object(const std::string& bucket, const std::string& key);
   // The object's bytes, at most `limit` of them; nullopt when it does not exist.
   std::optional<std::string> get_object(const std::string& bucket, const std::string& key, std::size_t limit);
-  // Streams the object into `destination` (temp + rename), checking its size and, when the
-  // ETag is a plain MD5 (single-part upload), its MD5; `expected` (size, ETag) when given
-  // must still be what S3 serves. Returns the bytes written. `flush`: fsync before the
-  // rename (false: the caller flushes many files at once).
-  std::uint64_t download(const std::string& bucket, const std::string& key, const std::filesystem::path& destination,
-                         const std::optional<S3Object>& expected, const util::ProgressCallback& progress = {},
-                         bool flush = true);
+  // Streams the object into `destination` (temp + rename). `expected` (what the listing
+  // said: size, ETag) when given must still be what S3 serves, and the bytes must match a
+  // checksum S3 vouches for: the sha256 put_file stored in the object's metadata, else the
+  // ETag as an MD5 or a multipart ETag recomputed over etag_part_sizes(). IntegrityError
+  // otherwise (an object encrypted with a managed key is checked by its size alone).
+  // Returns the digests of the bytes written. `flush`: fsync before the rename (false:
+  // the caller flushes many files at once).
+  util::FileDigests download(const std::string& bucket, const std::string& key,
+                             const std::filesystem::path& destination, const std::optional<S3Object>& expected,
+                             const util::ProgressCallback& progress = {}, bool flush = true);
+  // The part sizes uploaders of this store use, most likely first: neuron-cache's own, then
+  // the AWS CLI's default (8 MiB).
+  std::vector<std::uint64_t> etag_part_sizes() const;
 
-  // Uploads bytes in one PUT; returns the ETag S3 gave the object (without quotes).
+  // Uploads bytes in one PUT, their sha256 stored in the object's metadata; returns the
+  // ETag S3 gave the object (without quotes).
   std::string put_bytes(const std::string& bucket, const std::string& key, const std::string& bytes);
   // Uploads a file: one PUT below the multipart threshold, else a multipart upload whose
   // parts go in parallel and which is aborted if any part fails. `sha256` (hex, optional)
-  // lets S3 verify a single-PUT payload. Returns the ETag S3 gave the object (empty when
-  // it gave none).
+  // lets S3 verify a single-PUT payload and is stored in the object's metadata, so every
+  // download checks its bytes end to end (a multipart ETag alone says nothing of them
+  // until recomputed). Returns the ETag S3 gave the object (empty when it gave none).
   std::string put_file(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
                        const std::string& sha256 = {}, const util::ProgressCallback& progress = {});
   void delete_object(const std::string& bucket, const std::string& key);

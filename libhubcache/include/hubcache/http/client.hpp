@@ -35,9 +35,10 @@ private:
 // A request body read from a slice of a file at send time, so a multi-GB file is never
 // held in memory and every retry re-reads it from the start of the slice.
 struct FileSlice {
-  std::filesystem::path path;
+  std::filesystem::path path; // names the file in errors; opened unless `fd` is given
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
+  int fd = -1; // an open file the caller keeps open (one without a name: a private payload)
 };
 
 // Signs a request with AWS Signature Version 4, computed by libcurl (CURLOPT_AWS_SIGV4).
@@ -49,16 +50,26 @@ struct AwsSigV4 {
   std::string secret_access_key;
 };
 
+// Below this many bytes a second over a request's stall window, a transfer is stalled.
+inline constexpr long k_min_transfer_rate = 1024;
+// What an API answer kept in memory may weigh (a Hub tree page, an S3 listing).
+inline constexpr std::size_t k_default_body_limit = std::size_t{32} << 20;
+
 struct Request {
   std::string method = "GET";
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers; // includes Authorization when wanted
   std::optional<std::string> body;                          // bytes body
   std::optional<FileSlice> body_file;                       // or a file slice
-  // Abort when fewer than one byte moved for this long (unset: the caller's default, 30 s
-  // for a bare Client; 0: never), and a total limit (0: none).
+  // Abort when fewer than `min_rate` bytes a second moved over this long (unset: the
+  // caller's default, 30 s for a bare Client; 0: never), so a server that trickles a byte
+  // now and then trips it like one that went silent; and a total limit (0: none).
   std::optional<std::chrono::seconds> stall_timeout;
+  long min_rate = k_min_transfer_rate;
   std::chrono::seconds total_timeout{0};
+  // The most bytes of an answer kept in Response::body when no sink takes it: a bigger
+  // answer is a RemoteError, never a growing buffer.
+  std::size_t body_limit = k_default_body_limit;
   std::optional<AwsSigV4> aws_sigv4;
   // Connection timeout (0: the 10 s default); metadata services want a short one.
   std::chrono::milliseconds connect_timeout{0};

@@ -99,15 +99,18 @@ public:
     long status = 0; // 200, or 409/412 when the parent moved on
     std::string commit_oid;
   };
-  // Posts an NDJSON payload from a file. Never retried: a lost answer could otherwise
-  // make a duplicate commit. 409/412 are returned, every other failure thrown.
-  CommitAnswer commit(std::string_view repo_id, std::string_view revision, const std::filesystem::path& payload);
+  // Posts an NDJSON payload from (a slice of) a file. Never retried: a lost answer could
+  // otherwise make a duplicate commit. 409/412 are returned, every other failure thrown.
+  CommitAnswer commit(std::string_view repo_id, std::string_view revision, const http::FileSlice& payload);
 
   // Downloads /{repo}/resolve/{revision}/{path}: follows the LFS redirect (without the
   // token when it leaves the Hub's origin), resumes with Range after a dropped connection,
   // and checks the size and the sha256 (LFS) or git blob sha1 (regular) the Hub advertises.
+  // With `listed`, every digest that listing gives is computed too (a git blob sha1 even
+  // where the Hub announces a sha256), for the caller to hold the bytes against it.
   DownloadResult download(std::string_view repo_id, std::string_view revision, std::string_view path,
-                          DownloadTarget& target, const util::ProgressCallback& progress = {});
+                          DownloadTarget& target, const util::ProgressCallback& progress = {},
+                          const ListedContent* listed = nullptr);
 
   // One request with the retry policy (retryable statuses and network errors); returns
   // the last response, whatever its status.

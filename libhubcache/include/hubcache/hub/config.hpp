@@ -1,6 +1,7 @@
 #pragma once
 
 #include "hubcache/http/client.hpp"
+#include "hubcache/http/listing_bounds.hpp"
 #include "hubcache/util/environment.hpp"
 
 #include <chrono>
@@ -49,9 +50,11 @@ struct HubConfig {
   std::optional<std::string> token;
   bool offline = false;
   http::RetryPolicy retry;
-  std::size_t workers = k_default_workers;       // transfers in flight (hashing too)
-  std::chrono::seconds stall_timeout{30};        // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
-  std::chrono::milliseconds conflict_base{1000}; // commit re-plan backoff, scaled like `retry`
+  std::size_t workers = k_default_workers;                  // transfers in flight (hashing too)
+  std::chrono::seconds stall_timeout{30};                   // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
+  std::chrono::milliseconds conflict_base{1000};            // commit re-plan backoff, scaled like `retry`
+  http::ListingLimits listing;                              // pages and entries of one tree listing
+  std::size_t max_answer_size = http::k_default_body_limit; // one API answer held in memory
 
   static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);
 };

@@ -39,7 +39,16 @@ private:
 struct DownloadResult {
   std::uint64_t size = 0;
   std::string sha256;
-  std::string commit; // X-Repo-Commit, when sent
+  std::string commit;        // X-Repo-Commit, when sent
+  std::string git_blob_sha1; // when computed (regular files, or asked for by the listing)
+};
+
+// What a tree listing said of a file, which its download must match as well as what the
+// resolve answer announces (the answer may describe other bytes than the listing did).
+struct ListedContent {
+  std::uint64_t size = 0;
+  std::string sha256;        // LFS files
+  std::string git_blob_sha1; // regular files
 };
 
 } // namespace hubcache::hub

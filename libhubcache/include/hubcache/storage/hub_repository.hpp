@@ -38,6 +38,8 @@ public:
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}, bool flush = true) override;
+  util::FileDigests download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                    const util::ProgressCallback& progress = {}, bool flush = true) override;
   void check_writable() override;
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 

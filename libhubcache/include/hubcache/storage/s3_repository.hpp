@@ -30,6 +30,8 @@ public:
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,
                      const util::ProgressCallback& progress = {}, bool flush = true) override;
+  util::FileDigests download_listed(const RepoFile& listed, const std::filesystem::path& destination,
+                                    const util::ProgressCallback& progress = {}, bool flush = true) override;
   // neuron-cache's own part size, then the AWS CLI's default (8 MiB).
   std::vector<std::uint64_t> etag_part_sizes() const override;
   void check_writable() override;

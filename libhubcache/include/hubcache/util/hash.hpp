@@ -133,6 +133,24 @@ bool is_md5_hex(std::string_view text) noexcept;
 // N for a multipart ETag ("<32 hex>-N"), 0 for a plain MD5, nullopt for anything else.
 std::optional<std::uint64_t> etag_part_count(std::string_view etag) noexcept;
 std::string multipart_etag(std::string_view content, std::uint64_t part_size);
+// The same over a stream: the MD5 of the current part, and those of the parts done.
+class MultipartEtag {
+public:
+  explicit MultipartEtag(std::uint64_t part_size) : m_part_size(part_size) {}
+  void update(const char* data, std::size_t size);
+  void update(std::string_view data) { update(data.data(), data.size()); }
+  // "<md5 of the part MD5s>-N" (finalizes).
+  std::string finish();
+  std::uint64_t part_size() const { return m_part_size; }
+
+private:
+  void end_part();
+  std::uint64_t m_part_size;
+  Hasher m_part{HashAlgorithm::md5};
+  std::uint64_t m_in_part = 0;
+  std::uint64_t m_parts = 0;
+  std::string m_part_digests;
+};
 // The part sizes that may have made a multipart ETag of `parts` parts over `size` bytes:
 // the one whole number of MiB (at least S3's 5 MiB minimum) that gives exactly that many
 // parts, when only one does (`certain`); else those of `uploader_part_sizes` (each also as

@@ -1,0 +1,46 @@
+#include "hubcache/util/anonymous_file.hpp"
+
+#include "hubcache/error.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+
+namespace hubcache::util {
+
+AnonymousFile::AnonymousFile(const std::filesystem::path& directory) : m_directory(directory)
+{
+  m_fd = Fd(::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!m_fd && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    // No O_TMPFILE here: a unique name, gone before anything is written to it.
+    std::string name = (directory / "neuron-cache-scratch.XXXXXX").string();
+    m_fd = Fd(::mkostemp(name.data(), O_CLOEXEC));
+    if (m_fd) {
+      ::unlink(name.c_str());
+    }
+  }
+  if (!m_fd) {
+    throw IoError("cannot create a scratch file in " + directory.string() + ": " + std::strerror(errno),
+                  "check TMPDIR points at a writable directory");
+  }
+}
+
+void AnonymousFile::write(std::string_view data)
+{
+  while (!data.empty()) {
+    auto n = ::write(m_fd.get(), data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw IoError("cannot write a scratch file in " + m_directory.string() + ": " + std::strerror(errno));
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+    m_size += static_cast<std::uint64_t>(n);
+  }
+}
+
+} // namespace hubcache::util
