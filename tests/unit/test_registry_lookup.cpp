@@ -1,4 +1,5 @@
 // Candidate selection, matching and filters on a real directory repo.
+#include "registry_test_repo.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -13,6 +14,8 @@
 
 namespace {
 
+using registry_test::Seeded;
+
 const std::string k_compiler = "2.21.33363.0+82129205";
 
 nlohmann::json llama_config(int hidden_size = 4096)
@@ -26,30 +29,6 @@ nlohmann::json nxd_neuron(int batch, int sequence, int tp, const std::string& ta
   return {{"batch_size", batch}, {"sequence_length", sequence},         {"tp_degree", tp}, {"torch_dtype", "bfloat16"},
           {"target", target},    {"_serialized_key", "NxDNeuronConfig"}};
 }
-
-struct Seeded {
-  test_support::TempDir dir;
-  std::unique_ptr<hubcache::storage::DirectoryRepository> repo;
-  Seeded()
-  {
-    repo = std::make_unique<hubcache::storage::DirectoryRepository>(dir / "repo");
-    repo->create({});
-  }
-  void add(const std::vector<std::pair<std::string, std::string>>& files)
-  {
-    hubcache::storage::CommitRequest request;
-    request.message = "seed";
-    for (const auto& [path, content] : files) {
-      request.additions.push_back({path, hubcache::storage::FileSource::from_bytes(content)});
-    }
-    repo->commit(request);
-  }
-  registry::RepositoryOpener opener()
-  {
-    auto root = repo->root();
-    return [root] { return std::make_unique<hubcache::storage::DirectoryRepository>(root); };
-  }
-};
 
 } // namespace
 
