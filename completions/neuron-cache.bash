@@ -91,6 +91,8 @@ _neuron_cache_option() {
     lookup:--dtype | lookup:--auto-cast-type | lookup:--auto_cast_type) _nc_kind=text ;;
     lookup:--instance-type | lookup:--instance_type) _nc_kind=choice _nc_choices='trn1 inf2 trn1n trn2' ;;
     lookup:-v | lookup:--compiler-version | lookup:--compiler_version) _nc_kind=text ;;
+    lookup:--registry-version | lookup:--registry_version) _nc_kind=text ;;
+    lookup:--optimum) _nc_kind=flag ;;
     lookup:--mode) _nc_kind=choice _nc_choices='training inference all' ;;
     lookup:--table) _nc_kind=flag ;;
     lookup:--blocks) _nc_kind=flag ;;
@@ -174,7 +176,7 @@ _neuron_cache_option_names() {
     pull) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
-    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
+    lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --registry-version --registry_version --optimum --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --format --json -q --quiet --verbose -h --help' ;;
     add) _nc_words='-m --model --task --precision --num-cores --num_cores --train-batch-size --train_batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --format --json -q --quiet -v --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
