@@ -601,6 +601,10 @@ std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTa
                   ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
                   : entry.entry_class == EntryClass::single_model
                       && (entry.config == target.diff_config || entry.config == target.config);
+    if (!same && !target.multi_model && entry.entry_class == EntryClass::single_model
+        && matches_by_key_intersection(loaded.location.registry_version)) {
+      same = same_common_keys(entry.config, target.config);
+    }
     if (same) {
       return MatchReason::same_config;
     }

@@ -283,6 +283,23 @@ test_lookup_table_has_a_task_column_when_tasks_mix() {
   equals "$(wc -l <"$OUT")" "3"
 }
 
+# optimum 0.0.21 - 0.1.x compared only the keys both configs hold, after its whitelist:
+# a fine-tune under another id (other _name_or_path, dtype, eos) matches an entry that
+# kept torch_dtype and eos_token_id in its stored config; another architecture does not.
+test_lookup_matches_pre_0_2_roots_by_common_keys() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  "$SEED" "$SCRATCH/repo" raw \
+    "neuronxcc-2.15.128.0+56dc5a86/0_REGISTRY/0.0.25/inference/llama/acme/old-llama/0000cccc.json" \
+    '{"_entry_class": "SingleModelCacheEntry", "_model_id": "acme/old-llama", "_task": "text-generation", "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "torch_dtype": "float16", "eos_token_id": 2, "_name_or_path": "acme/old-llama", "neuron": {"task": "text-generation", "batch_size": 2, "num_cores": 2, "auto_cast_type": "fp16", "sequence_length": 1024}}' \
+    || fail seed
+  write_llama "$SCRATCH/finetune"
+  sed -i 's/"meta-llama\/Tiny"/"me\/old-llama-ft"/' "$SCRATCH/finetune/config.json"
+  run 0 "$NC" lookup "$SCRATCH/finetune" -v 2.15 --json || return
+  equals "$(jq -r '[.entries[] | .model_id + " " + .matched_by] | join(",")' "$OUT")" "acme/old-llama same_config"
+  write_llama "$SCRATCH/bigger" 128
+  run 3 "$NC" lookup "$SCRATCH/bigger" -v 2.15
+}
+
 test_list_reads_the_legacy_root_registry_json() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   "$SEED" "$SCRATCH/repo" raw registry.json '{"2.7.0.40+f7c6cf2a3": {"bert-base-uncased": {"model_name_or_path": "bert-base-uncased", "model_hash": "aa",

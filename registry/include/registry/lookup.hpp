@@ -127,9 +127,14 @@ LoadReport load_entries(const RepositoryOpener& open, const std::vector<Registry
 enum class MatchReason { arch_digest, same_config, same_model_id };
 std::string_view to_string(MatchReason reason);
 
+// optimum 0.0.21 - 0.1.x's lookup_matched_entries: the whitelist removed from both
+// configs, then only the keys both hold compared. True for registry versions in that range.
+bool matches_by_key_intersection(std::string_view registry_version);
+bool same_common_keys(const nlohmann::json& stored, const nlohmann::json& target);
+
 // optimum's rules: same arch digest (>= 0.4.5), or same model type and cleaned config
-// (has_same_arch, 0.2 - 0.4.4; multi-model: one config contains the other), or the
-// target's own entries (same model id).
+// (has_same_arch, 0.2 - 0.4.4; multi-model: one config contains the other; 0.0.21 - 0.1.x:
+// the keys both configs hold), or the target's own entries (same model id).
 std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTarget& target);
 
 struct Filters {
