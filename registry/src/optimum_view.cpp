@@ -90,9 +90,11 @@ std::optional<std::string> task_of_auto_model(const std::string& auto_model)
     {"zero-shot-image-classification", {"AutoModelForZeroShotImageClassification"}},
     {"zero-shot-object-detection", {"AutoModelForZeroShotObjectDetection"}},
   };
+  // optimum's .replace("TF", ""): TensorFlow classes count as their PyTorch twins.
+  constexpr std::string_view tensorflow_prefix = "TF";
   std::string name = auto_model;
-  if (auto tf = name.find("TF"); tf != std::string::npos) { // optimum's .replace("TF", "")
-    name.erase(tf, 2);
+  if (auto at = name.find(tensorflow_prefix); at != std::string::npos) {
+    name.erase(at, tensorflow_prefix.size());
   }
   for (const auto& [task, classes] : loaders) {
     if (std::find(classes.begin(), classes.end(), name) != classes.end()) {
