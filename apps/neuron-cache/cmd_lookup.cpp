@@ -1,6 +1,7 @@
 // `neuron-cache lookup MODEL`: which compiled configurations of a model the cache repo
 // holds, across every compiler and registry version (optimum only sees its own).
 #include "commands.hpp"
+#include "lookup_optimum.hpp"
 
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
@@ -13,6 +14,44 @@
 #include <sstream>
 
 namespace neuron_cache {
+
+std::vector<std::string> hub_model_files(Invocation& invocation, const std::string& model)
+{
+  hubcache::hub::HubApi api(hubcache::hub::HubConfig::from_environment(invocation.env(), invocation.value("token")));
+  std::vector<std::string> files;
+  for (auto& entry : api.list_tree(model, "main", "", true)) {
+    if (entry.type == "file") {
+      files.push_back(std::move(entry.path));
+    }
+  }
+  return files;
+}
+
+registry::ModelConfigs hub_pipeline_configs(Invocation& invocation, const std::string& model)
+{
+  // optimum hashes every */config.json of the repo, keyed by its folder's name, whether
+  // model_index.json lists the folder or not (SDXL base's vae_1_0).
+  constexpr std::size_t k_max_components = 64; // a pipeline has a handful
+  registry::ModelConfigs configs;
+  configs.multi_model = true;
+  configs.origin = model + "/model_index.json";
+  configs.components = nlohmann::json::object();
+  auto token = invocation.value("token");
+  for (const auto& path : hub_model_files(invocation, model)) {
+    if (!path.ends_with("/config.json")) {
+      continue;
+    }
+    auto folder = path.substr(0, path.size() - std::string_view("/config.json").size());
+    auto component = folder.substr(folder.rfind('/') + 1);
+    if (configs.components.size() == k_max_components) {
+      throw hubcache::InvalidArgument(model + " has more than " + std::to_string(k_max_components)
+                                      + " component folders with a config.json: not a diffusers pipeline");
+    }
+    configs.components[component] = registry::parse_json(
+      hubcache::hub::download_hub_file_text(invocation.env(), token, model, path), model + "/" + path);
+  }
+  return configs;
+}
 
 namespace {
 
@@ -53,24 +92,8 @@ std::optional<registry::ModelConfigs> load_model_configs(Invocation& invocation,
   } catch (const hubcache::EntryNotFound&) {
     return unreadable("it has neither config.json nor model_index.json");
   }
-  registry::ModelConfigs configs;
-  configs.multi_model = true;
-  configs.origin = model + "/model_index.json";
-  configs.components = nlohmann::json::object();
-  auto index = registry::parse_json(index_text, configs.origin);
-  for (const auto& [component, value] : index.items()) {
-    if (!value.is_array() || registry::is_unchecked_component(component)) {
-      continue;
-    }
-    try {
-      configs.components[component] = registry::parse_json(
-        hubcache::hub::download_hub_file_text(invocation.env(), token, model, component + "/config.json"),
-        model + "/" + component + "/config.json");
-    } catch (const hubcache::EntryNotFound&) {
-      // schedulers and tokenizers have no config.json
-    }
-  }
-  return configs;
+  registry::parse_json(index_text, model + "/model_index.json"); // must be valid, as for a local pipeline
+  return hub_pipeline_configs(invocation, model);
 }
 
 } // namespace
@@ -110,13 +133,43 @@ nlohmann::json optional_json(const std::optional<std::string>& value)
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+} // namespace
+
+nlohmann::json lookup_entry_json(const registry::LoadedEntry& loaded, registry::MatchReason reason)
+{
+  const auto& entry = loaded.entry;
+  const auto& location = loaded.location;
+  auto shape = registry::entry_shape(entry);
+  return {{"model_id", entry.model_id},
+          {"task", optional_json(entry.task)},
+          {"model_type", entry.model_type},
+          {"compiler_version", location.compiler_version},
+          {"registry_version", location.registry_version},
+          {"path", location.path},
+          {"hash", loaded.content_hash},
+          {"matched_by", std::string(registry::to_string(reason))},
+          {"batch_size", optional_json(shape.batch_size)},
+          {"sequence_length", optional_json(shape.sequence_length)},
+          {"num_cores", optional_json(shape.num_cores)},
+          {"dtype", optional_json(shape.dtype)},
+          {"instance_type", optional_json(shape.instance_type)},
+          {"neuron", entry.neuron_config()}};
+}
+
+namespace {
+
 int run_lookup(Invocation& invocation)
 {
+  if (invocation.has("optimum")) {
+    return run_optimum_lookup(invocation);
+  }
+
   auto model = *invocation.positional("MODEL");
   auto filters = shape_filters(invocation);
   filters.dtype = invocation.value("dtype");
   filters.instance_type = invocation.value("instance-type");
   filters.compiler_version = invocation.value("compiler-version");
+  filters.registry_version = invocation.value("registry-version");
   if (auto mode = invocation.value("mode"); mode && *mode != "all") {
     filters.mode = *mode;
   }
@@ -149,23 +202,8 @@ int run_lookup(Invocation& invocation)
   nlohmann::json entries = nlohmann::json::array();
   std::string quiet;
   for (const auto& match : matches) {
-    const auto& entry = match.loaded.entry;
     const auto& location = match.loaded.location;
-    auto shape = registry::entry_shape(entry);
-    entries.push_back({{"model_id", entry.model_id},
-                       {"task", optional_json(entry.task)},
-                       {"model_type", entry.model_type},
-                       {"compiler_version", location.compiler_version},
-                       {"registry_version", location.registry_version},
-                       {"path", location.path},
-                       {"hash", match.loaded.content_hash},
-                       {"matched_by", std::string(registry::to_string(match.reason))},
-                       {"batch_size", optional_json(shape.batch_size)},
-                       {"sequence_length", optional_json(shape.sequence_length)},
-                       {"num_cores", optional_json(shape.num_cores)},
-                       {"dtype", optional_json(shape.dtype)},
-                       {"instance_type", optional_json(shape.instance_type)},
-                       {"neuron", entry.neuron_config()}});
+    entries.push_back(lookup_entry_json(match.loaded, match.reason));
     quiet += location.path + "\n";
   }
   nlohmann::json data = {{"model", model}, {"repo", resolved.spec.canonical()}, {"entries", std::move(entries)}};
@@ -181,12 +219,20 @@ int run_lookup(Invocation& invocation)
     Output::Table table;
     table.headers = {"BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE", "INSTANCE TYPE", "COMPILER VERSION", "MODEL"};
     table.right_aligned = {true, true, true, false, false, false, false};
+    const bool with_task = registry::tasks_mix(matches);
+    if (with_task) { // rows of several tasks would otherwise look like duplicates
+      table.headers.emplace_back("TASK");
+      table.right_aligned.push_back(false);
+    }
     for (const auto& match : matches) {
       auto shape = registry::entry_shape(match.loaded.entry);
       table.rows.push_back({optional_text(shape.batch_size), optional_text(shape.sequence_length),
                             optional_text(shape.num_cores), shape.dtype.value_or("-"),
                             shape.instance_type.value_or("-"), match.loaded.location.compiler_version,
                             match.loaded.entry.model_id});
+      if (with_task) {
+        table.rows.back().push_back(match.loaded.entry.task.value_or("-"));
+      }
     }
     table.footer = count_of(matches.size(), "cached entry", "cached entries") + " for " + model;
     invocation.out().table(table, data, 0);
@@ -225,7 +271,14 @@ CommandSpec make_lookup_command()
     "registry files that can match are read. Filters compare exactly (--compiler-version: the version\n"
     "or a prefix ending at '.' or '+', e.g. 2.21); instance types inf2 and trn1n\n"
     "count as trn1 on both sides, as optimum-neuron compiles them. Exit status: 0 when something\n"
-    "matches, 3 when nothing does, 1 on errors, 2 on usage errors.";
+    "matches, 3 when nothing does, 1 on errors, 2 on usage errors.\n"
+    "\n"
+    "--optimum answers as optimum-cli neuron cache lookup (optimum-neuron main, 0.4.6.dev4) does, for\n"
+    "scripts that compare: the task from --task or the Hub (a local directory needs --task), the\n"
+    "first compiler dir starting with neuronxcc-2.21.33363.0 (-v picks another pin), registry\n"
+    "version 0.4.6.dev4 (--registry-version picks another), one arch digest, filters on raw values\n"
+    "(--num-cores compares tp_degree, --instance-type the stored target), its table, and exit 0 on\n"
+    "a miss; where optimum-cli fails, exit 1.";
   command.positionals = {{"MODEL", ValueKind::model, "Model directory, config.json file or Hub model id.", true}};
   command.options = {
     {"", "task", ValueKind::text, "TASK", "Only entries compiled for this task (e.g. text-generation).", {}, {}},
@@ -258,6 +311,20 @@ CommandSpec make_lookup_command()
      ValueKind::text,
      "VERSION",
      "Only entries of this neuronx-cc version, or a prefix of it at a '.' or '+' (2.21).",
+     {},
+     {}},
+    {"",
+     "registry-version",
+     ValueKind::text,
+     "VERSION",
+     "Only entries written by this optimum-neuron version (the 0_REGISTRY/<version> folder).",
+     {},
+     {}},
+    {"",
+     "optimum",
+     ValueKind::flag,
+     "",
+     "Give optimum-neuron main's own answer: its task, compiler pin and registry version only, exit 0 on a miss.",
      {},
      {}},
     {"",

@@ -603,6 +603,10 @@ std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTa
                   ? entry.entry_class == EntryClass::multi_model && same_multi_model_arch(entry, target)
                   : entry.entry_class == EntryClass::single_model
                       && (entry.config == target.diff_config || entry.config == target.config);
+    if (!same && !target.multi_model && entry.entry_class == EntryClass::single_model
+        && matches_by_key_intersection(loaded.location.registry_version)) {
+      same = same_common_keys(entry.config, target.config);
+    }
     if (same) {
       return MatchReason::same_config;
     }
@@ -669,6 +673,9 @@ bool passes_filters(const LoadedEntry& loaded, const Filters& filters)
     return false;
   }
   if (filters.mode && entry_mode(loaded) != *filters.mode) {
+    return false;
+  }
+  if (filters.registry_version && loaded.location.registry_version != *filters.registry_version) {
     return false;
   }
   // Multi-model entries have no task: they serve every task of their pipeline.
@@ -800,22 +807,22 @@ std::string join_numbers(const std::set<long long>& values)
   return out;
 }
 
-std::string centred(const std::string& text, std::size_t width)
-{
-  // Python's "{:^16}": the extra space of an odd padding goes to the right.
-  if (text.size() >= width) {
-    return text;
-  }
-  auto padding = width - text.size();
-  return std::string(padding / 2, ' ') + text + std::string(padding - padding / 2, ' ');
-}
-
 std::string text_of(const std::optional<long long>& value)
 {
   return value ? std::to_string(*value) : "-";
 }
 
 } // namespace
+
+std::string centred(const std::string& text, std::size_t width)
+{
+  // The extra space of an odd padding goes to the right, as Python's does.
+  if (text.size() >= width) {
+    return text;
+  }
+  auto padding = width - text.size();
+  return std::string(padding / 2, ' ') + text + std::string(padding - padding / 2, ' ');
+}
 
 std::string nearby_summary(const std::vector<LoadedEntry>& entries, std::size_t limit)
 {
@@ -847,34 +854,59 @@ std::string nearby_summary(const std::vector<LoadedEntry>& entries, std::size_t 
   return text;
 }
 
+bool tasks_mix(const std::vector<LookupMatch>& matches)
+{
+  std::set<std::string> tasks;
+  for (const auto& match : matches) {
+    tasks.insert(match.loaded.entry.task.value_or(""));
+  }
+  return tasks.size() > 1;
+}
+
 std::string optimum_table(const std::string& model_id, const std::vector<LookupMatch>& matches)
 {
+  const bool with_task = tasks_mix(matches);
   struct Row {
     std::optional<long long> tp, batch, sequence;
-    std::string dtype, instance;
-    std::vector<std::string> cells() const { return {text_of(batch), text_of(sequence), text_of(tp), dtype, instance}; }
+    std::string dtype, instance, task;
+    std::vector<std::string> cells(bool with_task) const
+    {
+      std::vector<std::string> cells = {text_of(batch), text_of(sequence), text_of(tp), dtype, instance};
+      if (with_task) {
+        cells.push_back(task);
+      }
+      return cells;
+    }
   };
   std::vector<Row> rows;
   std::set<std::vector<std::string>> seen;
   for (const auto& match : matches) {
     auto shape = entry_shape(match.loaded.entry);
-    Row row{shape.num_cores, shape.batch_size, shape.sequence_length, shape.dtype.value_or("-"),
-            shape.instance_type.value_or("-")};
-    if (seen.insert(row.cells()).second) {
+    Row row{shape.num_cores,
+            shape.batch_size,
+            shape.sequence_length,
+            shape.dtype.value_or("-"),
+            shape.instance_type.value_or("-"),
+            match.loaded.entry.task.value_or("-")};
+    if (seen.insert(row.cells(with_task)).second) {
       rows.push_back(std::move(row));
     }
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return std::make_tuple(a.tp.value_or(0), a.batch.value_or(0), a.sequence.value_or(0), a.dtype)
-           < std::make_tuple(b.tp.value_or(0), b.batch.value_or(0), b.sequence.value_or(0), b.dtype);
+    return std::make_tuple(a.tp.value_or(0), a.batch.value_or(0), a.sequence.value_or(0), a.dtype, a.task)
+           < std::make_tuple(b.tp.value_or(0), b.batch.value_or(0), b.sequence.value_or(0), b.dtype, b.task);
   });
   std::string text = "Cached entries for " + model_id + "\n";
-  for (const char* header : {"batch size", "sequence length", "tensor parallel", "dtype", "instance type"}) {
+  std::vector<std::string> headers = {"batch size", "sequence length", "tensor parallel", "dtype", "instance type"};
+  if (with_task) {
+    headers.emplace_back("task");
+  }
+  for (const auto& header : headers) {
     text += centred(header, 16);
   }
   text += "\n";
   for (const auto& row : rows) {
-    for (const auto& cell : row.cells()) {
+    for (const auto& cell : row.cells(with_task)) {
       text += centred(cell, 16);
     }
     text += "\n";

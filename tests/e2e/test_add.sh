@@ -622,6 +622,37 @@ test_pull_beyond_max_size_asks_on_a_terminal() {
   lacks "$OUT" "Continue?"
 }
 
+# What optimum sees of add's work: nothing of add's own (training) entries, which no
+# optimum registry version holds; an export command's entries, filed as optimum main
+# files them (0.4.6.dev4/<digest>/ and the alias), pushed unchanged and found by
+# optimum's own lookup.
+test_add_entries_optimum_sees() {
+  setup_repo || return
+  add_one 0 || return
+  run 0 "$NC" lookup "$SCRATCH/tiny" --task text-generation -q || return # neuron-cache's view
+  run 0 "$NC" lookup "$SCRATCH/tiny" --optimum --task text-generation || return
+  equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/tiny."
+  local digest
+  digest=$("$NC" lookup "$SCRATCH/tiny" --optimum --task text-generation --json | jq -r '.optimum.arch_digest')
+  [[ "$digest" =~ ^[0-9a-f]{64}$ ]] || { fail "no digest: $digest"; return; }
+  local entry='{"_entry_class": "SingleModelCacheEntry", "_model_id": "org/tiny-gpt2", "_task": "text-generation", "model_type": "gpt2", "n_embd": 64, "n_layer": 2, "neuron": {"batch_size": 8, "sequence_length": 128, "tp_degree": 2, "torch_dtype": "bfloat16", "target": "trn1"}}'
+  local script="$SCRATCH/export.sh"
+  cat >"$script" <<EOF
+#!/usr/bin/env bash
+"$FAKE" --model org/tiny-gpt2 --batch-size 8 --sequence-length 128 --num-cores 2 || exit 1
+root="\$NEURON_COMPILE_CACHE_URL/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.6.dev4"
+mkdir -p "\$root/$digest" "\$root/gpt2/org/tiny-gpt2"
+printf '%s' '$entry' >"\$root/$digest/00000000000000000008.json"
+ln -s "\$root/$digest/00000000000000000008.json" "\$root/gpt2/org/tiny-gpt2/00000000000000000008.json"
+EOF
+  chmod +x "$script"
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 --train-batch-size 8 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -- "$script" "{batch_size}" || return
+  run 0 "$NC" lookup "$SCRATCH/tiny" --optimum --task text-generation || return
+  contains "$OUT" "       8              128              2            bfloat16          trn1      "
+  equals "$(wc -l <"$OUT")" "3"
+}
+
 test_add_pushes_registry_entries_the_command_wrote_as_they_are() {
   setup_repo || return
   # An optimum export writes its own registry entry next to the graphs.

@@ -183,6 +183,123 @@ test_lookup_infers_image_text_to_text() {
   equals "$(jq -r '.entries[0].task + " " + .entries[0].matched_by' "$OUT")" "image-text-to-text arch_digest"
 }
 
+# optimum's own answer: one compiler pin, one registry version, one digest, raw filters,
+# its table, exit 0 on a miss. The entry is filed under the digest transformers' own
+# classes give (tests/data/registry/diff_vectors.json), copies of it elsewhere are not
+# optimum's to see.
+seed_optimum_repo() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return 1
+  local vectors="$SOURCE_DIR/tests/data/registry/diff_vectors.json" name="qwen3-0.6b-base-sft@4.51.3"
+  mkdir -p "$SCRATCH/published" "$SCRATCH/copy"
+  jq -r --arg n "$name" '.public[] | select(.name == $n and .task == "text-generation") | .diff_config' "$vectors" \
+    >"$SCRATCH/published/config.json"
+  jq -r --arg n "$name+local" '.public[] | select(.name == $n) | .config' "$vectors" >"$SCRATCH/copy/config.json"
+  DIGEST=$(jq -r --arg n "$name" '.public[] | select(.name == $n and .task == "text-generation") | .arch_digest' "$vectors")
+  seed_entry Qwen/Qwen3-0.6B-Base-sft "$SCRATCH/published/config.json" "$(neuron 4 1024 2 trn1)" "$CV" 0.4.6.dev4 digest
+  seed_entry Qwen/Qwen3-0.6B-Base-sft "$SCRATCH/published/config.json" "$(neuron 1 1024 2 trn1)" "$CV" 0.4.5 digest
+  seed_entry Qwen/Qwen3-0.6B-Base-sft "$SCRATCH/published/config.json" "$(neuron 8 1024 2 trn1)" 2.19.1.0 0.4.6.dev4 digest
+}
+
+test_lookup_optimum_gives_optimums_answer() {
+  seed_optimum_repo || return
+  local before; before=$(snapshot "$SCRATCH/repo")
+  # neuron-cache's view: every compiler and registry version.
+  run 0 "$NC" lookup "$SCRATCH/copy" --json || return
+  equals "$(jq '.entries | length' "$OUT")" "3"
+  run 0 "$NC" lookup "$SCRATCH/copy" --registry-version 0.4.6.dev4 --json || return
+  equals "$(jq -r '[.entries[].compiler_version] | sort | join(",")' "$OUT")" "2.19.1.0,$CV"
+  # optimum's: its pin and version only.
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation || return
+  matches_golden "$OUT" lookup-optimum.txt
+  equals "$(wc -l <"$OUT")" "3"
+  contains "$OUT" "       4              1024             2            bfloat16          trn1      "
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --json || return
+  valid_json "$OUT" lookup.schema.json
+  equals "$(jq -r '.optimum | [.registry_version, .compiler_pin, .compiler_dir, .task, .arch_digest] | join(" ")' "$OUT")" \
+    "0.4.6.dev4 2.21.33363.0 neuronxcc-$CV text-generation $DIGEST"
+  equals "$(jq -r '.entries[0].path' "$OUT")" "$(cd "$SCRATCH/repo" && ls neuronxcc-$CV/0_REGISTRY/0.4.6.dev4/$DIGEST/*.json)"
+  # Other pins: -v and --registry-version.
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation -v 2.19 --json || return
+  equals "$(jq -r '.entries[0].batch_size' "$OUT")" "8"
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --registry-version 0.4.5 --json || return
+  equals "$(jq -r '.entries[0].batch_size' "$OUT")" "1"
+  # A miss is exit 0 and optimum's sentence; its filters compare raw values (inf2 != trn1).
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --batch-size 3 || return
+  equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/copy."
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --instance-type inf2 || return
+  equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/copy."
+  run 0 "$NC" lookup "$SCRATCH/copy" --instance-type inf2 -q || return
+  run 0 "$NC" lookup "$SCRATCH/copy" --optimum --task feature-extraction || return
+  equals "$(cat "$OUT")" "No cached entries found for $SCRATCH/copy."
+  equals "$(snapshot "$SCRATCH/repo")" "$before"
+}
+
+test_lookup_optimum_fails_where_optimum_fails() {
+  seed_optimum_repo || return
+  # optimum cannot infer the task of a local directory.
+  run 1 "$NC" lookup "$SCRATCH/copy" --optimum || return
+  one_line "$ERR"
+  contains "$ERR" "Cannot infer the task from a local directory yet"
+  # No compiler dir with the pin.
+  run 1 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation -v 2.26.6360.0
+  one_line "$ERR"
+  contains "$ERR" "No hub cache registry found in file://$SCRATCH/repo for neuronx-cc-2.26.6360.0"
+  # A traced model's entry in the folder: optimum's table raises KeyError.
+  "$SEED" "$SCRATCH/repo" raw "neuronxcc-$CV/0_REGISTRY/0.4.6.dev4/$DIGEST/0000000000000000000a.json" \
+    '{"_entry_class": "SingleModelCacheEntry", "_model_id": "x", "_task": "text-generation", "model_type": "qwen3", "neuron": {"static_batch_size": 1}}' \
+    || fail seed
+  run 1 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation
+  one_line "$ERR"
+  contains "$ERR" "where optimum-cli's table fails"
+  # The wider view reads it.
+  run 0 "$NC" lookup "$SCRATCH/copy" --task text-generation -q
+  # Options of neuron-cache's own view, and optimum's dtype choices.
+  run 2 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --table
+  run 2 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --blocks
+  run 2 "$NC" lookup "$SCRATCH/copy" --optimum --task text-generation --dtype bf16
+  contains "$ERR" "--dtype must be bfloat16 or float16 with --optimum"
+  run 1 "$NC" lookup "$SCRATCH/copy/config.json" --optimum --task text-generation
+  contains "$ERR" "is a file"
+}
+
+# One architecture cached for two tasks: without --task the wider view shows both, and
+# its tables say which row is which.
+test_lookup_table_has_a_task_column_when_tasks_mix() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  write_llama "$SCRATCH/llama"
+  seed_entry org/tiny-llama "$SCRATCH/llama/config.json" "$(neuron 4 512 2 trn1)" "$CV" 0.4.6.dev4 both
+  "$SEED" "$SCRATCH/repo" entry --model-id org/tiny-llama --task feature-extraction --config "$SCRATCH/llama/config.json" \
+    --neuron "$(neuron 32 512 2 trn1)" --compiler-version "$CV" --registry-version 0.4.6.dev4 --layout both >/dev/null \
+    || fail seed
+  run 0 "$NC" lookup "$SCRATCH/llama" || return
+  matches_golden "$OUT" lookup-tasks.txt
+  contains "$OUT" "instance type        task      "
+  contains "$OUT" "feature-extraction"
+  run 0 "$NC" lookup "$SCRATCH/llama" --table || return
+  contains "$OUT" "TASK"
+  run 0 "$NC" lookup "$SCRATCH/llama" --task text-generation || return
+  lacks "$OUT" "feature-extraction"
+  equals "$(sed -n 2p "$OUT")" "   batch size   sequence length tensor parallel      dtype       instance type  "
+  equals "$(wc -l <"$OUT")" "3"
+}
+
+# optimum 0.0.21 - 0.1.x compared only the keys both configs hold, after its whitelist:
+# a fine-tune under another id (other _name_or_path, dtype, eos) matches an entry that
+# kept torch_dtype and eos_token_id in its stored config; another architecture does not.
+test_lookup_matches_pre_0_2_roots_by_common_keys() {
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  "$SEED" "$SCRATCH/repo" raw \
+    "neuronxcc-2.15.128.0+56dc5a86/0_REGISTRY/0.0.25/inference/llama/acme/old-llama/0000cccc.json" \
+    '{"_entry_class": "SingleModelCacheEntry", "_model_id": "acme/old-llama", "_task": "text-generation", "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "torch_dtype": "float16", "eos_token_id": 2, "_name_or_path": "acme/old-llama", "neuron": {"task": "text-generation", "batch_size": 2, "num_cores": 2, "auto_cast_type": "fp16", "sequence_length": 1024}}' \
+    || fail seed
+  write_llama "$SCRATCH/finetune"
+  sed -i 's/"meta-llama\/Tiny"/"me\/old-llama-ft"/' "$SCRATCH/finetune/config.json"
+  run 0 "$NC" lookup "$SCRATCH/finetune" -v 2.15 --json || return
+  equals "$(jq -r '[.entries[] | .model_id + " " + .matched_by] | join(",")' "$OUT")" "acme/old-llama same_config"
+  write_llama "$SCRATCH/bigger" 128
+  run 3 "$NC" lookup "$SCRATCH/bigger" -v 2.15
+}
+
 test_list_reads_the_legacy_root_registry_json() {
   run 0 "$NC" create "$SCRATCH/repo" -q || return
   "$SEED" "$SCRATCH/repo" raw registry.json '{"2.7.0.40+f7c6cf2a3": {"bert-base-uncased": {"model_name_or_path": "bert-base-uncased", "model_hash": "aa",
@@ -510,6 +627,40 @@ test_lookup_and_list_on_the_test_hub() {
   equals "$(cat "$OUT")" $'bert-base-uncased\norg/tiny-llama'
   run 0 "$NC" list -m org/tiny-llama --json
   equals "$(jq '.configurations | length' "$OUT")" "3"
+  # optimum's view of a Hub id: the task comes from the Hub's pipeline tag, which the test
+  # Hub never sets, so optimum-cli fails as it does for such a model; --task answers.
+  run 1 "$NC" lookup alice/tiny-llama --optimum || return
+  one_line "$ERR"
+  contains "$ERR" "Could not find the proper task name for the model alice/tiny-llama"
+  run 0 "$NC" lookup alice/tiny-llama --optimum --task text-generation --json || return
+  equals "$(jq -r '.optimum.task' "$OUT")" "text-generation"
+  run 1 "$NC" lookup alice/no-such-model --optimum --task text-generation # a missing model is no miss
+  one_line "$ERR"
+  # A diffusers pipeline on the Hub with a component folder model_index.json does not list
+  # (SDXL base's vae_1_0): optimum hashes every */config.json, so the Hub id finds what
+  # the local copy finds.
+  mkdir -p "$SCRATCH/sdxl/unet" "$SCRATCH/sdxl/text_encoder" "$SCRATCH/sdxl/vae_1_0"
+  echo '{"_class_name": "StableDiffusionXLPipeline", "unet": ["diffusers", "UNet2DConditionModel"], "text_encoder": ["transformers", "CLIPTextModel"]}' \
+    >"$SCRATCH/sdxl/model_index.json"
+  echo '{"cross_attention_dim": 2048, "_diffusers_version": "0.19.0"}' >"$SCRATCH/sdxl/unet/config.json"
+  echo '{"model_type": "clip_text_model", "hidden_size": 768}' >"$SCRATCH/sdxl/text_encoder/config.json"
+  echo '{"latent_channels": 4, "force_upcast": false}' >"$SCRATCH/sdxl/vae_1_0/config.json"
+  local file
+  for file in model_index.json unet/config.json text_encoder/config.json vae_1_0/config.json; do
+    "$SEED" alice/sdxl raw "$file" "$(cat "$SCRATCH/sdxl/$file")" || fail "seeding alice/sdxl/$file"
+  done
+  local digest
+  digest=$("$NC" lookup "$SCRATCH/sdxl" --optimum --task text-to-image --json 2>/dev/null | jq -r '.optimum.arch_digest')
+  "$SEED" alice/neuron-cache raw "neuronxcc-$CV/0_REGISTRY/0.4.6.dev4/$digest/0000000000000000000b.json" \
+    '{"_entry_class": "MultiModelCacheEntry", "_model_id": "stabilityai/sdxl-base", "_task": null,
+      "unet": {"cross_attention_dim": 2048, "neuron": {"batch_size": 1, "sequence_length": 77, "tp_degree": 1, "torch_dtype": "bfloat16", "target": "trn1"}},
+      "text_encoder": {"model_type": "clip_text_model", "hidden_size": 768, "neuron": {}}}' || fail "seeding the entry"
+  run 0 "$NC" lookup "$SCRATCH/sdxl" --json || return
+  equals "$(jq -r '[.entries[].matched_by] | join(",")' "$OUT")" "arch_digest"
+  run 0 "$NC" lookup alice/sdxl --json || return
+  equals "$(jq -r '[.entries[].matched_by] | join(",")' "$OUT")" "arch_digest"
+  run 0 "$NC" lookup alice/sdxl --optimum --task text-to-image || return
+  contains "$OUT" "       1               77              1            bfloat16          trn1      "
 }
 
 run_tests

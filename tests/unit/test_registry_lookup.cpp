@@ -1,4 +1,5 @@
 // Candidate selection, matching and filters on a real directory repo.
+#include "registry_test_repo.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -13,6 +14,8 @@
 
 namespace {
 
+using registry_test::Seeded;
+
 const std::string k_compiler = "2.21.33363.0+82129205";
 
 nlohmann::json llama_config(int hidden_size = 4096)
@@ -26,30 +29,6 @@ nlohmann::json nxd_neuron(int batch, int sequence, int tp, const std::string& ta
   return {{"batch_size", batch}, {"sequence_length", sequence},         {"tp_degree", tp}, {"torch_dtype", "bfloat16"},
           {"target", target},    {"_serialized_key", "NxDNeuronConfig"}};
 }
-
-struct Seeded {
-  test_support::TempDir dir;
-  std::unique_ptr<hubcache::storage::DirectoryRepository> repo;
-  Seeded()
-  {
-    repo = std::make_unique<hubcache::storage::DirectoryRepository>(dir / "repo");
-    repo->create({});
-  }
-  void add(const std::vector<std::pair<std::string, std::string>>& files)
-  {
-    hubcache::storage::CommitRequest request;
-    request.message = "seed";
-    for (const auto& [path, content] : files) {
-      request.additions.push_back({path, hubcache::storage::FileSource::from_bytes(content)});
-    }
-    repo->commit(request);
-  }
-  registry::RepositoryOpener opener()
-  {
-    auto root = repo->root();
-    return [root] { return std::make_unique<hubcache::storage::DirectoryRepository>(root); };
-  }
-};
 
 } // namespace
 
@@ -318,4 +297,40 @@ TEST_CASE("registry: attribution records name only safe graphs of their own comp
   CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9"}) == 100U);
   CHECK(registry::folders_size(index, {dir + "/MODULE_1+d41d8cd9", dir + "/MODULE_2+d41d8cd9"}) == 150U);
   CHECK_FALSE(registry::folders_size(index, {dir + "/MODULE_9+d41d8cd9"}).has_value());
+}
+
+TEST_CASE("registry: 0.0.21 - 0.1.x roots match on the keys both configs hold")
+{
+  CHECK(registry::matches_by_key_intersection("0.0.21"));
+  CHECK(registry::matches_by_key_intersection("0.0.25"));
+  CHECK(registry::matches_by_key_intersection("0.1.0"));
+  CHECK(registry::matches_by_key_intersection("0.1.3.dev0"));
+  CHECK_FALSE(registry::matches_by_key_intersection("0.0.20")); // exact equality then
+  CHECK_FALSE(registry::matches_by_key_intersection("0.2.0"));  // has_same_arch from here
+  CHECK_FALSE(registry::matches_by_key_intersection("0.4.6.dev4"));
+  CHECK_FALSE(registry::matches_by_key_intersection("neuron-cache-add-1"));
+  CHECK_FALSE(registry::matches_by_key_intersection(""));
+
+  nlohmann::json stored = {{"model_type", "llama"},
+                           {"hidden_size", 64},
+                           {"torch_dtype", "float16"},
+                           {"eos_token_id", 2},
+                           {"neuron", {{"batch_size", 1}}}};
+  nlohmann::json target = {
+    {"model_type", "llama"}, {"hidden_size", 64}, {"rope_theta", 500000.0}, {"torch_dtype", "bfloat16"}};
+  CHECK(registry::same_common_keys(stored, target));
+  target["hidden_size"] = 128;
+  CHECK_FALSE(registry::same_common_keys(stored, target));
+
+  // Through match_entry: only an entry read from such a root matches this way.
+  auto entry = registry::CacheEntry::deserialize(
+    R"({"model_type": "llama", "hidden_size": 64, "torch_dtype": "float16", "neuron": {"batch_size": 1}})", "x",
+    std::string("acme/old-llama"));
+  registry::LoadedEntry loaded{{}, entry, "", 0};
+  loaded.location.registry_version = "0.0.25";
+  auto lookup = registry::make_lookup_target("me/ft", std::string("text-generation"),
+                                             {{"model_type", "llama"}, {"hidden_size", 64}, {"num_hidden_layers", 2}});
+  CHECK(registry::match_entry(loaded, lookup) == registry::MatchReason::same_config);
+  loaded.location.registry_version = "0.2.0";
+  CHECK_FALSE(registry::match_entry(loaded, lookup));
 }

@@ -127,9 +127,14 @@ LoadReport load_entries(const RepositoryOpener& open, const std::vector<Registry
 enum class MatchReason { arch_digest, same_config, same_model_id };
 std::string_view to_string(MatchReason reason);
 
+// optimum 0.0.21 - 0.1.x's lookup_matched_entries: the whitelist removed from both
+// configs, then only the keys both hold compared. True for registry versions in that range.
+bool matches_by_key_intersection(std::string_view registry_version);
+bool same_common_keys(const nlohmann::json& stored, const nlohmann::json& target);
+
 // optimum's rules: same arch digest (>= 0.4.5), or same model type and cleaned config
-// (has_same_arch, 0.2 - 0.4.4; multi-model: one config contains the other), or the
-// target's own entries (same model id).
+// (has_same_arch, 0.2 - 0.4.4; multi-model: one config contains the other; 0.0.21 - 0.1.x:
+// the keys both configs hold), or the target's own entries (same model id).
 std::optional<MatchReason> match_entry(const LoadedEntry& loaded, const LookupTarget& target);
 
 struct Filters {
@@ -140,7 +145,8 @@ struct Filters {
   std::optional<std::string> dtype;         // normalized with normalize_dtype
   std::optional<std::string> instance_type; // normalized with normalize_instance_type
   std::optional<std::string> compiler_version;
-  std::optional<std::string> mode; // training | inference (optimum 0.0.19 - 0.1.x --mode); unset: all
+  std::optional<std::string> registry_version; // the optimum-neuron version that wrote it, exactly
+  std::optional<std::string> mode;             // training | inference (optimum 0.0.19 - 0.1.x --mode); unset: all
 };
 
 // Whether an entry is a training or an inference one: the registry's mode level
@@ -202,10 +208,18 @@ Attribution attribute_matches(hubcache::storage::Repository& repo, const std::ve
 // joined with "; ", at most `limit` groups. Empty when there are none.
 std::string nearby_summary(const std::vector<LoadedEntry>& entries, std::size_t limit = 6);
 
+// Python's "{:^WIDTH}": text centred, the extra space of an odd padding on the right.
+std::string centred(const std::string& text, std::size_t width);
+
+// True when the matches were compiled for more than one task (multi-model entries have
+// none and count as one): a table of them needs a task column.
+bool tasks_mix(const std::vector<LookupMatch>& matches);
+
 // optimum-neuron main's lookup output without rich: the title "Cached entries for MODEL",
 // a header and one row per distinct (batch size, sequence length, tensor parallel,
 // dtype, instance type), each cell centred in 16 characters, rows sorted as optimum does
 // (tensor parallel, batch size, sequence length, dtype). Missing values show as "-".
+// When tasks mix (optimum's own lookup has one task), a sixth column names each row's.
 std::string optimum_table(const std::string& model_id, const std::vector<LookupMatch>& matches);
 
 } // namespace registry
