@@ -409,8 +409,9 @@ std::optional<std::string> Invocation::positional(const std::string& name) const
 std::string render_command_help(const CommandSpec& command, std::size_t terminal_width)
 {
   const auto width = std::min(terminal_width, k_help_width);
-  // Names on the left, descriptions in one column; narrower terminals narrow the names' side.
-  const auto help_column = std::min(k_help_column, width / 2 - 6);
+  // Names on the left, descriptions in one column; on a narrow terminal each name on its
+  // own line, its description below, indented.
+  const auto help_column = width >= 72 ? k_help_column : std::size_t{8};
   std::ostringstream out;
   out << "Usage: neuron-cache " << command.name << " [OPTIONS]";
   for (const auto& positional : command.positionals) {
