@@ -21,7 +21,21 @@ namespace stdfs = std::filesystem;
 
 std::string dtype_of(const std::string& precision)
 {
-  return precision == "bf16" ? "bfloat16" : "float32";
+  return precision == "bf16" ? "bfloat16" : precision == "fp16" ? "float16" : "float32";
+}
+
+std::string joined(const std::vector<std::string>& words, const std::string& last_separator)
+{
+  std::string text;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == words.size() ? last_separator : ", ") + words[i];
+  }
+  return text;
+}
+
+bool is_one_of(const std::string& value, const std::vector<std::string>& allowed)
+{
+  return std::find(allowed.begin(), allowed.end(), value) != allowed.end();
 }
 
 bool is_identifier(std::string_view text)
@@ -47,13 +61,33 @@ bool is_wrapper_option(std::string_view word)
 
 } // namespace
 
+const std::vector<std::string>& precisions()
+{
+  static const std::vector<std::string> values = {"fp", "bf16", "fp16"};
+  return values;
+}
+
+const std::vector<std::string>& auto_cast_types()
+{
+  static const std::vector<std::string> values = {"bf16", "fp16", "tf32", "fp32"};
+  return values;
+}
+
 void Configuration::validate() const
 {
   if (task.empty()) {
     throw hubcache::InvalidArgument("a configuration needs a task (e.g. text-generation)");
   }
-  if (precision != "fp" && precision != "bf16") {
-    throw hubcache::InvalidArgument("precision must be fp or bf16 (got '" + precision + "')");
+  if (precision.empty() && !auto_cast_type) {
+    throw hubcache::InvalidArgument("a configuration needs a precision (" + joined(precisions(), " or ")
+                                    + ") or an auto-cast type (" + joined(auto_cast_types(), " or ") + ")");
+  }
+  if (!precision.empty() && !is_one_of(precision, precisions())) {
+    throw hubcache::InvalidArgument("precision must be " + joined(precisions(), " or ") + " (got '" + precision + "')");
+  }
+  if (auto_cast_type && !is_one_of(*auto_cast_type, auto_cast_types())) {
+    throw hubcache::InvalidArgument("auto_cast_type must be " + joined(auto_cast_types(), " or ") + " (got '"
+                                    + *auto_cast_type + "')");
   }
   if (num_cores < 1 || num_cores > 128) {
     throw hubcache::InvalidArgument("num_cores must be between 1 and 128 (got " + std::to_string(num_cores) + ")");
@@ -89,7 +123,10 @@ std::string Configuration::summary() const
   } else if (encoder_sequence_length && decoder_sequence_length) {
     text += " seq=" + std::to_string(*encoder_sequence_length) + "/" + std::to_string(*decoder_sequence_length);
   }
-  text += " cores=" + std::to_string(num_cores) + " " + precision;
+  text += " cores=" + std::to_string(num_cores) + (precision.empty() ? "" : " " + precision);
+  if (auto_cast_type) {
+    text += " cast=" + *auto_cast_type;
+  }
   if (gradient_accumulation_steps != 1) {
     text += " gas=" + std::to_string(gradient_accumulation_steps);
   }
@@ -180,14 +217,20 @@ nlohmann::json neuron_config(const Configuration& configuration, const std::stri
     {"train_batch_size", configuration.train_batch_size},
     {"eval_batch_size", configuration.effective_eval_batch_size()},
     {"num_cores", configuration.num_cores},
-    {"precision", configuration.precision},
-    {"torch_dtype", dtype_of(configuration.precision)},
     {"gradient_accumulation_steps", configuration.gradient_accumulation_steps},
     {"max_steps", configuration.max_steps},
     {"compiler_type", "neuronx-cc"},
     {"compiler_version", compiler_version},
     {"compiler_flags", flags},
   };
+  // Without a precision, lookup's dtype is the auto-cast type (as for optimum's decoder entries).
+  if (!configuration.precision.empty()) {
+    neuron["precision"] = configuration.precision;
+    neuron["torch_dtype"] = dtype_of(configuration.precision);
+  }
+  if (configuration.auto_cast_type) {
+    neuron["auto_cast_type"] = *configuration.auto_cast_type;
+  }
   if (configuration.sequence_length) {
     neuron["sequence_length"] = *configuration.sequence_length;
   } else {
@@ -213,6 +256,7 @@ bool same_configuration(const nlohmann::json& stored, const nlohmann::json& want
                                      "decoder_sequence_length",
                                      "num_cores",
                                      "precision",
+                                     "auto_cast_type",
                                      "gradient_accumulation_steps",
                                      "compiler_flags"};
   for (const char* key : keys) {
@@ -245,11 +289,16 @@ std::map<std::string, std::string> template_values(const Model& model, const Con
     {"train_batch_size", std::to_string(configuration.train_batch_size)},
     {"eval_batch_size", std::to_string(configuration.effective_eval_batch_size())},
     {"num_cores", std::to_string(configuration.num_cores)},
-    {"precision", configuration.precision},
     {"gradient_accumulation_steps", std::to_string(configuration.gradient_accumulation_steps)},
     {"max_steps", std::to_string(configuration.max_steps)},
     {"cache_dir", cache_dir.string()},
   };
+  if (!configuration.precision.empty()) {
+    values["precision"] = configuration.precision;
+  }
+  if (configuration.auto_cast_type) {
+    values["auto_cast_type"] = *configuration.auto_cast_type;
+  }
   if (configuration.sequence_length) {
     values["sequence_length"] = std::to_string(*configuration.sequence_length);
   }
@@ -275,6 +324,7 @@ std::vector<std::string> known_placeholders()
           "decoder_sequence_length",
           "num_cores",
           "precision",
+          "auto_cast_type",
           "gradient_accumulation_steps",
           "max_steps",
           "cache_dir"};

@@ -8,6 +8,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -143,12 +144,17 @@ public:
   {
     if (key == "task") {
       configuration.task = string_value(value, key);
-    } else if (key == "precision") {
-      auto precision = string_value(value, key);
-      if (precision != "fp" && precision != "bf16") {
-        fail(value.Mark(), "'precision' must be fp or bf16, got '" + precision + "'");
+    } else if (key == "precision" || key == "auto_cast_type") {
+      auto text = string_value(value, key);
+      const auto& allowed = key == "precision" ? precisions() : auto_cast_types();
+      if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+        std::string choices;
+        for (const auto& choice : allowed) {
+          choices += (choices.empty() ? "" : ", ") + choice;
+        }
+        fail(value.Mark(), "'" + key + "' must be one of " + choices + ", got '" + text + "'");
       }
-      configuration.precision = precision;
+      (key == "precision" ? configuration.precision : configuration.auto_cast_type.emplace()) = text;
     } else if (key == "num_cores") {
       configuration.num_cores = integer_value(value, key, 1);
     } else if (key == "train_batch_size" || key == "batch_size") {
@@ -178,6 +184,7 @@ private:
 
 const std::vector<std::string> k_configuration_keys = {"task",
                                                        "precision",
+                                                       "auto_cast_type",
                                                        "num_cores",
                                                        "train_batch_size",
                                                        "batch_size",
@@ -312,11 +319,13 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
         reader.apply_configuration_key(configuration, keys, key, value);
       }
       for (const auto* required : {"task", "precision", "num_cores", "train_batch_size"}) {
-        if (keys.count(required) == 0) {
+        if (keys.count(required) == 0 && !(std::string_view(required) == "precision" && keys.count("auto_cast_type"))) {
           std::string name = required;
           reader.fail(configuration_node.Mark(), "missing required key '" + name + "' in a configuration of '"
                                                    + model.model + "'"
-                                                   + (name == "train_batch_size" ? " (or batch_size)" : ""));
+                                                   + (name == "train_batch_size" ? " (or batch_size)"
+                                                      : name == "precision"      ? " (or auto_cast_type)"
+                                                                                 : ""));
         }
       }
       try {

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* k_positional_key = "positional-arguments";
 constexpr std::size_t k_help_column = 34; // where descriptions start, for arguments and options alike
 constexpr std::size_t k_help_gap = 2;     // spaces at least between a name and its description
-constexpr std::size_t k_help_width = 100;
+constexpr std::size_t k_help_width = 100; // the widest help, even on a wider terminal
 
 std::string join_names(const OptionSpec& option)
 {
@@ -121,17 +121,56 @@ std::string usage_message(const cxxopts::exceptions::exception& error, const Com
   return message;
 }
 
-std::string wrap(const std::string& text, std::size_t indent, std::size_t width)
+// A description as written (prose hard-wrapped near 100 columns) re-wrapped to `width`:
+// a line joins the one before unless that one ends a sentence or a clause (". " or ":")
+// or is blank, or the line is indented.
+std::string reflow(const std::string& text, std::size_t width)
 {
-  std::istringstream words(text);
-  std::string word;
+  std::vector<std::string> paragraphs;
+  std::istringstream lines(text);
+  std::string line;
+  bool joinable = false;
+  while (std::getline(lines, line)) {
+    bool indented = !line.empty() && line.front() == ' ';
+    if (joinable && !indented && !line.empty()) {
+      paragraphs.back() += " " + line;
+    } else {
+      paragraphs.push_back(line);
+    }
+    joinable = !line.empty() && line.back() != '.' && line.back() != ':';
+  }
   std::string out;
+  for (const auto& paragraph : paragraphs) {
+    auto indent = std::min(paragraph.find_first_not_of(' '), paragraph.size());
+    out += (out.empty() ? "" : "\n") + std::string(indent, ' ') + wrap_words(paragraph, indent, width, indent);
+  }
+  return out;
+}
+
+// A shell example within `width`: continued on the next line with " \\" between words
+// (never inside quotes), so it still pastes as one command.
+std::string wrap_example(const std::string& example, std::size_t width)
+{
+  std::vector<std::string> words(1);
+  char quote = 0;
+  for (char c : example) {
+    if (quote == 0 && c == ' ') {
+      words.emplace_back();
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = quote == 0 ? c : (quote == c ? 0 : quote);
+    }
+    words.back() += c;
+  }
+  constexpr std::size_t indent = 2, continuation = 6;
+  std::string out(indent, ' ');
   std::size_t column = indent;
   bool first = true;
-  while (words >> word) {
-    if (!first && column + 1 + word.size() > width) {
-      out += "\n" + std::string(indent, ' ');
-      column = indent;
+  for (const auto& word : words) {
+    if (!first && column + 1 + word.size() + 2 > width) {
+      out += " \\\n" + std::string(continuation, ' ');
+      column = continuation;
     } else if (!first) {
       out += ' ';
       ++column;
@@ -262,7 +301,12 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
   }
   m_context->format = resolve_format(*m_result);
   m_context->verbose = m_result->count("verbose") != 0U;
-  m_output = std::make_unique<Output>(m_context->format, m_context->verbose);
+  auto terminal = Terminal::detect(env);
+  m_output = std::make_unique<Output>(m_context->format, m_context->verbose, terminal);
+  if (terminal.invalid_interval) {
+    m_output->warning("NEURON_CACHE_PROGRESS_INTERVAL is not a number of seconds (got '"
+                      + hubcache::util::escape_control(*terminal.invalid_interval) + "'): progress lines every 30s");
+  }
   // As huggingface_hub: progress bars off for scripts that ask.
   if (env.get_flag("HF_HUB_DISABLE_PROGRESS_BARS")) {
     m_output->disable_progress();
@@ -362,8 +406,12 @@ std::optional<std::string> Invocation::positional(const std::string& name) const
   return std::nullopt;
 }
 
-std::string render_command_help(const CommandSpec& command)
+std::string render_command_help(const CommandSpec& command, std::size_t terminal_width)
 {
+  const auto width = std::min(terminal_width, k_help_width);
+  // Names on the left, descriptions in one column; on a narrow terminal each name on its
+  // own line, its description below, indented.
+  const auto help_column = width >= 72 ? k_help_column : std::size_t{8};
   std::ostringstream out;
   out << "Usage: neuron-cache " << command.name << " [OPTIONS]";
   for (const auto& positional : command.positionals) {
@@ -373,18 +421,18 @@ std::string render_command_help(const CommandSpec& command)
       out << (positional.required ? " " + positional.name : " [" + positional.name + "]");
     }
   }
-  out << "\n\n" << wrap(command.summary, 0, 88) << "\n";
+  out << "\n\n" << wrap_words(command.summary, 0, std::min<std::size_t>(width, 88), 0) << "\n";
   if (!command.description.empty()) {
-    out << "\n" << command.description << "\n";
+    out << "\n" << reflow(command.description, width) << "\n";
   }
-  // Names on the left, descriptions in one column; a name too long for it gets its own line.
+  // A name too long for its side gets its own line.
   auto emit_row = [&](const std::string& left, const std::string& help) {
-    if (left.size() + k_help_gap > k_help_column) {
-      out << left << "\n" << std::string(k_help_column, ' ');
+    if (left.size() + k_help_gap > help_column) {
+      out << left << "\n" << std::string(help_column, ' ');
     } else {
-      out << left << std::string(k_help_column - left.size(), ' ');
+      out << left << std::string(help_column - left.size(), ' ');
     }
-    out << wrap(help, k_help_column, k_help_width) << "\n";
+    out << wrap_words(help, help_column, width, help_column) << "\n";
   };
   if (!command.positionals.empty()) {
     out << "\nArguments:\n";
@@ -427,32 +475,39 @@ std::string render_command_help(const CommandSpec& command)
   if (!command.examples.empty()) {
     out << "\nExamples:\n";
     for (const auto& example : command.examples) {
-      out << "  " << example << "\n";
+      out << wrap_example(example, width) << "\n";
     }
   }
   return out.str();
 }
 
-std::string render_main_help()
+std::string render_main_help(std::size_t terminal_width)
 {
+  const auto width = std::min(terminal_width, k_help_width);
+  constexpr std::size_t summary_column = 16;
   std::ostringstream out;
   out << "Usage: neuron-cache [--version] [--help] COMMAND [OPTIONS]\n\n"
-      << "Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo:\n"
-      << "a Hugging Face Hub model repo (org/name), a directory (/path or file:///path) or an\n"
-      << "S3 prefix (s3://bucket/prefix).\n"
-      << "Compatible with optimum-cli neuron cache.\n\nCommands:\n";
+      << reflow("Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo: a Hugging Face "
+                "Hub model repo (org/name), a directory (/path or file:///path) or an S3 prefix (s3://bucket/prefix).\n"
+                "Compatible with optimum-cli neuron cache.",
+                width)
+      << "\n\nCommands:\n";
   for (const auto& command : all_commands()) {
     std::string left = "  " + command.name;
     std::string summary = command.summary;
     for (const auto& alias : command.aliases) {
       summary += " (alias: " + alias + ")";
     }
-    out << left << std::string(left.size() + k_help_gap <= 16 ? 16 - left.size() : k_help_gap, ' ') << summary << "\n";
+    auto column = left.size() + k_help_gap <= summary_column ? summary_column : left.size() + k_help_gap;
+    out << left << std::string(column - left.size(), ' ') << wrap_words(summary, summary_column, width, column) << "\n";
   }
-  out << "\nRun 'neuron-cache COMMAND --help' for a command's options and examples.\nExit codes:";
+  out << "\n"
+      << wrap_words("Run 'neuron-cache COMMAND --help' for a command's options and examples.", 0, width, 0) << "\n";
+  std::string codes = "Exit codes:";
   for (const auto& status : exit_statuses()) {
-    out << " " << status.code << " " << status.brief << (&status == &exit_statuses().back() ? ".\n" : ",");
+    codes += " " + status.code + " " + status.brief + (&status == &exit_statuses().back() ? "." : ",");
   }
+  out << wrap_words(codes, 0, width, 0) << "\n";
   return out.str();
 }
 

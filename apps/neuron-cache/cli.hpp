@@ -133,8 +133,10 @@ private:
   bool m_help = false;
 };
 
-std::string render_command_help(const CommandSpec& command);
-std::string render_main_help();
+// Help text laid out for `width` columns (at most 100 are used): descriptions reflowed,
+// options' help wrapped in their column, long examples continued with " \\".
+std::string render_command_help(const CommandSpec& command, std::size_t width = k_default_width);
+std::string render_main_help(std::size_t width = k_default_width);
 
 // The closest of `candidates` to `word` when it is a likely typo (edit distance at most
 // 2, and less than half the word), else empty: "did you mean ...?".

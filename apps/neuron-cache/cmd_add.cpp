@@ -28,6 +28,7 @@ namespace add = addjobs;
 const std::vector<std::string> k_configuration_options = {"model",
                                                           "task",
                                                           "precision",
+                                                          "auto-cast-type",
                                                           "num-cores",
                                                           "train-batch-size",
                                                           "eval-batch-size",
@@ -39,14 +40,20 @@ const std::vector<std::string> k_configuration_options = {"model",
 
 add::Configuration configuration_from_options(const Invocation& invocation)
 {
-  for (const auto* required : {"model", "task", "precision", "num-cores", "train-batch-size"}) {
+  for (const auto* required : {"model", "task", "num-cores", "train-batch-size"}) {
     if (!invocation.has(required)) {
-      throw UsageError(std::string("--") + required + " is required (or give a YAML manifest with --manifest)");
+      throw UsageError(std::string("--") + required
+                       + (std::string_view(required) == "train-batch-size" ? " (or --batch-size)" : "")
+                       + " is required (or give a YAML manifest with --manifest)");
     }
+  }
+  if (!invocation.has("precision") && !invocation.has("auto-cast-type")) {
+    throw UsageError("--precision or --auto-cast-type is required (or give a YAML manifest with --manifest)");
   }
   add::Configuration configuration;
   configuration.task = *invocation.value("task");
-  configuration.precision = *invocation.value("precision");
+  configuration.precision = invocation.value("precision").value_or("");
+  configuration.auto_cast_type = invocation.value("auto-cast-type");
   configuration.num_cores = *invocation.integer("num-cores", 1);
   configuration.train_batch_size = *invocation.integer("train-batch-size", 1);
   configuration.eval_batch_size = invocation.integer("eval-batch-size", 1);
@@ -454,16 +461,36 @@ CommandSpec make_add_command()
                         "created and a registry entry for the configuration to the cache repo in one commit.\n"
                         "COMMAND may use placeholders: {model} {model_id} {task} {batch_size} {train_batch_size}\n"
                         "{eval_batch_size} {sequence_length} {encoder_sequence_length} {decoder_sequence_length}\n"
-                        "{num_cores} {precision} {gradient_accumulation_steps} {max_steps} {cache_dir}; without\n"
-                        "COMMAND, the manifest's 'command' or $NEURON_CACHE_ADD_COMMAND is used.\n"
+                        "{num_cores} {precision} {auto_cast_type} {gradient_accumulation_steps} {max_steps}\n"
+                        "{cache_dir}; without COMMAND, the manifest's 'command' or $NEURON_CACHE_ADD_COMMAND is used.\n"
                         "Configurations already registered in the repo are skipped. Exit 1 when a configuration\n"
                         "failed, 128+N when interrupted by signal N.";
   command.options = {
     {"m", "model", ValueKind::model, "MODEL", "Hub model id or local model directory (with config.json).", {}, {}},
     {"", "task", ValueKind::text, "TASK", "Task, e.g. text-generation, text-classification.", {}, {}},
-    {"", "precision", ValueKind::choice, "PRECISION", "fp or bf16.", {"fp", "bf16"}, {}},
+    {"",
+     "precision",
+     ValueKind::choice,
+     "PRECISION",
+     "fp, bf16 or fp16: the model's dtype (torch_dtype in the registry entry).",
+     add::precisions(),
+     {}},
+    {"",
+     "auto-cast-type",
+     ValueKind::choice,
+     "TYPE",
+     "bf16, fp16, tf32 or fp32: what the compiler casts fp32 operations to, recorded as optimum's exports record "
+     "it (auto_cast_type); without --precision, the dtype lookup shows.",
+     add::auto_cast_types(),
+     {}},
     {"", "num-cores", ValueKind::integer, "N", "Neuron cores the run uses.", {}, {}},
-    {"", "train-batch-size", ValueKind::integer, "N", "Training batch size.", {}, {}},
+    {"",
+     "train-batch-size",
+     ValueKind::integer,
+     "N",
+     "Batch size: the training batch size, or an inference model's static batch size.",
+     {},
+     {"batch-size"}},
     {"", "eval-batch-size", ValueKind::integer, "N", "Evaluation batch size (default: the train batch size).", {}, {}},
     {"", "sequence-length", ValueKind::integer, "N", "Sequence length.", {}, {}},
     {"",
@@ -499,6 +526,10 @@ CommandSpec make_add_command()
   }
   command.examples = {"neuron-cache add -m bert-base-uncased --task text-classification --precision bf16 --num-cores 2 "
                       "--train-batch-size 16 --sequence-length 128 -- torchrun --nproc_per_node 2 train.py",
+                      "neuron-cache add -m distilbert-base-uncased --task text-classification --batch-size 1 "
+                      "--sequence-length 128 --num-cores 1 --auto-cast-type fp16 -- optimum-cli export neuron "
+                      "--model {model} --task {task} --batch_size {batch_size} --sequence_length {sequence_length} "
+                      "--auto_cast matmul --auto_cast_type {auto_cast_type} /tmp/out",
                       "neuron-cache add --manifest examples/add-manifest.yaml --jobs 2",
                       "neuron-cache add --manifest ci.yaml --dry-run --json"};
   command.run = run_add;

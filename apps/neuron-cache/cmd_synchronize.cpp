@@ -1,6 +1,8 @@
 // `neuron-cache synchronize`: push the local compile cache to the cache repo, or --pull
 // the repo's entries into it.
 #include "commands.hpp"
+#include "progress_bar.hpp"
+#include "transfer_report.hpp"
 
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
@@ -42,169 +44,6 @@ double seconds_since(std::chrono::steady_clock::time_point start)
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped>& skipped)
-{
-  std::map<std::string, std::size_t> counts;
-  for (const auto& item : skipped) {
-    ++counts[item.reason];
-  }
-  return counts;
-}
-
-// What to do about entries skipped for a reason: the program's next step, or empty when
-// the skip is by design (locks and temp files are never published).
-std::string skip_hint(const std::string& reason)
-{
-  static const std::map<std::string, std::string> hints = {
-    {"failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
-    {"locked", "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
-    {"incomplete", "a compile still running or interrupted: wait, or remove them with: neuron-cache cleanup --all"},
-    {"flags-mismatch", "the flags file does not match the entry's name: compile it again"},
-    {"symlink-outside-root", "replace the link with the file it points to"},
-    {"dangling-symlink", "remove the dangling link"},
-    {"unreadable", "fix the file permissions"},
-    {"not-a-regular-file", "remove it from the compile cache"},
-    {"unrecognized", "not part of a compile cache: move it elsewhere"},
-    {"invalid-name", "rename it: the repo cannot hold that path"},
-    {"locked-locally", "a compiler on this host holds it: pull again when it is done"},
-    {"failed-in-repo", "push it again from a host where it compiled"},
-    {"incomplete-in-repo", "push it again from a host where it compiled"},
-    {"flags-mismatch-in-repo", "push it again from a host where it compiled"},
-    {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
-    {"local-file-differs", "the local file is kept; delete it to take the repo's"},
-    {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
-    {"link-in-local-path", "a symbolic link in the local cache is never written through: remove it and pull again"},
-    {"failed-in-source", "the compiler failed on it there: nothing to copy"},
-    {"flags-mismatch-in-source", "its flags file does not match its name there: compile it again"},
-    {"incomplete-in-source", "a compile still running there, or interrupted: copy again later"},
-    {"target-entry-differs", "the target's complete entry is kept; delete it there to take the source's"},
-    {"target-file-differs", "the target's file is kept; delete it there to take the source's"},
-  };
-  auto found = hints.find(reason);
-  return found == hints.end() ? std::string() : found->second;
-}
-
-// "7 skipped (1 failed, 2 incomplete, ...)": the counts for the summary line.
-std::string skip_summary(const std::vector<cc::Skipped>& skipped)
-{
-  std::string text = std::to_string(skipped.size()) + " skipped";
-  if (skipped.empty()) {
-    return text;
-  }
-  text += " (";
-  bool first = true;
-  for (const auto& [reason, count] : count_by_reason(skipped)) {
-    text += (first ? "" : ", ") + std::to_string(count) + " " + reason;
-    first = false;
-  }
-  return text + ")";
-}
-
-// Diagnostics on stderr: one line per skip reason that has a fix, and every path only
-// with --verbose, so a repeated push in CI stays quiet.
-void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
-{
-  for (const auto& [reason, count] : count_by_reason(skipped)) {
-    if (auto hint = skip_hint(reason); !hint.empty()) {
-      out.info("  " + std::to_string(count) + " " + reason + ": " + hint);
-    }
-  }
-  for (const auto& item : skipped) {
-    out.detail("skipped " + item.path + ": " + item.reason + (item.detail.empty() ? "" : " (" + item.detail + ")"));
-  }
-}
-
-nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped, bool with_hints)
-{
-  auto list = nlohmann::json::array();
-  for (const auto& item : skipped) {
-    nlohmann::json entry = {{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}};
-    if (with_hints) {
-      auto hint = skip_hint(item.reason);
-      entry["hint"] = hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(hint);
-    }
-    list.push_back(entry);
-  }
-  return list;
-}
-
-nlohmann::json counts_json(const std::vector<cc::Skipped>& skipped)
-{
-  auto counts = nlohmann::json::object();
-  for (const auto& [reason, count] : count_by_reason(skipped)) {
-    counts[reason] = count;
-  }
-  return counts;
-}
-
-std::string lines(const std::vector<std::string>& items)
-{
-  std::string text;
-  for (const auto& item : items) {
-    text += (text.empty() ? "" : "\n") + item;
-  }
-  return text;
-}
-
-// The one transfer report push and pull share (docs/schemas/transfer.schema.json): what was
-// planned, what was transferred, what was skipped and why, what failed. Built here from
-// the library's PushResult and PullReport, whose shapes differ.
-struct Transfer {
-  std::string direction;
-  bool dry_run = false;
-  std::string repo;
-  std::string cache_dir; // a local path or an s3:// URL
-  cc::RootSource cache_dir_source = cc::RootSource::default_path;
-  std::optional<std::string> revision;
-  std::vector<std::string> planned;
-  std::vector<std::string> transferred;
-  std::vector<std::string> present;
-  const std::vector<cc::Skipped>* skipped = nullptr;
-  std::vector<cc::Skipped> errors;
-  std::uint64_t files_planned = 0, files_transferred = 0;
-  std::uint64_t bytes_planned = 0, bytes_transferred = 0;
-  double seconds = 0;
-
-  // The summary's end: "; 3 already present; 2 skipped (…); 1 failed; 1.2s." and, on a dry
-  // run, what would move ("Would push:" and one path a line).
-  std::string summary_tail(const std::string& verb) const
-  {
-    std::string text = "; " + std::to_string(present.size()) + " already present; " + skip_summary(*skipped);
-    if (!errors.empty()) {
-      text += "; " + std::to_string(errors.size()) + " failed";
-    }
-    text += "; " + human_duration(seconds) + ".";
-    if (dry_run && !planned.empty()) {
-      text += "\nWould " + verb + ":";
-      for (const auto& path : planned) {
-        text += "\n  " + path;
-      }
-    }
-    return text;
-  }
-
-  nlohmann::json to_json() const
-  {
-    return {
-      {"direction", direction},
-      {"dry_run", dry_run},
-      {"repo", repo},
-      {"cache_dir", cache_dir},
-      {"cache_dir_source", cc::to_string(cache_dir_source)},
-      {"revision", revision ? nlohmann::json(*revision) : nlohmann::json(nullptr)},
-      {"planned", planned},
-      {"transferred", transferred},
-      {"present", present},
-      {"skipped", skipped_json(*skipped, true)},
-      {"skipped_by_reason", counts_json(*skipped)},
-      {"errors", skipped_json(errors, false)},
-      {"files", {{"planned", files_planned}, {"transferred", files_transferred}}},
-      {"bytes", {{"planned", bytes_planned}, {"transferred", bytes_transferred}}},
-      {"seconds", seconds},
-    };
-  }
-};
 
 // Local cleanup asked for before a push, by the same engine as `cleanup`. Never while a
 // compiler runs on this host: it may own the locks and be about to replace a failed entry.
@@ -303,6 +142,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   auto head = head_reader.get();
   auto fingerprint = cc::publish_fingerprint(scan);
   cc::PushResult result;
+  std::vector<TransferEntry> entries;
   std::size_t files_hashed = 0;
   if (snapshot.in_sync(head, fingerprint)) {
     result.plan = cc::plan_already_pushed(scan);
@@ -325,6 +165,8 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     // walk's threads) goes before the uploads start.
     scan = {};
     hubcache::util::release_free_memory();
+    entries = transfer_entries(plan);
+    detail_entries(invocation.out(), dry_run ? "would push" : "push", entries);
     if (dry_run) {
       result.plan = std::move(plan);
       result.revision = head;
@@ -358,6 +200,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.skipped = &done.skipped;
   transfer.files_planned = done.files_to_upload;
   transfer.bytes_planned = done.bytes_to_upload;
+  transfer.entries = std::move(entries);
   if (!dry_run) {
     transfer.transferred = done.entries_to_push;
     transfer.files_transferred = done.files_to_upload;
@@ -426,9 +269,10 @@ void check_version_held(const std::optional<std::string>& filter, const std::set
 
 // --pull --model: the entries of the model's matching configurations, from the registry
 // and add's attribution records. Sets options.only_entries; reports what it could not
-// attribute, and what the repo has when nothing matches (then throws).
-void select_model_entries(Invocation& invocation, hubcache::storage::Repository& repo, cc::PullOptions& options,
-                          const hubcache::storage::RepoSpec& spec)
+// attribute, and what the repo has when nothing matches (then throws). Returns the
+// model's id, as the registry files it.
+std::string select_model_entries(Invocation& invocation, hubcache::storage::Repository& repo, cc::PullOptions& options,
+                                 const hubcache::storage::RepoSpec& spec)
 {
   auto model = *invocation.value("model");
   auto filters = shape_filters(invocation);
@@ -474,6 +318,7 @@ void select_model_entries(Invocation& invocation, hubcache::storage::Repository&
   invocation.out().info(count_of(attribution.attributed, "configuration") + " of " + model + ": "
                         + count_of(attribution.modules.size(), "compiled graph") + " to install");
   options.only_entries = std::move(attribution.modules);
+  return target.model_id.empty() ? model : target.model_id;
 }
 
 // A download larger than --max-size (default 20 GB) asks on a terminal, else needs --yes.
@@ -507,16 +352,37 @@ void confirm_download_size(Invocation& invocation, std::uint64_t bytes)
                                   "pass --yes to download it anyway, a larger --max-size, or narrow it with --model");
 }
 
-void check_pull_size(Invocation& invocation, hubcache::storage::Repository& repo, const cc::CacheRoot& root,
-                     const cc::PullOptions& options)
+// The report of a dry run: what the plan would install.
+cc::PullReport planned_pull(cc::PullPlan plan)
 {
-  if (options.dry_run || invocation.has("yes")) {
-    return;
+  cc::PullReport report;
+  report.entries_present = std::move(plan.entries_present);
+  report.skipped = std::move(plan.skipped);
+  report.other_files = plan.other_files;
+  report.files_planned = plan.files_planned;
+  report.bytes_planned = plan.bytes_planned;
+  report.compiler_versions = std::move(plan.compiler_versions);
+  for (const auto& install : plan.installs) {
+    report.entries_pulled.push_back(install.entry.path);
+    if (install.replace) {
+      report.entries_replaced.push_back(install.entry.path);
+    }
   }
-  auto plan_options = options;
-  plan_options.dry_run = true;
-  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-  confirm_download_size(invocation, cc::plan_pull(repo, root.path, digests, plan_options).bytes_planned);
+  return report;
+}
+
+// Each entry's model: --model's for all, else (a dry run: what would this fetch?) the one
+// add's records name.
+void name_models(hubcache::storage::Repository& repo, const std::optional<std::string>& model, bool dry_run,
+                 std::vector<TransferEntry>& entries)
+{
+  if (model) {
+    for (auto& entry : entries) {
+      entry.model = *model;
+    }
+  } else if (dry_run && !entries.empty()) {
+    attribute_models(repo, entries);
+  }
 }
 
 int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo,
@@ -528,17 +394,26 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   options.dry_run = invocation.has("dry-run");
   options.replace_failed = invocation.has("replace-failed");
   options.workers = max_workers(invocation);
+  std::optional<std::string> model;
   if (invocation.has("model")) {
-    select_model_entries(invocation, repo, options, spec);
+    model = select_model_entries(invocation, repo, options, spec);
   }
-  check_pull_size(invocation, repo, root, options);
   cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
   auto revision = repo.revision(); // the transfer report names what it pulled from
+  auto plan = cc::plan_pull(repo, root.path, digests, options);
+  if (!options.dry_run) {
+    confirm_download_size(invocation, plan.bytes_planned);
+  }
+  auto entries = transfer_entries(plan);
+  name_models(repo, model, options.dry_run, entries);
+  detail_entries(invocation.out(), options.dry_run ? "would pull" : "pull", entries);
   cc::PullReport report;
-  {
+  if (options.dry_run) {
+    report = planned_pull(std::move(plan));
+  } else {
     ProgressBar bar(invocation.out(), "Downloading");
-    report = cc::pull(repo, root.path, digests, options,
-                      [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    report = cc::apply_pull(repo, root.path, std::move(plan), digests, options,
+                            [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
   }
   warn_skipped_paths(invocation.out(), repo);
   if (!options.only_entries) { // --model said what the repo has already
@@ -573,6 +448,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.errors = report.errors;
   transfer.files_planned = report.files_planned;
   transfer.bytes_planned = report.bytes_planned;
+  transfer.entries = std::move(entries);
   if (!options.dry_run) {
     transfer.transferred = report.entries_pulled;
     transfer.files_transferred = report.files_downloaded;
@@ -659,10 +535,11 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   options.batch_files = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_FILES", options.batch_files);
   options.commit_message = pull ? "Copying compile cache entries from " + repo->spec()
                                 : "Copying compile cache entries from " + location.display();
+  std::optional<std::string> model;
   if (pull && invocation.has("model")) {
     cc::PullOptions selection;
     selection.compiler_version = options.compiler_version;
-    select_model_entries(invocation, *repo, selection, resolved.spec);
+    model = select_model_entries(invocation, *repo, selection, resolved.spec);
     options.compiler_version = selection.compiler_version;
     options.only_entries = std::move(selection.only_entries);
   }
@@ -678,6 +555,11 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   if (pull && !dry_run) {
     confirm_download_size(invocation, plan.bytes_planned);
   }
+  auto entries = transfer_entries(plan);
+  if (pull) {
+    name_models(*repo, model, dry_run, entries);
+  }
+  detail_entries(invocation.out(), dry_run ? "would copy" : "copy", entries);
 
   cc::CopyReport report;
   if (dry_run) {
@@ -718,6 +600,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   transfer.errors = report.errors;
   transfer.files_planned = report.files_planned;
   transfer.bytes_planned = report.bytes_planned;
+  transfer.entries = std::move(entries);
   if (!dry_run) {
     transfer.transferred = report.entries_copied;
     transfer.files_transferred = report.files_copied;
@@ -728,14 +611,14 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   auto from = pull ? repo->spec() : location.display();
   auto to = pull ? location.display() : repo->spec();
   std::string human;
-  auto entries = count_of(report.entries_copied.size(), "entry", "entries");
+  auto copied = count_of(report.entries_copied.size(), "entry", "entries");
   if (dry_run) {
-    human = "Dry run: would copy " + entries + " (" + count_of(report.files_planned, "file") + ", "
+    human = "Dry run: would copy " + copied + " (" + count_of(report.files_planned, "file") + ", "
             + human_size(report.bytes_planned) + ") from " + from + " to " + to;
   } else if (report.entries_copied.empty() && report.errors.empty()) {
     human = "Nothing to copy: " + to + " already has every complete entry of " + from;
   } else {
-    human = "Copied " + entries + " (" + count_of(report.files_copied, "file") + ", " + human_size(report.bytes_copied)
+    human = "Copied " + copied + " (" + count_of(report.files_copied, "file") + ", " + human_size(report.bytes_copied)
             + ") from " + from + " to " + to + " in " + count_of(report.commits, "commit");
   }
   human += transfer.summary_tail("copy");

@@ -58,7 +58,16 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "completion data).",
      "~/.cache"},
     {"HF_HUB_DISABLE_PROGRESS_BARS",
-     "When 1, ON, YES or TRUE, no progress bar is drawn (they are drawn only on a terminal, in human output).", ""},
+     "When 1, ON, YES or TRUE, transfers show no progress (neither the bar drawn on a terminal nor the lines printed "
+     "elsewhere).",
+     ""},
+    {"NEURON_CACHE_PROGRESS_INTERVAL",
+     "Seconds between the progress lines a transfer prints where no bar can be drawn (stderr not a terminal, or "
+     "TERM=dumb): one when it starts, then one per interval. A decimal number (0.5).",
+     "30"},
+    {"COLUMNS", "The width tables, help and progress are laid out for; else the terminal's, else 80.", ""},
+    {"TERM", "dumb (or unset): progress is printed as plain lines, never redrawn, and nothing is coloured.", ""},
+    {"NO_COLOR", "When set and not empty, error and warning labels are not coloured (https://no-color.org).", ""},
     {"XDG_STATE_HOME",
      "Base of neuron-cache's state ($XDG_STATE_HOME/neuron-cache: the last-use records status and cleanup read).",
      "~/.local/state"},

@@ -58,6 +58,7 @@ void print_version(Format format)
 
 int run(const std::vector<std::string>& args, const hubcache::util::Environment& env, RunContext& context)
 {
+  const auto terminal = Terminal::detect(env);
   // Global output options may come before the subcommand: move them after it.
   std::vector<std::string> leading;
   std::size_t index = 0;
@@ -70,7 +71,7 @@ int run(const std::vector<std::string>& args, const hubcache::util::Environment&
       continue;
     }
     if (arg == "--help" || arg == "-h") {
-      Output(Format::human).raw(render_main_help());
+      Output(Format::human, false, terminal).raw(render_main_help(terminal.stdout_width));
       return k_exit_ok;
     }
     if (arg == "--format" && index + 1 < args.size()) {
@@ -99,19 +100,19 @@ int run(const std::vector<std::string>& args, const hubcache::util::Environment&
     return k_exit_ok;
   }
   if (index >= args.size()) {
-    Output(Format::human).passthrough(render_main_help());
+    Output(Format::human, false, terminal).passthrough(render_main_help(terminal.stderr_width));
     throw UsageError("no command given");
   }
   const auto& name = args[index];
   if (name == "help") {
     if (index + 1 < args.size()) {
       if (const auto* command = find_command(args[index + 1])) {
-        Output(Format::human).raw(render_command_help(*command));
+        Output(Format::human, false, terminal).raw(render_command_help(*command, terminal.stdout_width));
         return k_exit_ok;
       }
       unknown_command(args[index + 1]);
     }
-    Output(Format::human).raw(render_main_help());
+    Output(Format::human, false, terminal).raw(render_main_help(terminal.stdout_width));
     return k_exit_ok;
   }
   const auto* command = find_command(name);
@@ -123,7 +124,7 @@ int run(const std::vector<std::string>& args, const hubcache::util::Environment&
   context.command = command->name;
   Invocation invocation(*command, rest, env, &context);
   if (invocation.help_requested()) {
-    invocation.out().raw(render_command_help(*command));
+    invocation.out().raw(render_command_help(*command, terminal.stdout_width));
     return k_exit_ok;
   }
   return command->run(invocation);

@@ -3,11 +3,9 @@
 #include <hubcache/util/text.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 
 namespace neuron_cache {
 
@@ -42,12 +40,45 @@ std::string json_text(const nlohmann::json& data)
 } // namespace
 
 Output::Output(Format format, bool verbose)
-  : Output(format, verbose, std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0)
+  : Output(format, verbose, Terminal::detect(hubcache::util::Environment::process()))
 {}
 
-Output::Output(Format format, bool verbose, std::ostream& out, std::ostream& err, bool stderr_tty)
-  : m_format(format), m_verbose(verbose), m_out(out), m_err(err), m_stderr_tty(stderr_tty)
+Output::Output(Format format, bool verbose, const Terminal& terminal)
+  : Output(format, verbose, std::cout, std::cerr, terminal)
 {}
+
+Output::Output(Format format, bool verbose, std::ostream& out, std::ostream& err, const Terminal& terminal)
+  : m_format(format), m_verbose(verbose), m_out(out), m_err(err), m_terminal(terminal)
+{}
+
+Output::ProgressStyle Output::progress_style() const
+{
+  if (m_progress_disabled || m_format == Format::quiet || (m_format == Format::json && !m_verbose)) {
+    return ProgressStyle::none;
+  }
+  if (m_format == Format::human && m_terminal.stderr_tty && !m_terminal.dumb) {
+    return ProgressStyle::bar;
+  }
+  return ProgressStyle::lines;
+}
+
+void Output::progress(const std::string& line, bool redraw) const
+{
+  if (redraw) {
+    m_err << '\r' << line << "\033[K";
+  } else {
+    m_err << line << '\n';
+  }
+  m_err.flush();
+}
+
+std::string Output::prefix(const char* word, const char* colour) const
+{
+  if (!m_terminal.colour) {
+    return std::string("neuron-cache: ") + word + ": ";
+  }
+  return std::string("neuron-cache: \033[") + colour + "m" + word + ":\033[0m ";
+}
 
 nlohmann::json Output::document(const nlohmann::json& data)
 {
@@ -79,12 +110,12 @@ void Output::detail(const std::string& message) const
 
 void Output::warning(const std::string& message) const
 {
-  m_err << "neuron-cache: warning: " << printable_lines(message) << '\n';
+  m_err << prefix("warning", "1;33") << printable_lines(message) << '\n';
 }
 
 void Output::error_line(const std::string& message, const std::string& hint) const
 {
-  m_err << "neuron-cache: error: " << printable_lines(message) << (hint.empty() ? "" : "; " + printable_lines(hint))
+  m_err << prefix("error", "1;31") << printable_lines(message) << (hint.empty() ? "" : "; " + printable_lines(hint))
         << '\n';
 }
 
@@ -124,7 +155,33 @@ void Output::result(const std::string& human, const nlohmann::json& data, const 
   m_out.flush();
 }
 
-std::string format_table(const Output::Table& raw_table)
+namespace {
+
+// Cells are cut to no fewer columns than this (or their header's width, when smaller).
+constexpr std::size_t k_min_cell = 8;
+constexpr std::size_t k_column_gap = 2;
+
+// Narrows the widest columns one character at a time until the row fits `width`.
+void fit_widths(std::vector<std::size_t>& widths, std::size_t width)
+{
+  std::size_t total = 0;
+  for (auto column : widths) {
+    total += column;
+  }
+  total += widths.empty() ? 0 : k_column_gap * (widths.size() - 1);
+  while (total > width) {
+    auto widest = std::max_element(widths.begin(), widths.end());
+    if (widest == widths.end() || *widest <= k_min_cell) {
+      return;
+    }
+    --*widest;
+    --total;
+  }
+}
+
+} // namespace
+
+std::string format_table(const Output::Table& raw_table, std::size_t width)
 {
   Output::Table table = raw_table;
   for (auto& row : table.rows) {
@@ -141,29 +198,33 @@ std::string format_table(const Output::Table& raw_table)
       widths[i] = std::max(widths[i], row[i].size());
     }
   }
+  if (width > 0) {
+    fit_widths(widths, width);
+  }
   std::ostringstream out;
-  auto emit = [&](const std::vector<std::string>& cells) {
+  auto emit = [&](const std::vector<std::string>& cells, bool header) {
     std::string line;
     for (std::size_t i = 0; i < widths.size(); ++i) {
       std::string cell = i < cells.size() ? cells[i] : "";
+      cell = header ? fit_end(cell, widths[i]) : fit_middle(cell, widths[i]);
       bool right = i < table.right_aligned.size() && table.right_aligned[i];
       std::string padding(widths[i] - std::min(widths[i], cell.size()), ' ');
       line += right ? padding + cell : cell + (i + 1 < widths.size() ? padding : "");
       if (i + 1 < widths.size()) {
-        line += "  ";
+        line += std::string(k_column_gap, ' ');
       }
     }
     while (!line.empty() && line.back() == ' ') {
       line.pop_back();
     }
-    out << line << '\n';
+    out << (width > 0 ? fit_end(line, width) : line) << '\n';
   };
-  emit(table.headers);
+  emit(table.headers, true);
   for (const auto& row : table.rows) {
-    emit(row);
+    emit(row, false);
   }
   if (!table.footer.empty()) {
-    out << '\n' << table.footer << '\n';
+    out << '\n' << (width > 0 ? wrap_lines(table.footer, width) : table.footer) << '\n';
   }
   return out.str();
 }
@@ -175,10 +236,10 @@ void Output::table(const Table& table, const nlohmann::json& data, std::size_t q
     if (table.rows.empty()) {
       m_out << "No results found.\n";
       if (!table.footer.empty()) {
-        m_out << '\n' << table.footer << '\n';
+        m_out << '\n' << wrap_lines(table.footer, m_terminal.stdout_width) << '\n';
       }
     } else {
-      m_out << format_table(table);
+      m_out << format_table(table, m_terminal.stdout_width);
     }
     break;
   case Format::json: m_out << json_text(document(data)) << '\n'; break;
@@ -220,132 +281,6 @@ std::string human_size(std::uint64_t bytes)
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form)
 {
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
-}
-
-namespace {
-
-constexpr auto k_redraw_interval = std::chrono::milliseconds(200);
-constexpr auto k_rate_window = std::chrono::seconds(5);
-
-std::string format_duration(double seconds)
-{
-  auto total = static_cast<long long>(seconds + 0.5);
-  char buffer[32];
-  if (total >= 3600) {
-    std::snprintf(buffer, sizeof(buffer), "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
-  } else {
-    std::snprintf(buffer, sizeof(buffer), "%lld:%02lld", total / 60, total % 60);
-  }
-  return buffer;
-}
-
-} // namespace
-
-ProgressBar::ProgressBar(const Output& output, std::string label)
-  : m_enabled(output.shows_progress()), m_label(std::move(label))
-{
-  if (m_enabled) {
-    m_ticker = std::thread([this] { tick(); });
-  }
-}
-
-ProgressBar::~ProgressBar()
-{
-  finish();
-}
-
-std::string ProgressBar::render(const std::string& label, const hubcache::util::TransferProgress& progress,
-                                double bytes_per_second)
-{
-  constexpr int width = 24;
-  auto total = progress.bytes_total;
-  auto done = std::min(progress.bytes_done, total);
-  int percent = total == 0 ? 0 : static_cast<int>(done * 100 / total);
-  int filled = percent * width / 100;
-  std::string line = label + " [" + std::string(static_cast<std::size_t>(filled), '#')
-                     + std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
-  char buffer[16];
-  std::snprintf(buffer, sizeof(buffer), "%3d%%", percent);
-  line += buffer;
-  line += " " + human_size(done) + "/" + human_size(total);
-  if (progress.files_total > 0) {
-    line += ", " + std::to_string(progress.files_done) + "/" + std::to_string(progress.files_total) + " files";
-  }
-  if (bytes_per_second > 0) {
-    line += ", " + human_size(static_cast<std::uint64_t>(bytes_per_second)) + "/s";
-    if (total > done) {
-      line += ", ETA " + format_duration(static_cast<double>(total - done) / bytes_per_second);
-    }
-  }
-  return line;
-}
-
-void ProgressBar::update(const hubcache::util::TransferProgress& progress)
-{
-  if (!m_enabled) {
-    return;
-  }
-  std::lock_guard lock(m_mutex);
-  auto now = std::chrono::steady_clock::now();
-  if (!m_started || progress.bytes_done < m_progress.bytes_done) {
-    m_samples.clear();
-  }
-  bool first = !m_started;
-  m_started = true;
-  m_progress = progress;
-  m_samples.emplace_back(now, progress.bytes_done);
-  while (m_samples.size() > 2 && now - m_samples.front().first > k_rate_window) {
-    m_samples.pop_front();
-  }
-  if (first && progress.bytes_total > 0) {
-    draw_locked(); // at once; then the ticker redraws by time
-  }
-}
-
-void ProgressBar::draw_locked()
-{
-  double rate = 0;
-  if (m_samples.size() >= 2) {
-    auto now = std::chrono::steady_clock::now();
-    double seconds = std::chrono::duration<double>(now - m_samples.front().first).count();
-    if (seconds > 0.2) {
-      rate = static_cast<double>(m_samples.back().second - m_samples.front().second) / seconds;
-    }
-  }
-  auto line = render(m_label, m_progress, rate);
-  std::fprintf(stderr, "\r%s\033[K", line.c_str());
-  std::fflush(stderr);
-  m_drawn = true;
-}
-
-void ProgressBar::tick()
-{
-  std::unique_lock lock(m_mutex);
-  while (!m_stop) {
-    m_wake.wait_for(lock, k_redraw_interval);
-    if (!m_stop && m_started && m_progress.bytes_total > 0) {
-      draw_locked();
-    }
-  }
-}
-
-void ProgressBar::finish()
-{
-  {
-    std::lock_guard lock(m_mutex);
-    if (m_stop) {
-      return;
-    }
-    m_stop = true;
-  }
-  m_wake.notify_all();
-  if (m_ticker.joinable()) {
-    m_ticker.join();
-  }
-  if (m_enabled && m_drawn) {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
 }
 
 } // namespace neuron_cache

@@ -1,14 +1,9 @@
 #pragma once
 
-#include <hubcache/util/progress.hpp>
+#include "terminal.hpp"
+
 #include <hubcache/util/text.hpp>
 #include <nlohmann/json.hpp>
-
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
 
 #include <cstdint>
 #include <iosfwd>
@@ -23,19 +18,29 @@ enum class Format { human, json, quiet };
 // each mode decides what of a result it shows, so commands never branch on the mode.
 class Output {
 public:
-  // Writes to the process's stdout and stderr.
+  // Writes to the process's stdout and stderr, drawing as the process's terminal allows.
   explicit Output(Format format, bool verbose = false);
-  // Writes to the given streams (tests); `stderr_tty` stands for isatty(stderr).
-  Output(Format format, bool verbose, std::ostream& out, std::ostream& err, bool stderr_tty = false);
+  Output(Format format, bool verbose, const Terminal& terminal);
+  // Writes to the given streams (tests), drawing as `terminal` says.
+  Output(Format format, bool verbose, std::ostream& out, std::ostream& err, const Terminal& terminal = {});
 
   Format format() const { return m_format; }
   bool is_human() const { return m_format == Format::human; }
   bool is_json() const { return m_format == Format::json; }
   bool verbose() const { return m_verbose; }
-  bool stderr_is_tty() const { return m_stderr_tty; }
-  // Progress bars are drawn in human mode on a terminal, unless disabled.
-  bool shows_progress() const { return is_human() && m_stderr_tty && !m_progress_disabled; }
+  bool stderr_is_tty() const { return m_terminal.stderr_tty; }
+  const Terminal& terminal() const { return m_terminal; }
+
+  // How a long transfer shows its progress on stderr: a bar redrawn in place (human
+  // output on a terminal that can redraw), a line now and then (a CI log, a dumb
+  // terminal; in json mode only with --verbose), or nothing (quiet, json, or progress
+  // disabled).
+  enum class ProgressStyle { none, bar, lines };
+  ProgressStyle progress_style() const;
   void disable_progress() { m_progress_disabled = true; }
+  // Progress on stderr: `redraw` replaces the line drawn last ("\r", erase to the end);
+  // otherwise a line of its own. An empty redrawn line erases the bar.
+  void progress(const std::string& line, bool redraw) const;
 
   // Diagnostics (stderr). `info` is shown in human mode only; `detail` only with
   // --verbose; warnings always, as "neuron-cache: warning: ...".
@@ -62,6 +67,8 @@ public:
     std::vector<bool> right_aligned;
     std::string footer;
   };
+  // Human tables fit the width of stdout (80 columns when piped): the widest columns
+  // are cut in their middle.
   void table(const Table& table, const nlohmann::json& data, std::size_t quiet_column) const;
 
   // Raw data line on stdout regardless of mode (completion scripts, man page).
@@ -71,11 +78,14 @@ public:
   static nlohmann::json document(const nlohmann::json& data);
 
 private:
+  // "neuron-cache: warning: " with the word in colour when the terminal takes colours.
+  std::string prefix(const char* word, const char* colour) const;
+
   Format m_format;
   bool m_verbose;
   std::ostream& m_out;
   std::ostream& m_err;
-  bool m_stderr_tty;
+  Terminal m_terminal;
   bool m_progress_disabled = false;
 };
 
@@ -83,47 +93,13 @@ private:
 // or goes away (docs/schemas/ describes each).
 inline constexpr int k_json_schema_version = 1;
 
-// Renders `rows` with `headers` as padded columns.
-std::string format_table(const Output::Table& table);
+// Renders `rows` with `headers` as padded columns, at most `width` columns wide (0: no
+// limit): the widest columns are cut in their middle, down to a few characters each.
+std::string format_table(const Output::Table& table, std::size_t width = 0);
 std::string human_size(std::uint64_t bytes);
 // "0.42s", "12s", "3m 05s", "1h 02m": the libraries' messages use the same one.
 using hubcache::util::human_duration;
 // "1 entry", "2 entries": `plural_form` when count != 1 (default: singular + "s").
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form = {});
-
-// A progress bar on stderr for long transfers: bytes, files done/total, rate and ETA,
-// redrawn by time (so the rate and ETA stay current even when bytes stall), drawn only
-// when Output::shows_progress(). Updates may come from any thread.
-class ProgressBar {
-public:
-  ProgressBar(const Output& output, std::string label);
-  ~ProgressBar();
-  ProgressBar(const ProgressBar&) = delete;
-  ProgressBar& operator=(const ProgressBar&) = delete;
-
-  void update(const hubcache::util::TransferProgress& progress);
-  void update(std::uint64_t done, std::uint64_t total) { update({done, total, 0, 0}); }
-  void finish();
-
-  // The line drawn for `progress` at `bytes_per_second` (0: not known yet).
-  static std::string render(const std::string& label, const hubcache::util::TransferProgress& progress,
-                            double bytes_per_second);
-
-private:
-  void draw_locked();
-  void tick();
-
-  bool m_enabled;
-  std::string m_label;
-  std::mutex m_mutex;
-  std::condition_variable m_wake;
-  bool m_stop = false;
-  bool m_drawn = false;
-  bool m_started = false;
-  hubcache::util::TransferProgress m_progress;
-  // (time, bytes done) samples over the last few seconds: the rate is their slope.
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>> m_samples;
-  std::thread m_ticker;
-};
 
 } // namespace neuron_cache

@@ -738,4 +738,77 @@ test_hub_repo_needs_a_token() {
   [[ ! -e "$FAKE_NEURONX_CC_PID_FILE" ]] || fail "it compiled without a token"
 }
 
+test_pull_dry_run_sizes_each_entry_and_subtotals_by_model() {
+  setup_repo || return
+  add_one 0 -q || return
+  mkdir -p "$SCRATCH/other"
+  echo '{"model_type": "gpt2", "n_layer": 4, "n_embd": 128, "_name_or_path": "org/other-gpt2"}' >"$SCRATCH/other/config.json"
+  run 0 "$NC" add -m "$SCRATCH/other" --task text-generation --precision bf16 --num-cores 2 --batch-size 4 \
+    --sequence-length 128 --cache-dir "$SCRATCH/cc" -q -- "${FAKE_COMMAND[@]}" || return
+  # What would a whole pull fetch, and how big: each entry, then each model's share.
+  run 0 "$NC" pull --dry-run --cache-dir "$SCRATCH/warm" || return
+  matches_golden "$OUT" pull-dry-run-by-model.txt
+  contains "$OUT" "By model:"
+  contains "$OUT" "  org/tiny-gpt2: 2 entries, "
+  contains "$OUT" "  org/other-gpt2: 2 entries, "
+  run 0 "$NC" pull --dry-run --cache-dir "$SCRATCH/warm" --json || return
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" '[.entries[] | select(.model == "org/tiny-gpt2")] | length')" "2"
+  equals "$(json_get "$OUT" '[.entries[] | select(.model == "org/other-gpt2")] | length')" "2"
+  equals "$(json_get "$OUT" '[.entries[].bytes] | add')" "$(json_get "$OUT" .bytes.planned)"
+  # --model: every entry is that model's; --verbose says each on stderr.
+  run 0 "$NC" pull --dry-run --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm" --verbose || return
+  contains "$OUT" "By model:"$'\n'"  org/tiny-gpt2: 2 entries, "
+  lacks "$OUT" "org/other-gpt2"
+  equals "$(grep -c '^would pull neuronxcc-.*; model org/tiny-gpt2)$' "$ERR")" "2"
+  # A real pull reports what it moved, each entry transferred, the model where --model names it.
+  run 0 "$NC" pull --model "$SCRATCH/tiny" --cache-dir "$SCRATCH/warm" --json || return
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" '[.entries[] | select(.transferred and .model == "org/tiny-gpt2")] | length')" "2"
+  # Records that are not add's (garbage, a wrong shape) name no model, and break nothing.
+  local records="$SCRATCH/repo/neuronxcc-2.21.33363.0+82129205/0_REGISTRY/neuron-cache-modules"
+  printf 'not json' >"$records/00000000000000000000.json"
+  printf '{"model_id": ["x"], "modules": []}' >"$records/00000000000000000001.json"
+  run 0 "$NC" pull --dry-run --cache-dir "$SCRATCH/warm9" --json || return
+  equals "$(json_get "$OUT" '[.entries[] | select(.model == null and (.path | contains("MODULE_")))] | length')" "0"
+}
+
+test_add_for_inference_batch_size_auto_cast_type_and_fp16() {
+  setup_repo || return
+  local inference=("$FAKE" --model "{model_id}" --task "{task}" --batch-size "{batch_size}"
+                   --sequence-length "{sequence_length}" --num-cores "{num_cores}" --precision "{auto_cast_type}")
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch-size 2 --sequence-length 128 --num-cores 2 \
+    --auto-cast-type fp16 --cache-dir "$SCRATCH/cc" --json -- "${inference[@]}" || return
+  valid_json "$OUT" add.schema.json
+  equals "$(json_get "$OUT" '.results[0].status')" "added"
+  equals "$(json_get "$OUT" '.results[0].label')" "org/tiny-gpt2 text-generation bs=2 seq=128 cores=2 cast=fp16"
+  local entry="$SCRATCH/repo/$(json_get "$OUT" '.results[0].registry_files[0]')"
+  equals "$(jq -r '.neuron.auto_cast_type' "$entry")" "fp16"
+  equals "$(jq -r '.neuron.batch_size' "$entry")" "2"
+  equals "$(jq -r '.neuron | has("torch_dtype")' "$entry")" "false"
+  # lookup reads the auto-cast type as the dtype, as for optimum's own entries.
+  run 0 "$NC" lookup "$SCRATCH/tiny" --dtype float16 --json || return
+  equals "$(json_get "$OUT" '.entries | length')" "1"
+  run 3 "$NC" lookup "$SCRATCH/tiny" --dtype bfloat16 -q
+  # The same configuration again is registered; fp16 weights are another one.
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch_size 2 --sequence-length 128 --num-cores 2 \
+    --auto-cast-type fp16 --cache-dir "$SCRATCH/cc" --json -- "${inference[@]}" || return
+  equals "$(json_get "$OUT" '.results[0].status')" "already-registered"
+  run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch-size 2 --sequence-length 128 --num-cores 2 \
+    --precision fp16 --cache-dir "$SCRATCH/cc" --json -- "${FAKE_COMMAND[@]}" || return
+  equals "$(json_get "$OUT" '.results[0].status')" "added"
+  entry="$SCRATCH/repo/$(json_get "$OUT" '.results[0].registry_files[0]')"
+  equals "$(jq -r '.neuron.torch_dtype' "$entry")" "float16"
+  # What is not a value optimum records, or no dtype at all: usage errors, nothing run.
+  run 2 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch-size 2 --sequence-length 128 --num-cores 2 \
+    --auto-cast-type int8 -- "${inference[@]}"
+  contains "$ERR" "--auto-cast-type must be one of bf16, fp16, tf32, fp32 (got 'int8')"
+  run 2 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch-size 2 --sequence-length 128 --num-cores 2 \
+    -- "${inference[@]}"
+  contains "$ERR" "--precision or --auto-cast-type is required"
+  run 2 "$NC" add -m "$SCRATCH/tiny" --task text-generation --sequence-length 128 --num-cores 2 --precision fp \
+    -- "${inference[@]}"
+  contains "$ERR" "--train-batch-size (or --batch-size) is required"
+}
+
 run_tests

@@ -600,12 +600,24 @@ test_dry_run_changes_nothing() {
   equals "$(snapshot "$SCRATCH/repo")" "$repo_before"
 }
 
+# entries_add_up FILE TRANSFERRED: the report's per-entry objects are its planned entries,
+# their files and bytes add up to the planned totals, each with its compiler version.
+entries_add_up() {
+  equals "$(json_get "$1" '[.entries[].path] | sort | join(",")')" "$(json_get "$1" '.planned | sort | join(",")')"
+  [[ "$(json_get "$1" '.entries | length')" -gt 0 ]] || fail "no entries in $(cat "$1")"
+  equals "$(json_get "$1" '[.entries[].files] | add')" "$(json_get "$1" .files.planned)"
+  equals "$(json_get "$1" '[.entries[].bytes] | add')" "$(json_get "$1" .bytes.planned)"
+  equals "$(json_get "$1" '[.entries[] | select(.compiler_version != "2.21.33363.0+82129205")] | length')" "0"
+  equals "$(json_get "$1" "[.entries[] | select(.transferred != $2)] | length")" "0"
+  equals "$(json_get "$1" '[.entries[] | select(.model != null)] | length')" "0" # no add records here
+}
+
 test_json_report_fields() {
   setup || return
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   # One transfer object for both directions (docs/schemas/transfer.schema.json).
   local transfer_keys="schema_version direction dry_run repo cache_dir cache_dir_source revision planned transferred
-    present skipped skipped_by_reason errors files bytes seconds"
+    present entries skipped skipped_by_reason errors files bytes seconds"
   for key in $transfer_keys committed files_hashed cleaned; do
     [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "push report lacks $key"
   done
@@ -615,8 +627,13 @@ test_json_report_fields() {
     "remove them with: neuron-cache cleanup (the compiler would replay the failure)"
   [[ "$(json_get "$OUT" .bytes.transferred)" -gt 0 ]] || fail "no bytes"
   valid_json "$OUT" transfer.schema.json
+  entries_add_up "$OUT" true
+  run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json --dry-run || return
+  valid_json "$OUT" transfer.schema.json
+  entries_add_up "$OUT" false
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --json || return
   valid_json "$OUT" transfer.schema.json
+  entries_add_up "$OUT" true
   for key in $transfer_keys compiler_version other_repo_files; do
     [[ "$(jq "has(\"$key\")" "$OUT")" == true ]] || fail "pull report lacks $key"
   done
@@ -738,6 +755,88 @@ test_hub_push_noop_pull() {
   equals "$(json_get "$OUT" ".present | length")" "7"
   kill "$hub_pid" 2>/dev/null
   wait "$hub_pid" 2>/dev/null
+}
+
+# lines_fit FILE WIDTH: no line of FILE is wider than WIDTH.
+lines_fit() {
+  local widest; widest=$(awk '{ if (length > m) m = length } END { print m + 0 }' "$1")
+  [[ "$widest" -le "$2" ]] || fail "$(basename "$1") has a line of $widest columns: $(awk -v w="$2" 'length > w' "$1" | head -2)"
+}
+
+test_ci_logs_get_a_progress_line_by_time_and_an_entry_line_with_verbose() {
+  setup || return
+  # Without a terminal: the line at the start, then one per interval (30 s; here 1 ms),
+  # never a carriage return or an escape sequence, within 80 columns.
+  NEURON_CACHE_PROGRESS_INTERVAL=0.001 run 0 "$NC" push --cache-dir "$SCRATCH/cache" || return
+  grep -qE '^Uploading +[0-9]+% [0-9.]+ [KMG]?B/[0-9.]+ [KMG]?B' "$ERR" || fail "no progress line: $(cat "$ERR")"
+  lacks "$ERR" $'\r'
+  lacks "$ERR" $'\033'
+  lacks "$ERR" "Uploading ["
+  grep '^Uploading' "$ERR" >"$SCRATCH/progress"
+  lines_fit "$SCRATCH/progress" 80
+  # --verbose: one line per entry, with its size; under --json only with --verbose.
+  run 0 "$NC" pull --cache-dir "$SCRATCH/fresh" --json --verbose || return
+  equals "$(grep -c '^pull neuronxcc-2.21.33363.0+82129205/' "$ERR")" "$(json_get "$OUT" '.planned | length')"
+  grep -qE '^pull neuronxcc-[^ ]+ \([0-9]+ files?, [0-9.]+ [KMG]?B\)$' "$ERR" || fail "no entry line: $(cat "$ERR")"
+  contains "$ERR" "Downloading "
+  run 0 "$NC" pull --cache-dir "$SCRATCH/fresh2" --json || return
+  lacks "$ERR" "Downloading"
+  lacks "$ERR" "pull neuronxcc-"
+  run 0 "$NC" pull --cache-dir "$SCRATCH/fresh3" -q || return
+  lacks "$ERR" "Downloading"
+  HF_HUB_DISABLE_PROGRESS_BARS=1 run 0 "$NC" pull --cache-dir "$SCRATCH/fresh4" || return
+  lacks "$ERR" "Downloading"
+  # An interval that is not a number of seconds: said once, the default kept.
+  NEURON_CACHE_PROGRESS_INTERVAL=soon run 0 "$NC" pull --cache-dir "$SCRATCH/fresh5" || return
+  contains "$ERR" "neuron-cache: warning: NEURON_CACHE_PROGRESS_INTERVAL is not a number of seconds (got 'soon')"
+  contains "$ERR" "Downloading "
+}
+
+# on_terminal FILE ENV... -- CMD...: runs CMD on a pseudo-terminal with ENV, its output in FILE.
+on_terminal() {
+  local file=$1; shift
+  local env=()
+  while [[ "$1" != "--" ]]; do env+=("$1"); shift; done
+  shift
+  env "${env[@]}" script -qec "$(printf '%q ' "$@")" /dev/null </dev/null >"$file" 2>&1
+}
+
+test_terminal_bar_fits_its_width_and_dumb_terminals_get_plain_lines() {
+  command -v script >/dev/null 2>&1 || { echo "    (skipped: no script)"; return; }
+  setup || return
+  run 0 "$NC" push --cache-dir "$SCRATCH/cache" -q || return
+  # A terminal of 60 columns: the bar is redrawn in place ("\r", erase to the end), never
+  # past column 59, and erased before the summary.
+  on_terminal "$SCRATCH/tty" TERM=xterm COLUMNS=60 -- "$NC" pull --cache-dir "$SCRATCH/fresh"
+  contains "$SCRATCH/tty" "Downloading ["
+  contains "$SCRATCH/tty" $'\033[K'
+  tr '\r' '\n' <"$SCRATCH/tty" | sed 's/\x1b\[K//g' | grep '^Downloading' >"$SCRATCH/bars"
+  [[ -s "$SCRATCH/bars" ]] || fail "no bar drawn"
+  lines_fit "$SCRATCH/bars" 59
+  # TERM=dumb: plain lines, nothing redrawn (the terminal's own \r\n aside).
+  on_terminal "$SCRATCH/dumb" TERM=dumb -- "$NC" pull --cache-dir "$SCRATCH/fresh2"
+  contains "$SCRATCH/dumb" "Downloading "
+  lacks "$SCRATCH/dumb" $'\033'
+  lacks "$SCRATCH/dumb" "Downloading ["
+  equals "$(sed 's/\r$//' "$SCRATCH/dumb" | grep -c $'\r')" "0"
+  # Colour on a terminal, unless NO_COLOR; never in a pipe.
+  on_terminal "$SCRATCH/colour" TERM=xterm -- "$NC" pull --repo-id "$SCRATCH/none" --cache-dir "$SCRATCH/x"
+  contains "$SCRATCH/colour" $'neuron-cache: \033[1;31merror:\033[0m the cache repo'
+  on_terminal "$SCRATCH/plain" TERM=xterm NO_COLOR=1 -- "$NC" pull --repo-id "$SCRATCH/none" --cache-dir "$SCRATCH/x"
+  contains "$SCRATCH/plain" "neuron-cache: error: the cache repo"
+  lacks "$SCRATCH/plain" $'\033'
+  run 1 "$NC" pull --repo-id "$SCRATCH/none" --cache-dir "$SCRATCH/x"
+  lacks "$ERR" $'\033'
+}
+
+test_tables_and_help_fit_80_columns_when_piped() {
+  local command
+  for command in "" synchronize add lookup list status cleanup; do
+    run 0 "$NC" ${command:+"$command"} --help || return
+    lines_fit "$OUT" 80
+  done
+  COLUMNS=50 run 0 "$NC" pull --help || return
+  lines_fit "$OUT" 50
 }
 
 run_tests

@@ -235,7 +235,7 @@ test_noop_repush_does_not_list_an_unmoved_repo() {
   [[ "$(stat_of '.by_route.tree // 0')" -ge 1 ]] || fail "a moved head was not listed"
 }
 
-test_progress_is_off_without_a_terminal() {
+test_progress_is_a_bar_only_on_a_terminal() {
   start_hub --lfs-threshold 1024 || return
   make_cache "$SCRATCH/cache"
   run 0 "$NC" create alice/progress -q || return
@@ -243,11 +243,11 @@ test_progress_is_off_without_a_terminal() {
   lacks "$ERR" "Uploading ["
   if command -v script >/dev/null 2>&1; then
     # On a terminal the bar is drawn (with files and rate), unless HF_HUB_DISABLE_PROGRESS_BARS=1.
-    script -qec "$NC synchronize --pull --repo-id alice/progress --cache-dir $SCRATCH/tty --max-workers 2" /dev/null \
+    TERM=xterm script -qec "$NC synchronize --pull --repo-id alice/progress --cache-dir $SCRATCH/tty --max-workers 2" /dev/null \
       >"$SCRATCH/tty.out" 2>&1
     contains "$SCRATCH/tty.out" "Downloading ["
     contains "$SCRATCH/tty.out" "/96 files"
-    HF_HUB_DISABLE_PROGRESS_BARS=1 script -qec \
+    TERM=xterm HF_HUB_DISABLE_PROGRESS_BARS=1 script -qec \
       "$NC synchronize --pull --repo-id alice/progress --cache-dir $SCRATCH/tty2" /dev/null >"$SCRATCH/tty2.out" 2>&1
     lacks "$SCRATCH/tty2.out" "Downloading ["
   fi

@@ -5,6 +5,7 @@
 #include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <registry/entry.hpp>
+#include <registry/lookup.hpp>
 
 #include <doctest/doctest.h>
 
@@ -63,8 +64,45 @@ TEST_CASE("add: configuration validation uses optimum's messages")
   configuration.decoder_sequence_length = 32;
   CHECK_NOTHROW(configuration.validate());
   CHECK(configuration.summary() == "bs=4 seq=64/32 cores=2 bf16");
-  configuration.precision = "fp16";
-  CHECK_THROWS_AS(configuration.validate(), hubcache::InvalidArgument);
+  configuration.precision = "fp16"; // inference models are often compiled in fp16
+  CHECK_NOTHROW(configuration.validate());
+  configuration.precision = "fp8";
+  CHECK_THROWS_WITH_AS(configuration.validate(), "precision must be fp, bf16 or fp16 (got 'fp8')",
+                       hubcache::InvalidArgument);
+  // An auto-cast type alone says the dtype; one of the values optimum records.
+  configuration.precision.clear();
+  CHECK_THROWS_WITH_AS(configuration.validate(), doctest::Contains("needs a precision"), hubcache::InvalidArgument);
+  configuration.auto_cast_type = "fp16";
+  CHECK_NOTHROW(configuration.validate());
+  CHECK(configuration.summary() == "bs=4 seq=64/32 cores=2 cast=fp16");
+  configuration.auto_cast_type = "int8";
+  CHECK_THROWS_WITH_AS(configuration.validate(), "auto_cast_type must be bf16, fp16, tf32 or fp32 (got 'int8')",
+                       hubcache::InvalidArgument);
+}
+
+TEST_CASE("add: an inference configuration records its auto-cast type, and lookup reads it as the dtype")
+{
+  auto configuration = sample_configuration();
+  configuration.precision.clear();
+  configuration.auto_cast_type = "fp16";
+  auto neuron = neuron_config(configuration, "org/tiny", "2.15.1.0+abc", {});
+  CHECK(neuron["auto_cast_type"] == "fp16");
+  CHECK_FALSE(neuron.contains("precision"));
+  CHECK_FALSE(neuron.contains("torch_dtype"));
+  auto entry = registry::make_registry_entry("org/tiny", configuration.task, sample_model().config, neuron);
+  CHECK(registry::entry_shape(entry).dtype == "float16");
+  CHECK(registry::entry_shape(entry).batch_size == 4);
+  // Another cast type is another configuration; fp16 weights record float16.
+  auto bf16 = configuration;
+  bf16.auto_cast_type = "bf16";
+  CHECK_FALSE(same_configuration(neuron, neuron_config(bf16, "org/tiny", "", {}), std::nullopt));
+  auto weights = sample_configuration();
+  weights.precision = "fp16";
+  CHECK(neuron_config(weights, "org/tiny", "", {})["torch_dtype"] == "float16");
+  auto values = template_values(sample_model(), configuration, "/cache");
+  CHECK(values.at("auto_cast_type") == "fp16");
+  CHECK_FALSE(values.contains("precision"));
+  CHECK_THROWS_AS(expand_command({"{precision}"}, values), hubcache::InvalidArgument);
 }
 
 TEST_CASE("add: command templates")

@@ -91,6 +91,21 @@ TEST_CASE("manifest: a valid manifest, with model-level defaults")
   CHECK_FALSE(t5.configurations[0].sequence_length);
 }
 
+TEST_CASE("manifest: an inference configuration: batch_size, fp16 and an auto-cast type, no precision needed")
+{
+  auto manifest =
+    parse("models:\n  - model: org/bert\n    configurations:\n"
+          "      - {task: fill-mask, auto_cast_type: fp16, num_cores: 1, batch_size: 1, "
+          "sequence_length: 8}\n"
+          "      - {task: fill-mask, precision: fp16, num_cores: 1, batch_size: 2, sequence_length: 8}\n");
+  const auto& configurations = manifest.models.at(0).configurations;
+  CHECK(configurations.at(0).auto_cast_type == "fp16");
+  CHECK(configurations.at(0).precision.empty());
+  CHECK(configurations.at(0).train_batch_size == 1);
+  CHECK(configurations.at(1).precision == "fp16");
+  CHECK_FALSE(configurations.at(1).auto_cast_type);
+}
+
 TEST_CASE("manifest: a relative model directory is resolved next to the manifest")
 {
   test_support::TempDir dir;
@@ -128,6 +143,9 @@ TEST_CASE("manifest: missing required keys")
   CHECK(error_of("models:\n  - model: org/m\n    configurations:\n      - {task: t, precision: fp, num_cores: 1, "
                  "sequence_length: 8}\n")
         == "ci.yaml:4:9: missing required key 'train_batch_size' in a configuration of 'org/m' (or batch_size)");
+  CHECK(error_of("models:\n  - model: org/m\n    configurations:\n      - {task: t, num_cores: 1, batch_size: 1, "
+                 "sequence_length: 8}\n")
+        == "ci.yaml:4:9: missing required key 'precision' in a configuration of 'org/m' (or auto_cast_type)");
   // optimum's own message for the sequence lengths.
   CHECK(error_of("models:\n  - model: org/m\n    configurations:\n      - {task: t, precision: fp, num_cores: 1, "
                  "batch_size: 1}\n")
@@ -160,8 +178,10 @@ TEST_CASE("manifest: wrong types")
         == "ci.yaml:4:30: 'num_cores' must be an integer, got '1.5'");
   CHECK(error_of("models:\n  - model: m\n    configurations:\n      - {task: t, num_cores: 0}\n")
         == "ci.yaml:4:30: 'num_cores' must be at least 1, got 0");
-  CHECK(error_of("models:\n  - model: m\n    configurations:\n      - {task: t, precision: fp16}\n")
-        == "ci.yaml:4:30: 'precision' must be fp or bf16, got 'fp16'");
+  CHECK(error_of("models:\n  - model: m\n    configurations:\n      - {task: t, precision: fp8}\n")
+        == "ci.yaml:4:30: 'precision' must be one of fp, bf16, fp16, got 'fp8'");
+  CHECK(error_of("models:\n  - model: m\n    configurations:\n      - {task: t, auto_cast_type: int8}\n")
+        == "ci.yaml:4:35: 'auto_cast_type' must be one of bf16, fp16, tf32, fp32, got 'int8'");
   CHECK(error_of("models:\n  - model: [a, b]\n    configurations: []\n")
         == "ci.yaml:2:12: 'model' must be a non-empty string, got a list");
   CHECK(error_of("command: {a: 1}\nmodels: []\n")

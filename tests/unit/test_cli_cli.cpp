@@ -121,6 +121,31 @@ TEST_CASE("cli: help aligns argument and option descriptions in one column, with
         != std::string::npos);
 }
 
+TEST_CASE("cli: help fits the width it is given, 80 columns by default; examples continue with a backslash")
+{
+  for (std::size_t width : {k_default_width, std::size_t{60}}) {
+    std::vector<std::pair<std::string, std::string>> helps = {{"main", render_main_help(width)}};
+    for (const auto& command : all_commands()) {
+      helps.emplace_back(command.name, render_command_help(command, width));
+    }
+    for (const auto& [name, help] : helps) {
+      CAPTURE(name);
+      CAPTURE(width);
+      std::istringstream lines(help);
+      std::string line;
+      while (std::getline(lines, line)) {
+        CAPTURE(line);
+        CHECK(line.size() <= width);
+      }
+    }
+  }
+  // A wide terminal gets at most 100 columns; a long example is cut between words, outside quotes.
+  auto add_help = render_command_help(*find_command("add"), 200);
+  CHECK(add_help.find(" \\\n      ") != std::string::npos);
+  auto lookup_help = render_command_help(*find_command("lookup"), 50);
+  CHECK(lookup_help.find("'not cached: compile it'") != std::string::npos);
+}
+
 TEST_CASE("cli: the exit-status table matches the exit-code constants")
 {
   const auto& statuses = exit_statuses();

@@ -1,10 +1,14 @@
 // The output sink: data on stdout, diagnostics on stderr, one voice, json documents that
 // carry their schema version.
 #include "output.hpp"
+#include "progress_bar.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 using namespace neuron_cache;
 
@@ -15,6 +19,36 @@ struct Captured {
   std::ostringstream err;
   Output sink(Format format, bool verbose = false) { return Output(format, verbose, out, err); }
 };
+
+// A stream the progress ticker writes from its thread while the test reads it.
+class SharedBuffer : public std::stringbuf {
+public:
+  std::string text()
+  {
+    std::lock_guard lock(m_mutex);
+    return str();
+  }
+
+protected:
+  int_type overflow(int_type c) override
+  {
+    std::lock_guard lock(m_mutex);
+    return std::stringbuf::overflow(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override
+  {
+    std::lock_guard lock(m_mutex);
+    return std::stringbuf::xsputn(s, n);
+  }
+
+private:
+  std::recursive_mutex m_mutex; // stringbuf's xsputn may call overflow
+};
+
+std::size_t count_lines(const std::string& text)
+{
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 } // namespace
 
@@ -95,4 +129,145 @@ TEST_CASE("output: human sizes, durations and counts")
   CHECK(count_of(1, "entry", "entries") == "1 entry");
   CHECK(count_of(2, "entry", "entries") == "2 entries");
   CHECK(count_of(0, "file") == "0 files");
+}
+
+TEST_CASE("output: warnings and errors are coloured only where the terminal takes colours")
+{
+  Terminal colour;
+  colour.stderr_tty = true;
+  colour.dumb = false;
+  colour.colour = true;
+  std::ostringstream out, err;
+  Output(Format::human, false, out, err, colour).warning("careful");
+  Output(Format::human, false, out, err, colour).error_line("broken", "");
+  CHECK(err.str() == "neuron-cache: \033[1;33mwarning:\033[0m careful\nneuron-cache: \033[1;31merror:\033[0m broken\n");
+  Captured plain;
+  plain.sink(Format::human).warning("careful");
+  CHECK(plain.err.str() == "neuron-cache: warning: careful\n");
+}
+
+TEST_CASE("output: the terminal is read from COLUMNS, TERM and NO_COLOR; odd values fall back")
+{
+  CHECK(parse_columns("120") == 120U);
+  CHECK(parse_columns("5") == k_min_width);
+  CHECK(parse_columns("99999") == k_max_width);
+  CHECK_FALSE(parse_columns("wide"));
+  CHECK_FALSE(parse_columns("0"));
+  CHECK(parse_interval("30") == std::chrono::milliseconds(30'000));
+  CHECK(parse_interval("0.05") == std::chrono::milliseconds(50));
+  CHECK_FALSE(parse_interval("-1"));
+  CHECK_FALSE(parse_interval("nan"));
+  CHECK_FALSE(parse_interval("10s"));
+  auto env = hubcache::util::Environment::from_map(
+    {{"COLUMNS", "132"}, {"TERM", "xterm"}, {"NO_COLOR", "1"}, {"NEURON_CACHE_PROGRESS_INTERVAL", "soon"}});
+  auto terminal = Terminal::detect(env);
+  CHECK(terminal.stdout_width == 132);
+  CHECK(terminal.stderr_width == 132);
+  CHECK_FALSE(terminal.colour); // NO_COLOR, and the test's stderr is not necessarily a terminal
+  CHECK(terminal.invalid_interval == "soon");
+  CHECK(terminal.progress_interval == std::chrono::milliseconds(30'000));
+  CHECK(Terminal::detect(hubcache::util::Environment::from_map({{"TERM", "dumb"}})).dumb);
+  CHECK(Terminal::detect(hubcache::util::Environment::from_map({})).dumb);
+}
+
+TEST_CASE("output: progress is a bar on a terminal that redraws, lines elsewhere, nothing for scripts")
+{
+  std::ostringstream out, err;
+  Terminal tty;
+  tty.stderr_tty = true;
+  tty.dumb = false;
+  Terminal dumb = tty;
+  dumb.dumb = true;
+  Terminal piped;
+  using Style = Output::ProgressStyle;
+  CHECK(Output(Format::human, false, out, err, tty).progress_style() == Style::bar);
+  CHECK(Output(Format::human, false, out, err, dumb).progress_style() == Style::lines);
+  CHECK(Output(Format::human, false, out, err, piped).progress_style() == Style::lines);
+  CHECK(Output(Format::json, false, out, err, piped).progress_style() == Style::none);
+  CHECK(Output(Format::json, true, out, err, tty).progress_style() == Style::lines);
+  CHECK(Output(Format::quiet, true, out, err, tty).progress_style() == Style::none);
+  Output disabled(Format::human, false, out, err, tty);
+  disabled.disable_progress();
+  CHECK(disabled.progress_style() == Style::none);
+}
+
+TEST_CASE("output: one progress layout that gives up its parts to fit the width")
+{
+  hubcache::util::TransferProgress progress{1'200'000'000, 3'100'000'000, 12, 30};
+  auto full = ProgressBar::render("Downloading", progress, 45e6, 200);
+  CHECK(full == "Downloading [#########               ]  38% 1.2 GB/3.1 GB, 12/30 files, 45.0 MB/s, ETA 0:42");
+  CHECK(ProgressBar::render("Downloading", progress, 45e6, 200, false)
+        == "Downloading  38% 1.2 GB/3.1 GB, 12/30 files, 45.0 MB/s, ETA 0:42");
+  for (std::size_t width : {79, 60, 50, 40, 30, 20}) {
+    CAPTURE(width);
+    auto line = ProgressBar::render("Downloading", progress, 45e6, width);
+    CHECK(line.size() <= width);
+    CHECK(line.starts_with("Downloading"));
+  }
+  CHECK(ProgressBar::render("Downloading", progress, 45e6, 79).find("[") != std::string::npos);
+  CHECK(ProgressBar::render("Downloading", progress, 45e6, 40) == "Downloading  38% 1.2 GB/3.1 GB, ETA 0:42");
+}
+
+TEST_CASE("output: without a terminal the progress line comes at the start, then every interval")
+{
+  SharedBuffer buffer;
+  std::ostream err(&buffer);
+  std::ostringstream out;
+  Terminal piped;
+  piped.progress_interval = std::chrono::milliseconds(1);
+  Output output(Format::human, false, out, err, piped);
+  ProgressBar bar(output, "Uploading");
+  bar.update({10, 100, 1, 4});
+  CHECK(buffer.text() == "Uploading  10% 10 B/100 B, 1/4 files\n"); // at once, not after the interval
+  // Then more lines, by time: waited for as an event (bounded), never timed.
+  for (int i = 0; i < 10'000 && count_lines(buffer.text()) < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  bar.finish();
+  auto text = buffer.text();
+  CHECK(count_lines(text) >= 3);
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK(text.find('\033') == std::string::npos);
+}
+
+TEST_CASE("output: on a terminal the bar is redrawn in place and erased at the end")
+{
+  std::ostringstream out, err;
+  Terminal tty;
+  tty.stderr_tty = true;
+  tty.dumb = false;
+  tty.stderr_width = 40;
+  Output output(Format::human, false, out, err, tty);
+  {
+    ProgressBar bar(output, "Copying");
+    bar.update({50, 100, 0, 0});
+  }
+  auto text = err.str();
+  CHECK(text.starts_with("\rCopying ["));
+  CHECK(text.ends_with("\r\033[K"));
+  CHECK(text.find('\n') == std::string::npos);
+  auto first = text.substr(1, text.find("\033[K") - 1);
+  CHECK(first.size() <= 39); // never the last column
+}
+
+TEST_CASE("output: a table wider than the terminal is cut in its widest columns' middle")
+{
+  Output::Table table;
+  table.headers = {"MODEL", "SIZE", "ENTRY"};
+  table.right_aligned = {false, true, false};
+  table.rows = {
+    {"org/a", "1.2 GB", "neuronxcc-2.21.33363.0+82129205/0_REGISTRY/0.4.5/llama/org/a/c71fda8e0704b735d165.json"}};
+  table.footer = "1 model in a repo whose name is long enough to need a second line at forty columns";
+  auto text = format_table(table, 40);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    CAPTURE(line);
+    CHECK(line.size() <= 40);
+  }
+  CHECK(text.find("org/a  1.2 GB  neuronxcc-2...35d165.json\n") != std::string::npos);
+  CHECK(format_table(table, 0).find("c71fda8e0704b735d165.json") != std::string::npos); // no limit
+  CHECK(fit_middle("abcdefghij", 7) == "ab...ij");
+  CHECK(fit_end("abcdefghij", 7) == "abcd...");
+  CHECK(wrap_lines("short\n  a line that is far too long", 12) == "short\n  a line\n  that is\n  far too\n  long");
 }

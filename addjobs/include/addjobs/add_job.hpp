@@ -32,10 +32,20 @@ namespace addjobs {
 inline constexpr std::string_view k_registry_version = "neuron-cache-add-1";
 inline constexpr std::string_view k_command_env = "NEURON_CACHE_ADD_COMMAND";
 
+// The precisions a configuration may name: optimum's training ones (fp, bf16) and fp16,
+// as inference models are often compiled.
+const std::vector<std::string>& precisions();
+// The auto-cast types optimum records (auto_cast_type in a registry entry's neuron
+// config): bf16, fp16, tf32 (traced models) and fp32 (decoders).
+const std::vector<std::string>& auto_cast_types();
+
 // One compiled configuration, in optimum's `cache add` terms.
 struct Configuration {
   std::string task;
-  std::string precision; // fp | bf16
+  std::string precision; // one of precisions(); empty when only auto_cast_type says it
+  // What the compiler casts fp32 operations to (--auto-cast-type), as an inference export
+  // records it; also the dtype lookup shows when no precision is given.
+  std::optional<std::string> auto_cast_type;
   long long num_cores = 0;
   long long train_batch_size = 0;
   std::optional<long long> eval_batch_size; // defaults to train_batch_size
@@ -49,7 +59,8 @@ struct Configuration {
   // Throws InvalidArgument with optimum's messages for a sequence-length mix-up and
   // ours for values out of range.
   void validate() const;
-  // "bs=4 seq=128 cores=2 bf16" (shapes as given), for labels and commit messages.
+  // "bs=4 seq=128 cores=2 bf16" (shapes as given; " cast=fp16" with an auto-cast type),
+  // for labels and commit messages.
   std::string summary() const;
 };
 
@@ -87,7 +98,8 @@ bool same_configuration(const nlohmann::json& stored, const nlohmann::json& want
 
 // Placeholder values for a job: model, model_id, task, batch_size, train_batch_size,
 // eval_batch_size, sequence_length, encoder_sequence_length, decoder_sequence_length,
-// num_cores, precision, gradient_accumulation_steps, max_steps, cache_dir.
+// num_cores, precision, auto_cast_type, gradient_accumulation_steps, max_steps, cache_dir
+// (those the configuration leaves unset have none).
 std::map<std::string, std::string> template_values(const Model& model, const Configuration& configuration,
                                                    const std::filesystem::path& cache_dir);
 std::vector<std::string> known_placeholders();

@@ -1,0 +1,328 @@
+#include "transfer_report.hpp"
+
+#include <registry/layout.hpp>
+#include <registry/lookup.hpp>
+
+#include <hubcache/error.hpp>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace neuron_cache {
+
+namespace {
+
+namespace cc = hubcache::compilecache;
+
+std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped>& skipped)
+{
+  std::map<std::string, std::size_t> counts;
+  for (const auto& item : skipped) {
+    ++counts[item.reason];
+  }
+  return counts;
+}
+
+// What to do about entries skipped for a reason: the program's next step, or empty when
+// the skip is by design (locks and temp files are never published).
+std::string skip_hint(const std::string& reason)
+{
+  static const std::map<std::string, std::string> hints = {
+    {"failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
+    {"locked", "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
+    {"incomplete", "a compile still running or interrupted: wait, or remove them with: neuron-cache cleanup --all"},
+    {"flags-mismatch", "the flags file does not match the entry's name: compile it again"},
+    {"symlink-outside-root", "replace the link with the file it points to"},
+    {"dangling-symlink", "remove the dangling link"},
+    {"unreadable", "fix the file permissions"},
+    {"not-a-regular-file", "remove it from the compile cache"},
+    {"unrecognized", "not part of a compile cache: move it elsewhere"},
+    {"invalid-name", "rename it: the repo cannot hold that path"},
+    {"locked-locally", "a compiler on this host holds it: pull again when it is done"},
+    {"failed-in-repo", "push it again from a host where it compiled"},
+    {"incomplete-in-repo", "push it again from a host where it compiled"},
+    {"flags-mismatch-in-repo", "push it again from a host where it compiled"},
+    {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
+    {"local-file-differs", "the local file is kept; delete it to take the repo's"},
+    {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+    {"link-in-local-path", "a symbolic link in the local cache is never written through: remove it and pull again"},
+    {"failed-in-source", "the compiler failed on it there: nothing to copy"},
+    {"flags-mismatch-in-source", "its flags file does not match its name there: compile it again"},
+    {"incomplete-in-source", "a compile still running there, or interrupted: copy again later"},
+    {"target-entry-differs", "the target's complete entry is kept; delete it there to take the source's"},
+    {"target-file-differs", "the target's file is kept; delete it there to take the source's"},
+  };
+  auto found = hints.find(reason);
+  return found == hints.end() ? std::string() : found->second;
+}
+
+// "7 skipped (1 failed, 2 incomplete, ...)": the counts for the summary line.
+std::string skip_summary(const std::vector<cc::Skipped>& skipped)
+{
+  std::string text = std::to_string(skipped.size()) + " skipped";
+  if (skipped.empty()) {
+    return text;
+  }
+  text += " (";
+  bool first = true;
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    text += (first ? "" : ", ") + std::to_string(count) + " " + reason;
+    first = false;
+  }
+  return text + ")";
+}
+
+nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped, bool with_hints)
+{
+  auto list = nlohmann::json::array();
+  for (const auto& item : skipped) {
+    nlohmann::json entry = {{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}};
+    if (with_hints) {
+      auto hint = skip_hint(item.reason);
+      entry["hint"] = hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(hint);
+    }
+    list.push_back(entry);
+  }
+  return list;
+}
+
+nlohmann::json counts_json(const std::vector<cc::Skipped>& skipped)
+{
+  auto counts = nlohmann::json::object();
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    counts[reason] = count;
+  }
+  return counts;
+}
+
+// "neuronxcc-2.21.33363.0+82129205/MODULE_..." -> "2.21.33363.0+82129205".
+std::string compiler_version_of(const std::string& path)
+{
+  auto first = path.substr(0, path.find('/'));
+  constexpr std::string_view prefix = "neuronxcc-";
+  return first.starts_with(prefix) ? first.substr(prefix.size()) : std::string();
+}
+
+// What --verbose and the by-model lines say of an amount: "3 files, 1.2 GB".
+std::string amount(std::size_t files, std::uint64_t bytes)
+{
+  return count_of(files, "file") + ", " + human_size(bytes);
+}
+
+// Add's records are small; one bigger than this is not one.
+constexpr std::uint64_t k_max_record_bytes = 1 << 20;
+// Beyond this many records, entries keep no model rather than the dry run reading on.
+constexpr std::size_t k_max_records = 5000;
+
+} // namespace
+
+void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
+{
+  for (const auto& [reason, count] : count_by_reason(skipped)) {
+    if (auto hint = skip_hint(reason); !hint.empty()) {
+      out.info("  " + std::to_string(count) + " " + reason + ": " + hint);
+    }
+  }
+  for (const auto& item : skipped) {
+    out.detail("skipped " + item.path + ": " + item.reason + (item.detail.empty() ? "" : " (" + item.detail + ")"));
+  }
+}
+
+std::string lines(const std::vector<std::string>& items)
+{
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : "\n") + item;
+  }
+  return text;
+}
+
+std::vector<TransferEntry> transfer_entries(const cc::PushPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  std::unordered_map<std::string, std::size_t> index;
+  for (const auto& path : plan.entries_to_push) {
+    index.emplace(path, entries.size());
+    entries.push_back({path, compiler_version_of(path), 0, 0, std::nullopt});
+  }
+  // Each upload counts for the entry whose folder holds it: its path, cut at a '/'.
+  for (const auto& upload : plan.uploads) {
+    std::string_view path = upload.path;
+    while (!path.empty()) {
+      if (auto found = index.find(std::string(path)); found != index.end()) {
+        ++entries[found->second].files;
+        entries[found->second].bytes += upload.stamp.size;
+        break;
+      }
+      auto slash = path.rfind('/');
+      path = path.substr(0, slash == std::string_view::npos ? 0 : slash);
+    }
+  }
+  return entries;
+}
+
+std::vector<TransferEntry> transfer_entries(const cc::PullPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  for (const auto& install : plan.installs) {
+    entries.push_back(
+      {install.entry.path, install.entry.compiler_version, install.to_download.size(), install.bytes, std::nullopt});
+  }
+  return entries;
+}
+
+std::vector<TransferEntry> transfer_entries(const cc::CopyPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  for (const auto& copy : plan.copies) {
+    entries.push_back({copy.entry.path, copy.entry.compiler_version, copy.to_copy.size(), copy.bytes, std::nullopt});
+  }
+  return entries;
+}
+
+void attribute_models(hubcache::storage::Repository& repo, std::vector<TransferEntry>& entries)
+{
+  std::set<std::string> versions;
+  for (const auto& entry : entries) {
+    if (!entry.model && !entry.compiler_version.empty()) {
+      versions.insert(entry.compiler_version);
+    }
+  }
+  std::map<std::string, std::set<std::string>> models_of; // module path -> model ids
+  std::size_t records = 0;
+  for (const auto& version : versions) {
+    auto folder = registry::registry_root(version, std::string(registry::k_attribution_version));
+    for (const auto& file : repo.list_files(folder + "/")) {
+      if (!file.path.ends_with(".json") || file.size > k_max_record_bytes) {
+        continue;
+      }
+      if (++records > k_max_records) {
+        return;
+      }
+      std::string text;
+      try {
+        text = repo.read_file(file.path);
+      } catch (const hubcache::EntryNotFound&) {
+        continue;
+      }
+      auto record = nlohmann::json::parse(text, nullptr, false);
+      if (!record.is_object() || !record.contains("model_id") || !record["model_id"].is_string()) {
+        continue;
+      }
+      auto model = hubcache::util::escape_control(record["model_id"].get<std::string>());
+      for (auto& module : registry::attributed_modules(text, file.path, "neuronxcc-" + version)) {
+        models_of[module].insert(model);
+      }
+    }
+  }
+  for (auto& entry : entries) {
+    if (auto found = models_of.find(entry.path); !entry.model && found != models_of.end()) {
+      std::string joined; // a graph two models share names both
+      for (const auto& model : found->second) {
+        joined += (joined.empty() ? "" : ", ") + model;
+      }
+      entry.model = joined;
+    }
+  }
+}
+
+void detail_entries(const Output& out, const std::string& verb, const std::vector<TransferEntry>& entries)
+{
+  if (!out.verbose()) {
+    return;
+  }
+  for (const auto& entry : entries) {
+    out.detail(verb + " " + entry.path + " (" + amount(entry.files, entry.bytes)
+               + (entry.model ? "; model " + *entry.model : std::string()) + ")");
+  }
+}
+
+std::string Transfer::summary_tail(const std::string& verb) const
+{
+  std::string text = "; " + std::to_string(present.size()) + " already present; " + skip_summary(*skipped);
+  if (!errors.empty()) {
+    text += "; " + std::to_string(errors.size()) + " failed";
+  }
+  text += "; " + human_duration(seconds) + ".";
+  if (dry_run && !planned.empty()) {
+    std::unordered_map<std::string, const TransferEntry*> known;
+    for (const auto& entry : entries) {
+      known.emplace(entry.path, &entry);
+    }
+    text += "\nWould " + verb + ":";
+    for (const auto& path : planned) {
+      auto found = known.find(path);
+      text +=
+        "\n  " + path + (found == known.end() ? "" : " (" + amount(found->second->files, found->second->bytes) + ")");
+    }
+    text += by_model();
+  }
+  return text;
+}
+
+std::string Transfer::by_model() const
+{
+  struct Subtotal {
+    std::size_t entries = 0, files = 0;
+    std::uint64_t bytes = 0;
+  };
+  std::map<std::string, Subtotal> models;
+  std::optional<Subtotal> unknown;
+  for (const auto& entry : entries) {
+    auto& subtotal = entry.model ? models[*entry.model] : (unknown ? *unknown : unknown.emplace());
+    ++subtotal.entries;
+    subtotal.files += entry.files;
+    subtotal.bytes += entry.bytes;
+  }
+  if (models.empty()) {
+    return {};
+  }
+  std::vector<std::pair<std::string, Subtotal>> sorted(models.begin(), models.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
+  if (unknown) {
+    sorted.emplace_back("(no model recorded)", *unknown);
+  }
+  std::string text = "\nBy model:";
+  for (const auto& [model, subtotal] : sorted) {
+    text += "\n  " + model + ": " + count_of(subtotal.entries, "entry", "entries") + ", "
+            + amount(subtotal.files, subtotal.bytes);
+  }
+  return text;
+}
+
+nlohmann::json Transfer::to_json() const
+{
+  std::set<std::string> moved(transferred.begin(), transferred.end());
+  auto entry_list = nlohmann::json::array();
+  for (const auto& entry : entries) {
+    entry_list.push_back(
+      {{"path", entry.path},
+       {"compiler_version", entry.compiler_version.empty() ? nlohmann::json() : nlohmann::json(entry.compiler_version)},
+       {"files", entry.files},
+       {"bytes", entry.bytes},
+       {"model", entry.model ? nlohmann::json(*entry.model) : nlohmann::json()},
+       {"transferred", moved.contains(entry.path)}});
+  }
+  return {
+    {"direction", direction},
+    {"dry_run", dry_run},
+    {"repo", repo},
+    {"cache_dir", cache_dir},
+    {"cache_dir_source", cc::to_string(cache_dir_source)},
+    {"revision", revision ? nlohmann::json(*revision) : nlohmann::json(nullptr)},
+    {"planned", planned},
+    {"transferred", transferred},
+    {"present", present},
+    {"entries", entry_list},
+    {"skipped", skipped_json(*skipped, true)},
+    {"skipped_by_reason", counts_json(*skipped)},
+    {"errors", skipped_json(errors, false)},
+    {"files", {{"planned", files_planned}, {"transferred", files_transferred}}},
+    {"bytes", {{"planned", bytes_planned}, {"transferred", bytes_transferred}}},
+    {"seconds", seconds},
+  };
+}
+
+} // namespace neuron_cache
