@@ -52,6 +52,15 @@ struct HubConfig {
   std::size_t workers = k_default_workers;       // transfers in flight (hashing too)
   std::chrono::seconds stall_timeout{30};        // HF_HUB_DOWNLOAD_TIMEOUT, at least 1 s
   std::chrono::milliseconds conflict_base{1000}; // commit re-plan backoff, scaled like `retry`
+  // A spent commit quota (429) is waited out when the Hub says it resets within this
+  // (NEURON_CACHE_MAX_QUOTA_WAIT_S); a longer wait stops the push cleanly instead.
+  std::chrono::seconds max_quota_wait{300};
+  // Entries one folder may hold (the Hub refuses a commit past 10,000);
+  // NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES for a Hub with another limit.
+  std::size_t max_folder_entries = 10000;
+  // Spacing between the commits of a repeated writer (`add` over a manifest): 3600 s / 128
+  // commits; NEURON_CACHE_HUB_COMMIT_SPACING_MS for a Hub with another quota.
+  std::chrono::milliseconds commit_spacing{28125};
 
   static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);
 };
