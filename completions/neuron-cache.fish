@@ -5,7 +5,7 @@
 # Options of command $1 that take a value ($1 is - before the command).
 function __neuron_cache_takes_value --argument-names command option
     switch "$command:$option"
-        case 'create:-n' 'create:--name' 'create:--token' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'push:--repo-id' 'push:--repo_id' 'push:--cache-dir' 'push:--cache_dir' 'push:--compiler-version' 'push:--compiler_version' 'push:--clear-stale-locks' 'push:--clear_stale_locks' 'push:--max-workers' 'push:--max_workers' 'push:--token' 'pull:--repo-id' 'pull:--repo_id' 'pull:--cache-dir' 'pull:--cache_dir' 'pull:--compiler-version' 'pull:--compiler_version' 'pull:--model' 'pull:--task' 'pull:--batch-size' 'pull:--batch_size' 'pull:--sequence-length' 'pull:--sequence_length' 'pull:--num-cores' 'pull:--num_cores' 'pull:--tensor-parallel-size' 'pull:--tensor_parallel_size' 'pull:--max-size' 'pull:--max_size' 'pull:--max-workers' 'pull:--max_workers' 'pull:--token' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:-v' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--registry-version' 'lookup:--registry_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' 'ls:-m' 'ls:--model' 'ls:-v' 'ls:--version' 'ls:--compiler-version' 'ls:--compiler_version' 'ls:--repo-id' 'ls:--repo_id' 'ls:--max-workers' 'ls:--max_workers' 'ls:--token' '*:--format'
+        case 'create:-n' 'create:--name' 'create:--token' 'create:--profile' 'create:--region' 'create:--endpoint-url' 'create:--endpoint_url' 'set:-n' 'set:--name' 'set:--token' 'config:--repo-id' 'config:--repo_id' 'config:--cache-dir' 'config:--cache_dir' 'config:--token' 'config:--profile' 'config:--region' 'config:--endpoint-url' 'config:--endpoint_url' 'synchronize:--repo-id' 'synchronize:--repo_id' 'synchronize:--cache-dir' 'synchronize:--cache_dir' 'synchronize:--compiler-version' 'synchronize:--compiler_version' 'synchronize:--model' 'synchronize:--task' 'synchronize:--batch-size' 'synchronize:--batch_size' 'synchronize:--sequence-length' 'synchronize:--sequence_length' 'synchronize:--num-cores' 'synchronize:--num_cores' 'synchronize:--tensor-parallel-size' 'synchronize:--tensor_parallel_size' 'synchronize:--max-size' 'synchronize:--max_size' 'synchronize:--clear-stale-locks' 'synchronize:--clear_stale_locks' 'synchronize:--max-workers' 'synchronize:--max_workers' 'synchronize:--token' 'synchronize:--profile' 'synchronize:--region' 'synchronize:--endpoint-url' 'synchronize:--endpoint_url' 'push:--repo-id' 'push:--repo_id' 'push:--cache-dir' 'push:--cache_dir' 'push:--compiler-version' 'push:--compiler_version' 'push:--clear-stale-locks' 'push:--clear_stale_locks' 'push:--max-workers' 'push:--max_workers' 'push:--token' 'push:--profile' 'push:--region' 'push:--endpoint-url' 'push:--endpoint_url' 'pull:--repo-id' 'pull:--repo_id' 'pull:--cache-dir' 'pull:--cache_dir' 'pull:--compiler-version' 'pull:--compiler_version' 'pull:--model' 'pull:--task' 'pull:--batch-size' 'pull:--batch_size' 'pull:--sequence-length' 'pull:--sequence_length' 'pull:--num-cores' 'pull:--num_cores' 'pull:--tensor-parallel-size' 'pull:--tensor_parallel_size' 'pull:--max-size' 'pull:--max_size' 'pull:--max-workers' 'pull:--max_workers' 'pull:--token' 'pull:--profile' 'pull:--region' 'pull:--endpoint-url' 'pull:--endpoint_url' 'status:--cache-dir' 'status:--cache_dir' 'status:--repo-id' 'status:--repo_id' 'status:--token' 'cleanup:--cache-dir' 'cleanup:--cache_dir' 'cleanup:--keep-version' 'cleanup:--keep_version' 'cleanup:--older-than' 'cleanup:--older_than' 'cleanup:--max-size' 'cleanup:--max_size' 'cleanup:--ttl' 'cleanup:--stale-lock-age' 'cleanup:--stale_lock_age' 'cleanup:--repo-id' 'cleanup:--repo_id' 'cleanup:--token' 'lookup:--task' 'lookup:--batch-size' 'lookup:--batch_size' 'lookup:--sequence-length' 'lookup:--sequence_length' 'lookup:--num-cores' 'lookup:--num_cores' 'lookup:--tensor-parallel-size' 'lookup:--tensor_parallel_size' 'lookup:--dtype' 'lookup:--auto-cast-type' 'lookup:--auto_cast_type' 'lookup:--instance-type' 'lookup:--instance_type' 'lookup:-v' 'lookup:--compiler-version' 'lookup:--compiler_version' 'lookup:--registry-version' 'lookup:--registry_version' 'lookup:--mode' 'lookup:--repo-id' 'lookup:--repo_id' 'lookup:--max-workers' 'lookup:--max_workers' 'lookup:--token' 'lookup:--profile' 'lookup:--region' 'lookup:--endpoint-url' 'lookup:--endpoint_url' 'list:-m' 'list:--model' 'list:-v' 'list:--version' 'list:--compiler-version' 'list:--compiler_version' 'list:--repo-id' 'list:--repo_id' 'list:--max-workers' 'list:--max_workers' 'list:--token' 'list:--profile' 'list:--region' 'list:--endpoint-url' 'list:--endpoint_url' 'add:-m' 'add:--model' 'add:--task' 'add:--precision' 'add:--auto-cast-type' 'add:--auto_cast_type' 'add:--num-cores' 'add:--num_cores' 'add:--train-batch-size' 'add:--train_batch_size' 'add:--batch-size' 'add:--batch_size' 'add:--eval-batch-size' 'add:--eval_batch_size' 'add:--sequence-length' 'add:--sequence_length' 'add:--encoder-sequence-length' 'add:--encoder_sequence_length' 'add:--decoder-sequence-length' 'add:--decoder_sequence_length' 'add:--gradient-accumulation-steps' 'add:--gradient_accumulation_steps' 'add:--max-steps' 'add:--max_steps' 'add:--repo-id' 'add:--repo_id' 'add:--cache-dir' 'add:--cache_dir' 'add:--manifest' 'add:-j' 'add:--jobs' 'add:--timeout' 'add:--max-workers' 'add:--max_workers' 'add:--token' 'add:--profile' 'add:--region' 'add:--endpoint-url' 'add:--endpoint_url' 'env:--repo-id' 'env:--repo_id' 'env:--cache-dir' 'env:--cache_dir' 'env:--token' 'env:--profile' 'env:--region' 'env:--endpoint-url' 'env:--endpoint_url' 'sync:--repo-id' 'sync:--repo_id' 'sync:--cache-dir' 'sync:--cache_dir' 'sync:--compiler-version' 'sync:--compiler_version' 'sync:--model' 'sync:--task' 'sync:--batch-size' 'sync:--batch_size' 'sync:--sequence-length' 'sync:--sequence_length' 'sync:--num-cores' 'sync:--num_cores' 'sync:--tensor-parallel-size' 'sync:--tensor_parallel_size' 'sync:--max-size' 'sync:--max_size' 'sync:--clear-stale-locks' 'sync:--clear_stale_locks' 'sync:--max-workers' 'sync:--max_workers' 'sync:--token' 'sync:--profile' 'sync:--region' 'sync:--endpoint-url' 'sync:--endpoint_url' 'ls:-m' 'ls:--model' 'ls:-v' 'ls:--version' 'ls:--compiler-version' 'ls:--compiler_version' 'ls:--repo-id' 'ls:--repo_id' 'ls:--max-workers' 'ls:--max_workers' 'ls:--token' 'ls:--profile' 'ls:--region' 'ls:--endpoint-url' 'ls:--endpoint_url' '*:--format'
             return 0
     end
     return 1
@@ -157,7 +157,7 @@ complete -c neuron-cache -f
 # Before the command
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'set' -d 'Set the cache repo to use on this host (checks that it exists); alone, show it'
-complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler, AWS'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'push' -d 'Push the local compile cache to the cache repo (synchronize)'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'pull' -d 'Pull the cache repo into the local compile cache (synchronize in reverse)'
@@ -168,7 +168,7 @@ complete -c neuron-cache -n __neuron_cache_needs_command -a 'list' -d 'List the 
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'man' -d 'Print this program\'s manual page (roff, for man)'
-complete -c neuron-cache -n __neuron_cache_needs_command -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n __neuron_cache_needs_command -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler, AWS'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n __neuron_cache_needs_command -a 'ls' -d 'Alias of list: List the models a cache repo holds, or every configuration of one model'
 complete -c neuron-cache -n __neuron_cache_needs_command -a help -d 'Show a command\'s options and examples'
@@ -184,7 +184,7 @@ complete -c neuron-cache -n '__neuron_cache_options_allowed' -s h -l help -d 'Sh
 # help COMMAND
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'create' -d 'Create an empty cache repo and set it as this host\'s cache repo'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'set' -d 'Set the cache repo to use on this host (checks that it exists); alone, show it'
-complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'config' -d 'Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler, AWS'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'synchronize' -d 'Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'push' -d 'Push the local compile cache to the cache repo (synchronize)'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'pull' -d 'Pull the cache repo into the local compile cache (synchronize in reverse)'
@@ -195,7 +195,7 @@ complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'list' -d 'Lis
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'add' -d 'Compile a model configuration (or a manifest of them) and push the result to the cache repo'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'completion' -d 'Print the shell completion script for bash, zsh or fish'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'man' -d 'Print this program\'s manual page (roff, for man)'
-complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler'
+complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'env' -d 'Alias of config: Show the setup in effect: cache repo and why, Hub, token owner, compile cache, compiler, AWS'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'sync' -d 'Alias of synchronize: Push the local Neuron compile cache to the cache repo, or --pull the repo into it'
 complete -c neuron-cache -n '__neuron_cache_positional help 0' -a 'ls' -d 'Alias of list: List the models a cache repo holds, or every configuration of one model'
 
@@ -205,6 +205,10 @@ complete -c neuron-cache -n '__neuron_cache_using create' -l public -d 'Make a H
 complete -c neuron-cache -n '__neuron_cache_using create' -l exist-ok -l exist_ok -d 'Succeed when the repo already exists (still sets it)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l no-set -l no_set -d 'Only create: keep this host\'s cache repo as it is (e.g. a repo for CI)'
 complete -c neuron-cache -n '__neuron_cache_using create' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using create' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using create' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using create' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using create' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using create' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n '__neuron_cache_positional create 0' -a '(__neuron_cache_repos)' -d 'The repo to create (same as --name)'
 
@@ -219,6 +223,10 @@ complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cach
 complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using config' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using config' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using config' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using config' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using config' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using config' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # synchronize
@@ -239,6 +247,10 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clean-failed -
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # push
@@ -250,6 +262,10 @@ complete -c neuron-cache -n '__neuron_cache_using push' -l clean-failed -l clean
 complete -c neuron-cache -n '__neuron_cache_using push' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using push' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # pull
@@ -267,6 +283,10 @@ complete -c neuron-cache -n '__neuron_cache_using pull' -s y -l yes -d 'Download
 complete -c neuron-cache -n '__neuron_cache_using pull' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using pull' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using pull' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # status
@@ -287,7 +307,10 @@ complete -c neuron-cache -n '__neuron_cache_using cleanup' -l ttl -d 'With --max
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l evict -d 'Apply the Neuron SDK policy: cache_size (bytes) and cache_ttl (days) from NEURON_CC_FLAGS, else 100 GiB and 30 days'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l stale_lock_age -d 'Treat a lock as stale only when older than AGE' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
-complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo -d 'Prune the cache repo instead of the local cache: failed entries, with --all incomplete ones, with --old-versions every version but --keep-version\'s; one commit (asks unless --yes)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe or --repo'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l dry-run -l dry_run -d 'List what would be removed, with size and reason, and change nothing'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
@@ -307,6 +330,10 @@ complete -c neuron-cache -n '__neuron_cache_using lookup' -l blocks -d 'Print op
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_cache_models)' -d 'Model directory, config.json file or Hub model id'
 
 # list
@@ -315,14 +342,19 @@ complete -c neuron-cache -n '__neuron_cache_using list' -s v -l version -l compi
 complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using list' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using list' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using list' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using list' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using list' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using list' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_positional list 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'
 
 # add
 complete -c neuron-cache -n '__neuron_cache_using add' -s m -l model -d 'Hub model id or local model directory (with config.json)' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using add' -l task -d 'Task, e.g. text-generation, text-classification' -x
-complete -c neuron-cache -n '__neuron_cache_using add' -l precision -d 'fp or bf16' -x -a 'fp bf16'
+complete -c neuron-cache -n '__neuron_cache_using add' -l precision -d 'fp, bf16 or fp16: the model\'s dtype (torch_dtype in the registry entry)' -x -a 'fp bf16 fp16'
+complete -c neuron-cache -n '__neuron_cache_using add' -l auto-cast-type -l auto_cast_type -d 'bf16, fp16, tf32 or fp32: what the compiler casts fp32 operations to, recorded as optimum\'s exports record it (auto_cast_type); without --precision, the dtype lookup shows' -x -a 'bf16 fp16 tf32 fp32'
 complete -c neuron-cache -n '__neuron_cache_using add' -l num-cores -l num_cores -d 'Neuron cores the run uses' -x
-complete -c neuron-cache -n '__neuron_cache_using add' -l train-batch-size -l train_batch_size -d 'Training batch size' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l train-batch-size -l train_batch_size -l batch-size -l batch_size -d 'Batch size: the training batch size, or an inference model\'s static batch size' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l eval-batch-size -l eval_batch_size -d 'Evaluation batch size (default: the train batch size)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l sequence-length -l sequence_length -d 'Sequence length' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l encoder-sequence-length -l encoder_sequence_length -d 'Encoder sequence length (encoder-decoder models)' -x
@@ -339,6 +371,10 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l force -d 'Compile even
 complete -c neuron-cache -n '__neuron_cache_using add' -l timeout -d 'Terminate a command running longer than this' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using add' -s v -d 'Show details (every skipped entry, each step) on standard error'
 complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_command)'
 
@@ -353,6 +389,10 @@ complete -c neuron-cache -n '__neuron_cache_using man' -s v -d 'Show details (ev
 complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using env' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using env' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using env' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using env' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using env' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using env' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # sync
@@ -373,6 +413,10 @@ complete -c neuron-cache -n '__neuron_cache_using sync' -l clean-failed -l clean
 complete -c neuron-cache -n '__neuron_cache_using sync' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_using sync' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # ls
@@ -381,4 +425,8 @@ complete -c neuron-cache -n '__neuron_cache_using ls' -s v -l version -l compile
 complete -c neuron-cache -n '__neuron_cache_using ls' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using ls' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using ls' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l endpoint-url -l endpoint_url -d 'S3 endpoint, e.g. of an S3-compatible store (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile\'s endpoint_url, then AWS\'s for the region)' -x
+complete -c neuron-cache -n '__neuron_cache_using ls' -l no-sign-request -l no_sign_request -d 'Send S3 requests unsigned, without looking for credentials: reads public buckets'
 complete -c neuron-cache -n '__neuron_cache_positional ls 0' -a '(__neuron_cache_repos)' -d 'The cache repo to list (default: as --repo-id resolves)'

@@ -2,6 +2,8 @@
 // configuration, push it all in one commit.
 #include "addjobs/add_job.hpp"
 
+#include "commit_batcher.hpp"
+
 #include "registry/config_diff.hpp"
 #include "registry/entry.hpp"
 #include "registry/json_text.hpp"
@@ -9,6 +11,7 @@
 #include "registry/lookup.hpp"
 
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/push_limits.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/storage/repository.hpp>
 #include <hubcache/util/fs.hpp>
@@ -111,8 +114,16 @@ std::string random_suffix()
 
 } // namespace
 
-Runner::Runner(hubcache::storage::Repository& repo, Settings settings) : m_repo(repo), m_settings(std::move(settings))
+Runner::Runner(hubcache::storage::Repository& repo, Settings settings)
+  : m_repo(repo), m_settings(std::move(settings)), m_batcher(std::make_unique<CommitBatcher>(
+                                                     [this](const hubcache::storage::CommitRequest& request) {
+                                                       std::lock_guard lock(m_repo_mutex);
+                                                       return m_repo.commit(request);
+                                                     },
+                                                     repo.min_commit_interval()))
 {}
+
+Runner::~Runner() = default;
 
 void Runner::load_registered(const std::string& model_id)
 {
@@ -390,8 +401,9 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
   }
   notify("pushing");
   {
+    commit.unit_of = hubcache::compilecache::commit_unit_of;
+    auto pushed = m_batcher->commit(std::move(commit));
     std::lock_guard lock(m_repo_mutex);
-    auto pushed = m_repo.commit(commit);
     result.revision = pushed.revision;
     if (m_loaded_models.count(job.model.model_id) != 0) {
       m_registered.emplace(job.model.model_id,

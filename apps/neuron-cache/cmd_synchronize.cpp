@@ -119,6 +119,49 @@ void check_write_access(Invocation& invocation, std::future<void>& write_check, 
   }
 }
 
+// 7400 -> "7,400".
+std::string grouped(std::uint64_t count)
+{
+  auto digits = std::to_string(count);
+  std::string text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      text += ',';
+    }
+    text += digits[i];
+  }
+  return text;
+}
+
+// A push the commit quota stopped: what was published, and when to run again.
+std::string stopped_line(const cc::PushStopped& stopped)
+{
+  auto retry_at = std::chrono::system_clock::to_time_t(stopped.retry_at);
+  std::tm local{};
+  localtime_r(&retry_at, &local);
+  char when[32];
+  std::strftime(when, sizeof when, stopped.wait >= std::chrono::hours(20) ? "%Y-%m-%d %H:%M" : "%H:%M", &local);
+  return "published " + grouped(stopped.entries_published) + " of " + grouped(stopped.entries_total) + " entries; "
+         + (stopped.quota.empty() ? std::string("the Hub's commit quota is spent") : "the Hub allows " + stopped.quota)
+         + ": run again after " + when;
+}
+
+nlohmann::json stopped_json(const cc::PushStopped& stopped)
+{
+  auto retry_at = std::chrono::system_clock::to_time_t(stopped.retry_at);
+  std::tm utc{};
+  gmtime_r(&retry_at, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return {{"reason", "commit-quota"},
+          {"quota", stopped.quota.empty() ? nlohmann::json() : nlohmann::json(stopped.quota)},
+          {"entries_published", stopped.entries_published},
+          {"entries_total", stopped.entries_total},
+          {"wait_seconds", stopped.wait.count()},
+          {"retry_after", when},
+          {"message", stopped.message}};
+}
+
 int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
 {
   auto start = std::chrono::steady_clock::now();
@@ -201,10 +244,17 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   transfer.files_planned = done.files_to_upload;
   transfer.bytes_planned = done.bytes_to_upload;
   transfer.entries = std::move(entries);
-  if (!dry_run) {
+  if (!dry_run && !result.stopped) {
     transfer.transferred = done.entries_to_push;
     transfer.files_transferred = done.files_to_upload;
     transfer.bytes_transferred = done.bytes_to_upload;
+  } else if (result.stopped) {
+    const auto& left = result.stopped->entries_left;
+    for (const auto& entry : done.entries_to_push) {
+      if (!std::binary_search(left.begin(), left.end(), entry)) {
+        transfer.transferred.push_back(entry);
+      }
+    }
   }
   transfer.seconds = seconds_since(start);
 
@@ -217,7 +267,7 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
   } else {
     human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec()
-            + " in one commit";
+            + (result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit"));
     if (result.revision) {
       human += " " + result.revision->substr(0, 12);
     }
@@ -228,6 +278,17 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   data["committed"] = result.committed;
   data["files_hashed"] = files_hashed;
   data["cleaned"] = cleaned;
+  data["commits"] = result.commits;
+  data["entries_left"] = result.stopped ? result.stopped->entries_left.size() : 0;
+  if (result.stopped) {
+    // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
+    data["stopped"] = stopped_json(*result.stopped);
+    if (invocation.out().format() == Format::json) {
+      invocation.out().result(human, data, {});
+    }
+    invocation.out().error_line(stopped_line(*result.stopped), "run the same command again then: it resumes");
+    return k_exit_error;
+  }
   invocation.out().result(human, data, lines(done.entries_to_push));
   report_skips(invocation.out(), done.skipped);
   return k_exit_ok;

@@ -53,6 +53,12 @@ const std::vector<EnvironmentVariable>& environment_variables()
     {"NEURON_CACHE_ADD_COMMAND", "The command template add runs when none is given after -- or in the manifest.", ""},
     {"NEURON_CACHE_HTTP_BACKOFF_BASE_MS",
      "Scales HTTP retry delays: the first retry waits this many milliseconds, later ones in proportion.", "1000"},
+    {"NEURON_CACHE_MAX_QUOTA_WAIT_S",
+     "A push whose Hub commit quota resets within this many seconds waits; a longer wait stops it cleanly.", "300"},
+    {"NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES",
+     "Entries one Hub folder may hold: a push past it is refused before anything moves.", "10000"},
+    {"NEURON_CACHE_HUB_COMMIT_SPACING_MS",
+     "Least time between two commits of add over a manifest to a Hub repo (128 commits an hour).", "28125"},
     {"XDG_CACHE_HOME",
      "Base of the default HF_HOME and of neuron-cache's own cache ($XDG_CACHE_HOME/neuron-cache: digest cache, "
      "completion data).",

@@ -89,7 +89,8 @@ matches_golden() {
 
 run_tests() {
   local names
-  names=$(declare -F | awk '{print $3}' | grep '^test_' )
+  # NEURON_CACHE_E2E_ONLY=REGEX runs the matching tests only (while working on one).
+  names=$(declare -F | awk '{print $3}' | grep '^test_' | grep -E -- "${NEURON_CACHE_E2E_ONLY:-.}")
   local passed=0 failed=0
   for name in $names; do
     export SCRATCH="$SUITE_ROOT/$name"

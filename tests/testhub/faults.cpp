@@ -117,12 +117,13 @@ json FaultRegistry::describe() const
   return list;
 }
 
-void RequestStats::record(const std::string& route, const std::string& method)
+void RequestStats::record(const std::string& route, const std::string& method, int status)
 {
   std::lock_guard lock(m_mutex);
   ++m_total;
   ++m_by_route[route];
   ++m_by_method[method];
+  ++m_by_status[std::to_string(status)];
 }
 
 void RequestStats::reset()
@@ -131,6 +132,7 @@ void RequestStats::reset()
   m_total = 0;
   m_by_route.clear();
   m_by_method.clear();
+  m_by_status.clear();
 }
 
 json RequestStats::snapshot() const
@@ -142,7 +144,10 @@ json RequestStats::snapshot() const
   json by_method = json::object();
   for (const auto& [method, count] : m_by_method)
     by_method[method] = count;
-  return {{"total", m_total}, {"by_route", by_route}, {"by_method", by_method}};
+  json by_status = json::object();
+  for (const auto& [status, count] : m_by_status)
+    by_status[status] = count;
+  return {{"total", m_total}, {"by_route", by_route}, {"by_method", by_method}, {"by_status", by_status}};
 }
 
 } // namespace testhub

@@ -51,7 +51,7 @@ private:
 
 class RequestStats {
 public:
-  void record(const std::string& route, const std::string& method);
+  void record(const std::string& route, const std::string& method, int status);
   void reset();
   json snapshot() const;
 
@@ -60,6 +60,7 @@ private:
   std::uint64_t m_total = 0;
   std::map<std::string, std::uint64_t> m_by_route;
   std::map<std::string, std::uint64_t> m_by_method;
+  std::map<std::string, std::uint64_t> m_by_status;
 };
 
 } // namespace testhub

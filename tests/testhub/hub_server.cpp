@@ -145,7 +145,8 @@ bool RequestContext::flag(const std::string& key) const
 
 // ---- HubServer -----------------------------------------------------------------------------
 
-HubServer::HubServer(HubOptions options) : m_options(std::move(options)), m_storage(m_options.data)
+HubServer::HubServer(HubOptions options)
+  : m_options(std::move(options)), m_storage(m_options.data), m_limits(m_options.limits)
 {
   const auto threads = m_options.threads;
   // httplib owns (and deletes) the task queue it gets from this factory.
@@ -313,7 +314,16 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   Reply reply;
   std::optional<Fault> body_fault;
   std::optional<Fault> size_fault;
-  if (fault && fault->before_handler() && m_faults.consume(fault->id)) {
+  // Every counted request draws from its sender's quota; anonymous ones share the IP's.
+  Limits::Admission admission;
+  if (const auto bucket = is_control ? std::nullopt : quota_bucket(ctx.route)) {
+    admission = m_limits.admit(ctx.user ? "user:" + ctx.user->name : "ip:" + request.remote_addr,
+                               ctx.user ? ctx.user->quota : *plan_quota("anonymous"), *bucket, *bucket == "api");
+  }
+  if (admission.refused) {
+    ctx.body.drain();
+    reply = std::move(*admission.refused);
+  } else if (fault && fault->before_handler() && m_faults.consume(fault->id)) {
     ctx.body.drain();
     if (fault->action == Fault::Action::status) {
       reply =
@@ -365,8 +375,10 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
       }
     }
   }
+  for (const auto& [name, value] : admission.headers)
+    reply.header(name, value);
   if (!is_control) {
-    m_stats.record(ctx.route, ctx.method);
+    m_stats.record(ctx.route, ctx.method, reply.status);
     // The wide-area round trip, once per request, whatever it is.
     if (m_options.latency_ms > 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(m_options.latency_ms));

@@ -15,6 +15,7 @@
 
 #include "faults.hpp"
 #include "http_util.hpp"
+#include "limits.hpp"
 #include "storage.hpp"
 
 namespace testhub {
@@ -23,6 +24,7 @@ struct User {
   std::string name;
   std::string token;
   std::string role; // read | write
+  Quota quota = *plan_quota("free");
 };
 
 struct HubOptions {
@@ -39,6 +41,7 @@ struct HubOptions {
   // alike), `bandwidth_mbps` megabits per second per connection each way (0: no cap).
   std::uint64_t latency_ms = 0;
   double bandwidth_mbps = 0;
+  LimitOptions limits; // the real Hub's limits, on by default
 };
 
 // Holds a byte stream to a rate: each call waits until `bytes` more fit the budget since
@@ -169,6 +172,7 @@ private:
   HubOptions m_options;
   Storage m_storage;
   FaultRegistry m_faults;
+  Limits m_limits;
   RequestStats m_stats;
   httplib::Server m_server;
   int m_port = 0;

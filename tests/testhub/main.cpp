@@ -1,8 +1,33 @@
 // neuron-cache-test-hub: a local Hugging Face Hub for end-to-end tests.
 //
-//   neuron-cache-test-hub --port 0 --data DIR [--user NAME:TOKEN:ROLE]... [--org ORG:USER[,USER...]]...
+//   neuron-cache-test-hub --port 0 --data DIR [--user NAME:TOKEN:ROLE[:PLAN]]... [--org ORG:USER[,USER...]]...
 //                         [--page-size N] [--lfs-threshold BYTES] [--multipart-chunk-size BYTES]
 //                         [--no-lfs-verify] [--threads N] [--latency-ms N] [--bandwidth-mbps N]
+//                         [limit options, below]
+//
+// The real Hub's limits are on by default, with the Hub's values (hub-buckets-and-limits.md §2);
+// tests set small ones:
+//   --commits-per-hour N (128) per repo, over --commit-window-s S (3600): the next commit
+//       gets 429 "You have exceeded the rate limit for repository commits (128 per hour)..."
+//       with Retry-After. 0: unlimited.
+//   --commit-timeout-ms N (60000): a commit request that takes longer is applied, but
+//       answered 504 (the client saw a timeout). --commit-cost-us-per-file N (0) makes the
+//       server work that long per file of a commit. --max-files-per-commit N (0: none, as
+//       the Hub) refuses bigger commits with 400.
+//   --max-folder-entries N (10000): a commit leaving more direct entries (files and
+//       folders) in a folder it adds to gets the Hub's 400 "...too many files per
+//       directory... Offending directories: /<dir>/". 0: unlimited.
+//   --max-repo-files N (100000, the Hub's recommendation): a commit past it gets a
+//       `Warning: 299 - "..."` header, or 400 with --refuse-past-max-repo-files.
+//   Quotas per fixed window of --quota-window-s S (300) and per user (anonymous: per IP),
+//       from the user's PLAN (--user NAME:TOKEN:ROLE:PLAN; free unless given; anonymous 500
+//       api / 3,000 resolvers, free 1,000 / 5,000, pro 2,500 / 12,000, team and academia
+//       3,000 / 20,000, enterprise 6,000 / 50,000, enterprise-plus 10,000 / 100,000,
+//       unlimited), or --api-quota N / --resolver-quota N for everyone (0: unlimited).
+//       "api" = /api/* and the LFS batch endpoint, "resolvers" = /resolve and /raw. Every
+//       counted answer carries `RateLimit: "api";r=<left>;t=<s to reset>` and
+//       `RateLimit-Policy: "fixed window";"api";q=<quota>;w=<window>`; a spent quota answers
+//       429 with Retry-After. --no-quotas turns them off.
 //
 // --latency-ms and --bandwidth-mbps model a wide-area network (an AWS region to the Hub):
 // N ms are added before every response (API calls and file transfers alike), and every
@@ -46,9 +71,9 @@
 //          commits a raw entry without path validation (../evil, /abs, .git/x...), for
 //          client path-safety tests; answers {"commitOid"}.
 //   GET    /_test/stats    {"total":N,"by_route":{...},"by_method":{...}} (control routes not
-//          counted). Route names: whoami repo_create repo_delete repo_settings model_info tree
-//          paths_info resolve raw preupload commit lfs_batch lfs_verify lfs_upload lfs_part
-//          lfs_complete lfs_cdn branch_create branch_delete refs commits validate_yaml unknown.
+//          counted; "by_status" counts answers by HTTP status). Route names: whoami repo_create repo_delete
+//          repo_settings model_info tree paths_info resolve raw preupload commit lfs_batch lfs_verify lfs_upload
+//          lfs_part lfs_complete lfs_cdn branch_create branch_delete refs commits validate_yaml unknown.
 //   POST   /_test/stats/reset
 //   GET    /_test/health
 
@@ -72,11 +97,56 @@ void ignore_signal(int) {}
 testhub::User parse_user(const std::string& spec)
 {
   const auto parts = testhub::split(spec, ':');
-  if (parts.size() != 3 || parts[0].empty() || parts[1].rfind("hf_", 0) != 0
-      || (parts[2] != "read" && parts[2] != "write"))
-    throw std::invalid_argument("--user must be NAME:TOKEN:ROLE with a token starting with hf_ and ROLE read|write: "
+  const auto plan = parts.size() == 4 ? testhub::plan_quota(parts[3]) : testhub::plan_quota("free");
+  if ((parts.size() != 3 && parts.size() != 4) || parts[0].empty() || parts[1].rfind("hf_", 0) != 0
+      || (parts[2] != "read" && parts[2] != "write") || !plan)
+    throw std::invalid_argument("--user must be NAME:TOKEN:ROLE[:PLAN] with a token starting with hf_, ROLE "
+                                "read|write and PLAN free|pro|team|academia|enterprise|enterprise-plus|unlimited: "
                                 + spec);
-  return {parts[0], parts[1], parts[2]};
+  return {parts[0], parts[1], parts[2], *plan};
+}
+
+void add_limit_options(cxxopts::Options& cli)
+{
+  cli.add_options()("commits-per-hour", "commits per repo per window (0: unlimited)",
+                    cxxopts::value<std::uint64_t>()->default_value("128"))(
+    "commit-window-s", "the commit-rate window", cxxopts::value<std::uint64_t>()->default_value("3600"))(
+    "commit-timeout-ms", "a commit taking longer is applied but answered 504 (0: none)",
+    cxxopts::value<std::uint64_t>()->default_value("60000"))("commit-cost-us-per-file",
+                                                             "server-side work per file of a commit",
+                                                             cxxopts::value<std::uint64_t>()->default_value("0"))(
+    "max-files-per-commit", "files per commit (0: no limit)", cxxopts::value<std::uint64_t>()->default_value("0"))(
+    "max-folder-entries", "direct entries per folder (0: unlimited)",
+    cxxopts::value<std::uint64_t>()->default_value("10000"))("max-repo-files",
+                                                             "files per repo before a warning (0: none)",
+                                                             cxxopts::value<std::uint64_t>()->default_value("100000"))(
+    "refuse-past-max-repo-files", "refuse commits past --max-repo-files instead of warning")(
+    "quota-window-s", "api / resolvers quota window", cxxopts::value<std::uint64_t>()->default_value("300"))(
+    "api-quota", "api requests per window for everyone (0: unlimited)",
+    cxxopts::value<std::uint64_t>())("resolver-quota", "resolver requests per window for everyone (0: unlimited)",
+                                     cxxopts::value<std::uint64_t>())("no-quotas", "no api / resolvers quotas");
+}
+
+testhub::LimitOptions parse_limit_options(const cxxopts::ParseResult& args)
+{
+  testhub::LimitOptions limits;
+  limits.commits_per_window = args["commits-per-hour"].as<std::uint64_t>();
+  limits.commit_window = std::chrono::seconds(args["commit-window-s"].as<std::uint64_t>());
+  limits.commit_timeout = std::chrono::milliseconds(args["commit-timeout-ms"].as<std::uint64_t>());
+  limits.commit_cost_per_file = std::chrono::microseconds(args["commit-cost-us-per-file"].as<std::uint64_t>());
+  limits.files_per_commit = args["max-files-per-commit"].as<std::uint64_t>();
+  limits.entries_per_folder = args["max-folder-entries"].as<std::uint64_t>();
+  limits.repo_files = args["max-repo-files"].as<std::uint64_t>();
+  limits.refuse_past_repo_files = args.count("refuse-past-max-repo-files") > 0;
+  limits.quota_window = std::chrono::seconds(args["quota-window-s"].as<std::uint64_t>());
+  if (args.count("api-quota"))
+    limits.override_api = args["api-quota"].as<std::uint64_t>();
+  if (args.count("resolver-quota"))
+    limits.override_resolvers = args["resolver-quota"].as<std::uint64_t>();
+  limits.quotas = args.count("no-quotas") == 0;
+  if (limits.commit_window.count() == 0 || limits.quota_window.count() == 0)
+    throw std::invalid_argument("--commit-window-s and --quota-window-s must be positive");
+  return limits;
 }
 
 } // namespace
@@ -97,6 +167,7 @@ int main(int argc, char** argv)
     "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
     "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
     cxxopts::value<double>()->default_value("0"))("h,help", "help");
+  add_limit_options(cli);
   testhub::HubOptions options;
   try {
     const auto args = cli.parse(argc, argv);
@@ -126,6 +197,7 @@ int main(int argc, char** argv)
     options.threads = std::max<std::size_t>(4, args["threads"].as<std::size_t>());
     options.latency_ms = args["latency-ms"].as<std::uint64_t>();
     options.bandwidth_mbps = args["bandwidth-mbps"].as<double>();
+    options.limits = parse_limit_options(args);
     if (!(options.bandwidth_mbps >= 0) || options.latency_ms > 600000)
       throw std::invalid_argument("--bandwidth-mbps must be >= 0 and --latency-ms at most 600000");
     if (options.page_size == 0 || options.multipart_chunk_size == 0)

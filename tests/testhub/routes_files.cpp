@@ -406,9 +406,14 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
     ctx.body.drain();
     throw HubError(400, "Pull requests are not supported by the test Hub");
   }
+  const auto started = std::chrono::steady_clock::now();
   {
     std::shared_lock lock(m_storage.mutex());
-    require_repo(ctx, repo_id, Access::write);
+    const auto repo = require_repo(ctx, repo_id, Access::write);
+    if (auto refusal = m_limits.refuse_commit(repo.uid)) {
+      ctx.body.drain();
+      return std::move(*refusal);
+    }
   }
   // Spool the body to disk: regular files arrive base64-encoded inside it.
   const auto spool = m_storage.temp_path("commit");
@@ -438,17 +443,32 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
     return 0;
   });
 
+  m_limits.check_commit_size(plan.operations.size());
+  m_limits.simulate_commit_work(plan.operations.size());
+
   std::unique_lock lock(m_storage.mutex());
   const auto repo = require_repo(ctx, repo_id, Access::write);
   plan.author = ctx.user->name;
   auto branch = revision == "HEAD" ? std::string("main") : revision;
   if (branch.rfind("refs/heads/", 0) == 0)
     branch = branch.substr(11);
-  const auto commit = m_storage.apply_commit(repo, branch, plan);
-  return json_reply(200, json{{"success", true},
-                              {"commitOid", commit->id},
-                              {"commitUrl", ctx.base_url + "/" + repo.repo_id + "/commit/" + commit->id},
-                              {"hookOutput", ""}});
+  const auto commit = m_storage.apply_commit(
+    repo, branch, plan, [&](const Commit& head, const Commit& next) { m_limits.check_tree(head, next, branch); });
+  m_limits.record_commit(repo.uid);
+  lock.unlock();
+  // Past the request's time budget the commit still lands, but the client's answer is
+  // the gateway's timeout: it must find out from the repo what happened.
+  const auto budget = m_limits.options().commit_timeout;
+  if (budget.count() > 0 && std::chrono::steady_clock::now() - started > budget)
+    return error_reply(504, "Gateway Time-out: the commit request took longer than " + std::to_string(budget.count())
+                              + " ms");
+  auto reply = json_reply(200, json{{"success", true},
+                                    {"commitOid", commit->id},
+                                    {"commitUrl", ctx.base_url + "/" + repo.repo_id + "/commit/" + commit->id},
+                                    {"hookOutput", ""}});
+  if (const auto warning = m_limits.repo_files_warning(*commit))
+    reply.header("Warning", *warning);
+  return reply;
 }
 
 } // namespace testhub

@@ -410,7 +410,7 @@ std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commi
 }
 
 std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const std::string& branch,
-                                                    const CommitPlan& plan)
+                                                    const CommitPlan& plan, const TreeCheck& check)
 {
   auto refs = branches(repo);
   const auto head_it = refs.find(branch);
@@ -472,6 +472,8 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
         throw HubError(400, "Invalid commit: '" + dir + "' is a file and cannot also be a directory (" + path + ")");
     }
   }
+  if (check)
+    check(*head, next);
   auto written = write_commit(repo, std::move(next));
   refs[branch] = written->id;
   write_refs(repo, refs);

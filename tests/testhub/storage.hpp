@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -126,8 +127,11 @@ public:
   // Moves a verified temp file into the LFS store.
   void install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256);
 
-  // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError.
-  std::shared_ptr<const Commit> apply_commit(const RepoMeta& repo, const std::string& branch, const CommitPlan& plan);
+  // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError, or
+  // whatever `check(head, next)` throws to refuse the resulting tree before it is written.
+  using TreeCheck = std::function<void(const Commit& head, const Commit& next)>;
+  std::shared_ptr<const Commit> apply_commit(const RepoMeta& repo, const std::string& branch, const CommitPlan& plan,
+                                             const TreeCheck& check = {});
 
   void create_branch(const RepoMeta& repo, const std::string& branch, const std::string& commit_id);
   void delete_branch(const RepoMeta& repo, const std::string& branch);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -171,9 +172,14 @@ struct Settings {
 
 // Runs jobs against one repo. Thread-safe: commits and repo reads are serialized
 // (backends need not be thread-safe); commands run concurrently.
+class CommitBatcher;
+
 class Runner {
 public:
   Runner(hubcache::storage::Repository& repo, Settings settings);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
 
   // True when the repo registers the configuration of `job` (the repo is listed once,
   // then only the model's own registry files are read; our commits are remembered).
@@ -199,6 +205,8 @@ private:
   // model_id -> configurations from add's attribution records (read with the listing)
   std::multimap<std::string, nlohmann::json> m_recorded;
   unsigned m_job_counter = 0;
+  // Registrations finished close together share a commit (commit_batcher.hpp).
+  std::unique_ptr<CommitBatcher> m_batcher;
 };
 
 // --- preconditions -------------------------------------------------------------------

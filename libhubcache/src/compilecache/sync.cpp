@@ -1,5 +1,7 @@
 #include "hubcache/compilecache/sync.hpp"
 
+#include "hubcache/compilecache/push_limits.hpp"
+
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/checked.hpp"
@@ -432,6 +434,7 @@ PushPlan plan_push(const Scan& scan, const std::vector<storage::RepoFile>& remot
     }
     (uploads ? plan.entries_to_push : plan.entries_present).push_back(entry.path);
   }
+  plan.folder_entries = folder_entries_after(remote, plan.uploads);
   return plan;
 }
 
@@ -723,8 +726,10 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   // The plan's uploads move into the request (tens of thousands of paths: not copied), its
   // own vector is not kept; files below the root share it instead of each holding a full
   // path.
+  check_folder_limits(repo, plan.folder_entries);
   storage::CommitRequest request;
   request.message = std::string(k_commit_message);
+  request.unit_of = commit_unit_of;
   request.additions.reserve(plan.uploads.size());
   std::vector<FileStamp> stamps;
   stamps.reserve(plan.uploads.size());
@@ -744,7 +749,17 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     // The commit reports bytes; files count once it is done.
     bytes_progress = [&](std::uint64_t done, std::uint64_t total) { progress({done, total, 0, 0}); };
   }
-  auto commit = repo.commit(request, bytes_progress);
+  storage::CommitResult commit;
+  try {
+    commit = repo.commit(request, bytes_progress);
+  } catch (const storage::CommitQuotaReached& error) {
+    result.stopped = stopped_by_quota(error, plan.entries_to_push.size());
+    result.commits = error.commits_made();
+    result.committed = error.commits_made() > 0;
+    result.plan = std::move(plan);
+    return result;
+  }
+  result.commits = commit.commits;
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.
   util::release_free_memory();

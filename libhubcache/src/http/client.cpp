@@ -1,6 +1,8 @@
 #include "hubcache/http/client.hpp"
 
 #include "hubcache/http/ca_bundle.hpp"
+#include "hubcache/http/rate_limit.hpp"
+
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/text.hpp"
 
@@ -222,6 +224,8 @@ Response Client::perform(const Request& request, BodySink* sink)
 {
   auto& impl = *m_impl;
   CURL* curl = impl.handle;
+  // Held while the Hub says this request's quota window is spent (rate_limit.hpp).
+  RateLimitTicket quota(request.url);
   // reset() keeps the connection cache, so the next request reuses the connection.
   curl_easy_reset(curl);
 
@@ -358,6 +362,7 @@ Response Client::perform(const Request& request, BodySink* sink)
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
 
   CURLcode code = curl_easy_perform(curl);
+  quota.settle(response.headers);
   curl_slist_free_all(header_list);
   impl.response = nullptr;
   impl.sink = nullptr;

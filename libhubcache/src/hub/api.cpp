@@ -547,14 +547,18 @@ HubApi::CommitAnswer HubApi::commit(std::string_view repo_id, std::string_view r
   request.stall_timeout = std::max(m_config.stall_timeout, std::chrono::seconds(300));
   auto response = send(request, false);
   if (response.status == 409 || response.status == 412 || http::is_retryable_status(response.status)) {
-    return CommitAnswer{response.status, {}};
+    auto retry_after = response.headers.get("Retry-After");
+    return CommitAnswer{response.status,
+                        {},
+                        sanitize(server_message(response), m_config.token),
+                        retry_after ? http::parse_retry_after(*retry_after) : std::nullopt};
   }
   if (!response.ok()) {
     throw_hub_error(response, context("commit to " + std::string(repo_id), repo_id, true), m_config.token);
   }
   auto parsed = parse_json_answer(response, "commit", m_config.token);
   try {
-    return CommitAnswer{response.status, parsed.at("commitOid").get<std::string>()};
+    return CommitAnswer{response.status, parsed.at("commitOid").get<std::string>(), {}, std::nullopt};
   } catch (const json::exception& error) {
     throw_bad_shape("commit", error);
   }

@@ -75,6 +75,21 @@ HubConfig HubConfig::from_environment(const util::Environment& env, const std::o
   config.offline = hub_offline(env);
   config.retry = http::RetryPolicy::from_environment(env);
   config.conflict_base = config.retry.base;
+  if (auto wait = env.get_non_empty("NEURON_CACHE_MAX_QUOTA_WAIT_S")) {
+    if (auto seconds = parse_u64(*wait)) {
+      config.max_quota_wait = std::chrono::seconds(std::min<std::uint64_t>(*seconds, 86400));
+    }
+  }
+  if (auto limit = env.get_non_empty("NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES")) {
+    if (auto entries = parse_u64(*limit); entries && *entries > 0) {
+      config.max_folder_entries = static_cast<std::size_t>(*entries);
+    }
+  }
+  if (auto spacing = env.get_non_empty("NEURON_CACHE_HUB_COMMIT_SPACING_MS")) {
+    if (auto ms = parse_u64(*spacing)) {
+      config.commit_spacing = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3600000));
+    }
+  }
   if (auto timeout = env.get_non_empty("HF_HUB_DOWNLOAD_TIMEOUT")) {
     if (auto seconds = parse_u64(*timeout)) {
       config.stall_timeout = std::chrono::seconds(std::max<std::uint64_t>(1, *seconds));

@@ -6,6 +6,7 @@
 #include "hubcache/util/hash.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -123,6 +124,8 @@ struct PushPlan {
   std::vector<Skipped> skipped;
   std::size_t files_to_upload = 0;
   std::uint64_t bytes_to_upload = 0;
+  // Direct entries of each folder the uploads add to, once they land (push_limits.hpp).
+  std::map<std::string, std::size_t> folder_entries;
 
   // The local file to upload for `upload`.
   std::string source_of(const Upload& upload) const;
@@ -183,14 +186,30 @@ private:
   std::filesystem::path m_file;
 };
 
+// A push the store's commit quota stopped part way: every entry it published is whole.
+struct PushStopped {
+  std::size_t entries_published = 0;
+  std::size_t entries_total = 0;
+  std::vector<std::string> entries_left;
+  std::string quota; // "128 commits per hour", empty when the store did not say
+  std::chrono::seconds wait{0};
+  std::chrono::system_clock::time_point retry_at;
+  std::string message; // the store's own account
+};
+
 struct PushResult {
   PushPlan plan; // its uploads consumed (tens of thousands of paths): see its counts
   bool committed = false;
   std::optional<std::string> revision;
   std::vector<storage::RepoFile> committed_files; // as the commit reports them
+  std::size_t commits = 0;                        // several when the store limits one commit (the Hub)
+  std::optional<PushStopped> stopped;             // set when the commit quota stopped the push
 };
 
-// Uploads the plan in one commit; no commit at all when nothing is new. The repo's
+// Uploads the plan, in one commit when the store takes it whole, else in several made of
+// whole entries, registry files last; no commit at all when nothing is new. A folder that
+// would hold more entries than the store allows is refused (NotSupported) before anything
+// moves; a spent commit quota ends the push cleanly with PushResult::stopped. The repo's
 // digests of what it uploaded go to `digests`, so the next run hashes nothing. How many
 // files move at once is the repository's business (BackendOptions::max_workers).
 // `planned_at`: the revision the plan was made against, when the caller read it; a plan

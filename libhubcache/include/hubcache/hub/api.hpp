@@ -98,6 +98,8 @@ public:
   struct CommitAnswer {
     long status = 0; // 200, or 409/412 when the parent moved on
     std::string commit_oid;
+    std::string message;             // the server's error text (sanitized), for a failure
+    std::optional<long> retry_after; // Retry-After seconds, when sent
   };
   // Posts an NDJSON payload from (a slice of) a file. Never retried: a lost answer could
   // otherwise make a duplicate commit. 409/412 are returned, every other failure thrown.

@@ -55,6 +55,15 @@ struct HubConfig {
   std::chrono::milliseconds conflict_base{1000};            // commit re-plan backoff, scaled like `retry`
   http::ListingLimits listing;                              // pages and entries of one tree listing
   std::size_t max_answer_size = http::k_default_body_limit; // one API answer held in memory
+  // A spent commit quota (429) is waited out when the Hub says it resets within this
+  // (NEURON_CACHE_MAX_QUOTA_WAIT_S); a longer wait stops the push cleanly instead.
+  std::chrono::seconds max_quota_wait{300};
+  // Entries one folder may hold (the Hub refuses a commit past 10,000);
+  // NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES for a Hub with another limit.
+  std::size_t max_folder_entries = 10000;
+  // Spacing between the commits of a repeated writer (`add` over a manifest): 3600 s / 128
+  // commits; NEURON_CACHE_HUB_COMMIT_SPACING_MS for a Hub with another quota.
+  std::chrono::milliseconds commit_spacing{28125};
 
   static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);
 };

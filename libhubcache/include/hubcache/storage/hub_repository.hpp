@@ -13,11 +13,18 @@ namespace hubcache::storage {
 // optimum-neuron writes: files live on branch main, large ones in LFS.
 //
 // commit() mirrors huggingface_hub's create_commit: preupload (which files are LFS, which
-// are already there) -> LFS batch + uploads -> one NDJSON commit whose parentCommit is the
-// head the plan was made against. When someone else commits first (409/412) the plan is
-// remade on the new head, up to 6 attempts with backoff and jitter, as optimum-neuron's
-// synchronize does; with CommitRequest::parent_revision set, a ConflictError is raised
-// instead.
+// are already there) -> LFS batch + uploads -> an NDJSON commit whose parentCommit is the
+// head the plan was made against. A request that does not fit one commit (more files than
+// the adaptive target, 250 at first, 20..1000 as commits prove fast or slow, or over
+// 100 MiB of regular files) lands in several, as huggingface_hub >= 1.20 does, but by whole
+// CommitRequest units in unit order, each commit naming the previous as its parent, and
+// the next batch uploading while one commits: a reader of any head sees whole units only.
+// When a commit does not land (409/412, 5xx, a timeout or a lost answer) the rest of the
+// plan is remade on the new head: what landed is recognised there (no duplicate commit),
+// up to 6 failed passes in a row with backoff and jitter, as optimum-neuron's synchronize
+// does. A spent commit quota (429) is waited out when short, else CommitQuotaReached is
+// thrown with what is left. With CommitRequest::parent_revision set, the request is one
+// commit and a ConflictError is raised instead of a re-plan.
 //
 // Thread-safe as Repository requires: every call borrows a pooled connection, so parallel
 // downloads reuse connections (HTTP keep-alive, HTTP/2 over TLS where offered).
@@ -45,7 +52,9 @@ public:
 
   hub::HubApi& api() { return m_api; }
 
-  static constexpr int k_max_commit_attempts = 6;
+  std::optional<std::size_t> max_folder_entries() const override;
+  std::chrono::milliseconds min_commit_interval() const override { return m_api.config().commit_spacing; }
+
   static constexpr std::string_view k_branch = "main";
 
 private:

@@ -1,8 +1,10 @@
 #pragma once
 
+#include "hubcache/error.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/progress.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -77,6 +79,14 @@ struct Deletion {
   bool is_folder = false; // delete everything below path_in_repo/
 };
 
+// Where one file of a request belongs when a backend has to land the request in several
+// commits (the Hub's commit limits): files of one unit always land in the same commit, and
+// units land in order of (stage, key).
+struct CommitUnit {
+  std::string key;
+  int stage = 0; // a higher stage (an index describing the others) lands after every lower one
+};
+
 struct CommitRequest {
   std::string message;
   std::string description;
@@ -85,6 +95,8 @@ struct CommitRequest {
   // When set, the commit must apply on top of this revision: a backend reports a
   // ConflictError instead of silently re-basing.
   std::optional<std::string> parent_revision;
+  // The unit of each addition (see CommitUnit). Unset: every file is a unit of stage 0.
+  std::function<CommitUnit(std::string_view path_in_repo)> unit_of = nullptr;
 };
 
 struct CommitResult {
@@ -95,6 +107,31 @@ struct CommitResult {
   // Every addition as the repo now holds it, with the digests the backend knows: callers
   // learn what they pushed without listing the repo again.
   std::vector<RepoFile> files = {};
+  std::size_t commits = 0; // commits it took (several when the store limits one commit's size)
+};
+
+// The store's commit quota stopped a request part way: every commit it made is complete
+// (whole units, in order), the rest was not sent. Running the request again later resumes.
+class CommitQuotaReached : public RemoteError {
+public:
+  CommitQuotaReached(const std::string& message, std::string quota, std::chrono::seconds retry_after,
+                     std::size_t commits_made, std::vector<std::string> remaining_paths)
+    : RemoteError(message, "run the command again later: it resumes from what the repo holds"),
+      m_quota(std::move(quota)), m_retry_after(retry_after), m_commits_made(commits_made),
+      m_remaining(std::move(remaining_paths))
+  {}
+  // "128 commits per hour", or empty when the store did not say.
+  const std::string& quota() const noexcept { return m_quota; }
+  std::chrono::seconds retry_after() const noexcept { return m_retry_after; }
+  std::size_t commits_made() const noexcept { return m_commits_made; }
+  // The additions not committed, by path in repo.
+  const std::vector<std::string>& remaining_paths() const noexcept { return m_remaining; }
+
+private:
+  std::string m_quota;
+  std::chrono::seconds m_retry_after;
+  std::size_t m_commits_made;
+  std::vector<std::string> m_remaining;
 };
 
 // An item a store's listing left out, and why.
@@ -166,6 +203,12 @@ public:
   // first: what a multipart `RepoFile::etag` is recomputed with. Empty: the store gives
   // no such checksum.
   virtual std::vector<std::uint64_t> etag_part_sizes() const { return {}; }
+  // The most entries (files and sub-folders) one folder may hold, when the store limits it
+  // (the Hub: 10,000); nullopt when it does not.
+  virtual std::optional<std::size_t> max_folder_entries() const { return std::nullopt; }
+  // The least time between two commits for a writer that commits repeatedly (the Hub
+  // allows about 128 commits an hour per repo); zero when the store has no commit quota.
+  virtual std::chrono::milliseconds min_commit_interval() const { return std::chrono::milliseconds(0); }
   // Items a listing left out because they are not safe to install ('..', absolute,
   // '.git', control characters, backslashes) or cannot be served (a directory repo's
   // FIFOs, links leaving it, unreadable or absurd files), noted so the caller can warn

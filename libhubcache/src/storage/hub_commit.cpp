@@ -1,0 +1,647 @@
+#include "hub_commit.hpp"
+
+#include "hubcache/error.hpp"
+#include "hubcache/storage/commit_batches.hpp"
+#include "hubcache/util/anonymous_file.hpp"
+#include "hubcache/util/fs.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/util/process.hpp"
+#include "hubcache/util/thread_pool.hpp"
+
+#include <algorithm>
+#include <future>
+#include <random>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+namespace hubcache::storage {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_branch = "main";
+constexpr int k_max_failed_passes = 6; // passes in a row that land nothing
+
+// What we know of one addition before talking to the Hub, digests as bytes (one per file
+// of the commit, tens of thousands). The preupload sample is read again when its batch is
+// asked (512 bytes a file: not kept).
+struct LocalFile {
+  const Addition* addition = nullptr;
+  std::uint64_t size = 0;
+  util::Sha256Bytes sha256;
+  util::Sha1Bytes git_blob_sha1;
+};
+
+LocalFile describe_addition(const Addition& addition)
+{
+  LocalFile local;
+  local.addition = &addition;
+  util::FileDigests digests;
+  if (!addition.source.is_file()) {
+    const auto& bytes = addition.source.bytes();
+    digests = {bytes.size(), util::hex_digest(util::HashAlgorithm::sha256, bytes), util::git_blob_sha1(bytes)};
+  } else if (addition.digests && util::Sha256Bytes::from_hex(addition.digests->sha256)
+             && util::Sha1Bytes::from_hex(addition.digests->git_blob_sha1)) {
+    digests = *addition.digests;
+  } else {
+    digests = util::digest_file(addition.source.file_for(addition.path_in_repo));
+  }
+  local.size = digests.size;
+  local.sha256 = util::Sha256Bytes::from_hex(digests.sha256).value();
+  local.git_blob_sha1 = util::Sha1Bytes::from_hex(digests.git_blob_sha1).value();
+  return local;
+}
+
+// Whether the Hub's oid for a file (hex, from the network) is `digest`.
+template <std::size_t N>
+bool is_oid(const std::optional<std::string>& oid, const util::DigestBytes<N>& digest)
+{
+  auto parsed = oid ? util::DigestBytes<N>::from_hex(*oid) : std::nullopt;
+  return parsed && *parsed == digest;
+}
+
+// The preupload sample: the first bytes of the content.
+std::string sample_of(const LocalFile& local)
+{
+  const auto& source = local.addition->source;
+  auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(local.size, hub::k_preupload_sample_size));
+  if (!source.is_file()) {
+    return source.bytes().substr(0, wanted);
+  }
+  std::string sample(wanted, '\0');
+  if (wanted > 0) {
+    stdfs::path path(source.file_for(local.addition->path_in_repo));
+    sample.resize(util::read_up_to(util::open_regular_file(path), path, sample.data(), sample.size()));
+  }
+  return sample;
+}
+
+std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
+{
+  std::vector<RepoFile> files;
+  files.reserve(locals.size());
+  for (const auto& local : locals) {
+    files.push_back({local.addition->path_in_repo, local.size, local.sha256.hex(), local.git_blob_sha1.hex()});
+  }
+  return files;
+}
+
+// The NDJSON commit payload, written to a scratch file so that many regular files never
+// sit in memory together. The file has no name: a commit killed mid-way leaves nothing in
+// TMPDIR.
+class CommitPayload {
+public:
+  CommitPayload() : m_file(stdfs::temp_directory_path()) {}
+
+  void append(std::string_view data) { m_file.write(data); }
+
+  void append_regular_file(const std::string& path_in_repo, const FileSource& source)
+  {
+    append(hub::commit_file_line_prefix(path_in_repo));
+    if (!source.is_file()) {
+      append(hub::base64_encode(source.bytes()));
+    } else {
+      // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
+      stdfs::path file(source.file_for(path_in_repo));
+      util::read_chunks(
+        util::open_regular_file(file), file,
+        [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
+        3 * 65536);
+    }
+    append(hub::k_commit_file_line_suffix);
+  }
+
+  http::FileSlice finish() const
+  {
+    return http::FileSlice{m_file.directory() / "(commit payload)", 0, m_file.size(), m_file.fd().get()};
+  }
+
+private:
+  util::AnonymousFile m_file;
+};
+
+// One file of the plan and how it travels.
+struct Planned {
+  std::size_t local = 0; // index into the locals
+  bool lfs = false;
+};
+
+// Files that land together (a unit of the request), in landing order.
+struct PlannedUnit {
+  std::vector<Planned> files;
+};
+
+// One commit of a pass: a run of units (and, for the first, the deletions).
+struct Batch {
+  std::size_t first_unit = 0;
+  std::size_t end_unit = 0;
+  std::size_t files = 0;
+  bool full = false; // the sizer's target was what closed it
+  std::vector<std::string> deletion_lines;
+  std::size_t files_deleted = 0;
+};
+
+// How one commit request went.
+struct CommitOutcome {
+  long status = 0; // 0: no answer (the connection failed)
+  std::string oid;
+  std::string message;
+  std::optional<long> retry_after;
+  std::chrono::steady_clock::duration took{};
+};
+
+class HubCommitRun {
+public:
+  HubCommitRun(hub::HubApi& api, std::string repo_id, std::string description, const CommitRequest& request,
+               const util::ProgressCallback& progress)
+    : m_api(api), m_repo_id(std::move(repo_id)), m_description(std::move(description)), m_request(request),
+      m_progress(progress)
+  {}
+
+  CommitResult run();
+
+private:
+  void hash_additions();
+  void order_by_unit();
+  // Which remaining additions change something (the preupload), grouped in units.
+  std::vector<PlannedUnit> plan_units(const std::string& revision);
+  std::vector<std::string> deletion_lines(const std::string& revision, std::size_t& files_deleted);
+  const LocalFile& with_sha256(const std::string& oid) const;
+  void upload_lfs(const std::vector<PlannedUnit>& units, const Batch& batch);
+  CommitOutcome post_commit(const std::vector<PlannedUnit>& units, const Batch& batch,
+                            const std::optional<std::string>& parent);
+  // Commits the plan batch after batch; false when a commit did not land (m_failure says why).
+  bool land(const std::vector<PlannedUnit>& units, std::vector<std::string> deletions, std::size_t files_deleted,
+            std::optional<std::string> head);
+  void landed(const std::vector<PlannedUnit>& units, const Batch& batch, const CommitOutcome& outcome);
+  // After a pass that did not land everything: waits as the failure asks, or throws.
+  void recover(int& failed_passes);
+  std::vector<std::string> remaining_paths() const;
+
+  hub::HubApi& m_api;
+  std::string m_repo_id;
+  std::string m_description;
+  const CommitRequest& m_request;
+  const util::ProgressCallback& m_progress;
+
+  std::vector<LocalFile> m_locals;
+  std::vector<const LocalFile*> m_by_sha256;
+  std::vector<std::size_t> m_order;           // local indices in landing order
+  std::vector<std::size_t> m_unit_start;      // positions in m_order where a unit starts
+  std::vector<char> m_present;                // per local: known to be in the repo
+  std::set<util::Sha256Bytes> m_uploaded_lfs; // survives re-plans: objects stay on the Hub
+  CommitSizer m_sizer;
+  std::string m_revision;
+  std::size_t m_commits = 0;
+  std::size_t m_files_added = 0;
+  std::size_t m_files_deleted = 0;
+  std::uint64_t m_bytes_total = 0;
+  std::uint64_t m_bytes_sent = 0;
+  CommitOutcome m_failure;
+  std::size_t m_newly_present = 0; // files the last plan found in the repo that were not known there
+  std::chrono::milliseconds m_conflict_delay{0};
+};
+
+void HubCommitRun::hash_additions()
+{
+  // Hash every addition once, several files at a time; the plan may be remade, the
+  // hashes stay.
+  m_locals.resize(m_request.additions.size());
+  util::parallel_for(m_locals.size(), m_api.config().workers,
+                     [&](std::size_t i) { m_locals[i] = describe_addition(m_request.additions[i]); });
+  // The additions by content, for the LFS uploads: a sorted vector, not a node per file.
+  m_by_sha256.reserve(m_locals.size());
+  for (const auto& local : m_locals) {
+    m_by_sha256.push_back(&local);
+  }
+  std::sort(m_by_sha256.begin(), m_by_sha256.end(),
+            [](const LocalFile* a, const LocalFile* b) { return a->sha256 < b->sha256; });
+  m_present.assign(m_locals.size(), 0);
+}
+
+void HubCommitRun::order_by_unit()
+{
+  std::vector<CommitUnit> units(m_locals.size());
+  for (std::size_t i = 0; i < m_locals.size(); ++i) {
+    const auto& path = m_locals[i].addition->path_in_repo;
+    units[i] = m_request.unit_of ? m_request.unit_of(path) : CommitUnit{path, 0};
+  }
+  m_order.resize(m_locals.size());
+  for (std::size_t i = 0; i < m_order.size(); ++i) {
+    m_order[i] = i;
+  }
+  std::stable_sort(m_order.begin(), m_order.end(), [&](std::size_t a, std::size_t b) {
+    if (units[a].stage != units[b].stage) {
+      return units[a].stage < units[b].stage;
+    }
+    if (units[a].key != units[b].key) {
+      return units[a].key < units[b].key;
+    }
+    return m_locals[a].addition->path_in_repo < m_locals[b].addition->path_in_repo;
+  });
+  for (std::size_t at = 0; at < m_order.size(); ++at) {
+    const auto& unit = units[m_order[at]];
+    if (at == 0 || unit.stage != units[m_order[at - 1]].stage || unit.key != units[m_order[at - 1]].key) {
+      m_unit_start.push_back(at);
+    }
+  }
+}
+
+std::vector<PlannedUnit> HubCommitRun::plan_units(const std::string& revision)
+{
+  // Only what this run has not seen land is asked about again.
+  std::vector<std::size_t> asked;
+  for (std::size_t i = 0; i < m_locals.size(); ++i) {
+    if (!m_present[i]) {
+      asked.push_back(i);
+    }
+  }
+  enum class Way : unsigned char { unanswered, skip, regular, lfs };
+  std::vector<Way> ways(m_locals.size(), Way::skip);
+  for (auto i : asked) {
+    ways[i] = Way::unanswered;
+  }
+  if (!asked.empty()) {
+    // Each batch's answers are turned into a decision per file as they arrive.
+    m_api.preupload(
+      m_repo_id, revision, asked.size(),
+      [&](std::size_t k) {
+        const auto& local = m_locals[asked[k]];
+        return hub::PreuploadFile{local.addition->path_in_repo, local.size, sample_of(local)};
+      },
+      [&](std::size_t begin, std::size_t end, hub::PreuploadResult& answer) {
+        std::unordered_map<std::string_view, std::size_t> index;
+        index.reserve(end - begin);
+        for (auto k = begin; k < end; ++k) {
+          index.emplace(m_locals[asked[k]].addition->path_in_repo, asked[k]);
+        }
+        for (const auto& remote : answer.files) {
+          auto it = index.find(remote.path);
+          if (it == index.end()) {
+            continue;
+          }
+          const auto& local = m_locals[it->second];
+          bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
+          if (remote.should_ignore
+              || (lfs ? is_oid(remote.remote_oid, local.sha256) : is_oid(remote.remote_oid, local.git_blob_sha1))) {
+            ways[it->second] = Way::skip; // ignored, or already there with this content
+          } else {
+            ways[it->second] = lfs ? Way::lfs : Way::regular;
+          }
+        }
+      });
+  }
+  std::vector<PlannedUnit> units;
+  for (std::size_t u = 0; u < m_unit_start.size(); ++u) {
+    auto end = u + 1 < m_unit_start.size() ? m_unit_start[u + 1] : m_order.size();
+    PlannedUnit unit;
+    for (auto at = m_unit_start[u]; at < end; ++at) {
+      auto i = m_order[at];
+      if (ways[i] == Way::unanswered) {
+        throw RemoteError("the Hub did not say how to upload '" + m_locals[i].addition->path_in_repo + "'",
+                          "retry later");
+      }
+      if (ways[i] == Way::skip) {
+        m_newly_present += m_present[i] ? 0 : 1;
+        m_present[i] = 1;
+      } else {
+        unit.files.push_back({i, ways[i] == Way::lfs});
+      }
+    }
+    if (!unit.files.empty()) {
+      units.push_back(std::move(unit));
+    }
+  }
+  return units;
+}
+
+std::vector<std::string> HubCommitRun::deletion_lines(const std::string& revision, std::size_t& files_deleted)
+{
+  // Deletions of what is actually there, so the Hub never sees a missing path.
+  std::vector<std::string> lines;
+  std::vector<std::string> file_deletions;
+  files_deleted = 0;
+  for (const auto& deletion : m_request.deletions) {
+    if (!deletion.is_folder) {
+      file_deletions.push_back(deletion.path_in_repo);
+      continue;
+    }
+    std::vector<hub::HubTreeEntry> entries;
+    try {
+      entries = m_api.list_tree(m_repo_id, revision, deletion.path_in_repo, true);
+    } catch (const EntryNotFound&) {
+    }
+    auto count = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return e.type == "file"; });
+    if (count > 0) {
+      files_deleted += static_cast<std::size_t>(count);
+      lines.push_back(hub::commit_deletion_line(deletion.path_in_repo, true));
+    }
+  }
+  if (!file_deletions.empty()) {
+    std::set<std::string> present;
+    for (const auto& entry : m_api.paths_info(m_repo_id, revision, file_deletions)) {
+      if (entry.type == "file") {
+        present.insert(entry.path);
+      }
+    }
+    for (const auto& path : file_deletions) {
+      if (present.erase(path) > 0) {
+        ++files_deleted;
+        lines.push_back(hub::commit_deletion_line(path, false));
+      }
+    }
+  }
+  return lines;
+}
+
+const LocalFile& HubCommitRun::with_sha256(const std::string& oid) const
+{
+  auto digest = util::Sha256Bytes::from_hex(oid);
+  auto it = digest ? std::lower_bound(m_by_sha256.begin(), m_by_sha256.end(), *digest,
+                                      [](const LocalFile* local, const auto& value) { return local->sha256 < value; })
+                   : m_by_sha256.end();
+  if (it == m_by_sha256.end() || (*it)->sha256 != *digest) {
+    throw RemoteError("the Hub asked for an LFS object that is not part of this commit (" + oid + ")", "retry later");
+  }
+  return **it;
+}
+
+void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch& batch)
+{
+  // LFS objects first: a commit naming an object the Hub lacks is refused.
+  std::vector<hub::LfsObjectRef> objects;
+  std::set<util::Sha256Bytes> requested;
+  for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
+    for (const auto& item : units[u].files) {
+      const auto& local = m_locals[item.local];
+      if (item.lfs && m_uploaded_lfs.count(local.sha256) == 0 && requested.insert(local.sha256).second) {
+        objects.push_back({local.sha256.hex(), local.size});
+      }
+    }
+  }
+  if (objects.empty()) {
+    return;
+  }
+  auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects);
+  m_api.lfs_upload(
+    answer,
+    [&](const std::string& oid) {
+      hub::HubApi::UploadSource source;
+      const auto& addition = *with_sha256(oid).addition;
+      const auto& content = addition.source;
+      if (content.is_file()) {
+        source.file = content.file_for(addition.path_in_repo);
+      } else {
+        source.bytes = &content.bytes();
+      }
+      return source;
+    },
+    [&](std::uint64_t bytes) {
+      m_bytes_sent += bytes;
+      if (m_progress) {
+        m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
+      }
+    });
+  m_uploaded_lfs.merge(requested);
+}
+
+CommitOutcome HubCommitRun::post_commit(const std::vector<PlannedUnit>& units, const Batch& batch,
+                                        const std::optional<std::string>& parent)
+{
+  CommitPayload payload;
+  std::string summary = m_request.message;
+  if (summary.empty()) {
+    summary = batch.files == 0 ? "Delete " + std::to_string(batch.files_deleted) + " files"
+                               : "Upload " + std::to_string(batch.files) + " files";
+  }
+  if (m_commits > 0) {
+    summary += " (part " + std::to_string(m_commits + 1) + ")";
+  }
+  payload.append(hub::commit_header_line(summary, m_request.description, parent));
+  for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
+    for (const auto& item : units[u].files) {
+      const auto& local = m_locals[item.local];
+      if (item.lfs) {
+        payload.append(hub::commit_lfs_file_line(local.addition->path_in_repo, local.sha256.hex(), local.size));
+      } else {
+        payload.append_regular_file(local.addition->path_in_repo, local.addition->source);
+      }
+    }
+  }
+  for (const auto& line : batch.deletion_lines) {
+    payload.append(line);
+  }
+  // Never re-sent blindly: on any doubt the plan is remade against the head, and since
+  // the commit names its parent, an earlier copy that did land turns the next plan into
+  // a no-op instead of a duplicate commit.
+  CommitOutcome outcome;
+  auto started = std::chrono::steady_clock::now();
+  try {
+    auto answer = m_api.commit(m_repo_id, k_branch, payload.finish());
+    outcome = {answer.status, answer.commit_oid, answer.message, answer.retry_after, {}};
+  } catch (const http::TransportError& error) {
+    outcome.status = 0;
+    outcome.message = error.what();
+  }
+  outcome.took = std::chrono::steady_clock::now() - started;
+  return outcome;
+}
+
+void HubCommitRun::landed(const std::vector<PlannedUnit>& units, const Batch& batch, const CommitOutcome& outcome)
+{
+  for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
+    for (const auto& item : units[u].files) {
+      m_present[item.local] = 1;
+    }
+  }
+  m_revision = outcome.oid;
+  ++m_commits;
+  m_files_added += batch.files;
+  m_files_deleted += batch.files_deleted;
+  m_sizer.succeeded(outcome.took, batch.full);
+}
+
+bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::string> deletions,
+                        std::size_t files_deleted, std::optional<std::string> head)
+{
+  std::vector<UnitSize> sizes;
+  sizes.reserve(units.size());
+  for (const auto& unit : units) {
+    UnitSize size{unit.files.size(), 0};
+    for (const auto& item : unit.files) {
+      size.regular_bytes += item.lfs ? 0 : m_locals[item.local].size;
+    }
+    sizes.push_back(size);
+  }
+  // One commit carries everything when the request names its parent: it must apply whole.
+  const bool whole = m_request.parent_revision.has_value();
+  auto parent = std::move(head);
+  std::optional<Batch> in_flight_batch;
+  std::future<CommitOutcome> in_flight;
+  const auto settle = [&]() {
+    auto outcome = in_flight.get();
+    if (outcome.status >= 200 && outcome.status < 300) {
+      landed(units, *in_flight_batch, outcome);
+      parent = outcome.oid;
+      return true;
+    }
+    m_failure = std::move(outcome);
+    return false;
+  };
+  std::size_t begin = 0;
+  bool first = true;
+  while (begin < units.size() || (first && !deletions.empty())) {
+    Batch batch;
+    batch.first_unit = begin;
+    batch.end_unit = whole ? units.size() : next_batch_end(sizes, begin, m_sizer.target());
+    for (auto u = begin; u < batch.end_unit; ++u) {
+      batch.files += sizes[u].files;
+    }
+    batch.full = batch.end_unit < units.size();
+    if (first) {
+      batch.deletion_lines = std::move(deletions);
+      batch.files_deleted = files_deleted;
+    }
+    // This batch's objects go up while the previous batch commits.
+    upload_lfs(units, batch);
+    if (in_flight.valid() && !settle()) {
+      return false;
+    }
+    in_flight_batch = std::move(batch);
+    in_flight = std::async(std::launch::async, [this, &units, batch = &*in_flight_batch, parent] {
+      return post_commit(units, *batch, parent);
+    });
+    begin = in_flight_batch->end_unit;
+    first = false;
+  }
+  return !in_flight.valid() || settle();
+}
+
+std::vector<std::string> HubCommitRun::remaining_paths() const
+{
+  std::vector<std::string> paths;
+  for (auto i : m_order) {
+    if (!m_present[i]) {
+      paths.push_back(m_locals[i].addition->path_in_repo);
+    }
+  }
+  return paths;
+}
+
+void HubCommitRun::recover(int& failed_passes)
+{
+  const auto& failure = m_failure;
+  const auto what = failure.status == 0 ? failure.message : "HTTP " + std::to_string(failure.status);
+  if (m_request.parent_revision) {
+    if (failure.status == 0) {
+      throw RemoteError("the commit to " + m_description + " may or may not have been applied: " + failure.message,
+                        "check the repo, then re-run the command");
+    }
+    throw ConflictError("the " + m_description + " moved on since revision " + *m_request.parent_revision + " (" + what
+                          + ")",
+                        "re-run the command to apply it on the new head");
+  }
+  if (failure.status == 429) {
+    if (auto quota = parse_commit_quota_answer(failure.message, failure.retry_after)) {
+      if (quota->retry_after > m_api.config().max_quota_wait) {
+        auto left = remaining_paths();
+        throw CommitQuotaReached("the Hub's commit quota for " + m_description + " is spent"
+                                   + (quota->quota.empty() ? std::string() : " (" + quota->quota + ")") + " after "
+                                   + std::to_string(m_commits) + " commits; " + std::to_string(left.size())
+                                   + " files are not committed yet",
+                                 quota->quota, quota->retry_after, m_commits, std::move(left));
+      }
+      // A short wait: sit it out, then carry on where the quota stopped us.
+      std::this_thread::sleep_for(quota->retry_after + std::chrono::seconds(1));
+      return;
+    }
+  }
+  if (++failed_passes >= k_max_failed_passes) {
+    throw ConflictError("could not commit to " + m_description + " after " + std::to_string(k_max_failed_passes)
+                          + " attempts: other commits kept landing first (last: " + what + ")",
+                        "re-run the command");
+  }
+  if (failure.status == 0 || failure.status >= 500) {
+    m_sizer.failed(); // a timeout says the commit was too big for the Hub's time budget
+  }
+  static thread_local std::mt19937 random{std::random_device{}()};
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  auto wait =
+    std::chrono::milliseconds(static_cast<long long>(static_cast<double>(m_conflict_delay.count()) * jitter(random)));
+  if (failure.retry_after) {
+    wait = std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(*failure.retry_after));
+  }
+  std::this_thread::sleep_for(wait);
+  m_conflict_delay = std::min(m_conflict_delay * 2, m_api.config().conflict_base * 30);
+}
+
+CommitResult HubCommitRun::run()
+{
+  hash_additions();
+  order_by_unit();
+  m_conflict_delay = m_api.config().conflict_base;
+  int failed_passes = 0;
+  for (;;) {
+    auto info = m_api.repo_info(m_repo_id);
+    if (!info) {
+      throw RepoNotFound("cannot commit to " + m_description
+                           + ": it does not exist or is not accessible with your token",
+                         ErrorFacts{m_repo_id, true, true});
+    }
+    auto head = info->sha;
+    if (m_request.parent_revision && head != m_request.parent_revision) {
+      throw ConflictError("the " + m_description + " moved on since revision " + *m_request.parent_revision,
+                          "re-run the command to apply it on the new head");
+    }
+    auto plan_revision = head.value_or(std::string(k_branch));
+    m_newly_present = 0;
+    auto units = plan_units(plan_revision);
+    if (m_failure.status != 0 || !m_failure.message.empty()) {
+      if (m_newly_present > 0 && (m_failure.status == 0 || m_failure.status >= 500)) {
+        // The commit whose answer was lost did land: it is counted, and not made again.
+        ++m_commits;
+        failed_passes = 0;
+      }
+      m_failure = {};
+    }
+    std::size_t files_deleted = 0;
+    auto deletions = deletion_lines(plan_revision, files_deleted);
+    if (units.empty() && deletions.empty()) {
+      m_revision = head.value_or(m_revision);
+      break;
+    }
+    m_bytes_total = m_bytes_sent;
+    for (const auto& unit : units) {
+      for (const auto& item : unit.files) {
+        m_bytes_total += m_locals[item.local].size;
+      }
+    }
+    const auto commits_before = m_commits;
+    if (land(units, std::move(deletions), files_deleted, head)) {
+      break;
+    }
+    if (m_commits > commits_before) {
+      failed_passes = 0; // progress was made: the count of failures in a row starts again
+    }
+    recover(failed_passes);
+  }
+  // What the uploads built on their threads (and libcurl's transfer buffers) is handed
+  // back: else it stays in those threads' arenas after the commit.
+  util::release_free_memory();
+  if (m_progress && m_bytes_total > 0) {
+    m_progress(m_bytes_total, m_bytes_total);
+  }
+  return CommitResult{m_revision, m_commits > 0, m_files_added, m_files_deleted, files_of(m_locals), m_commits};
+}
+
+} // namespace
+
+CommitResult commit_to_hub(hub::HubApi& api, const std::string& repo_id, const std::string& repo_description,
+                           const CommitRequest& request, const util::ProgressCallback& progress)
+{
+  return HubCommitRun(api, repo_id, repo_description, request, progress).run();
+}
+
+} // namespace hubcache::storage
