@@ -61,3 +61,18 @@ TEST_CASE("the pacer holds a spent window until it resets, and never an unknown 
   CHECK(waited == held);
   CHECK(pacer.acquire("http://other", "resolvers").count() == 0);
 }
+
+TEST_CASE("the pacer opens a window with what its first answer leaves, and a 429's reset wins over a longer one")
+{
+  RateLimitPacer pacer;
+  CHECK(pacer.acquire("http://h", "api").count() == 0);
+  // The first answer of a run: 998 left in a 300 s window. The next request goes at once.
+  pacer.settle("http://h", "api", quota_headers("\"api\";r=998;t=300", "\"fixed window\";\"api\";q=1000;w=300"));
+  CHECK(pacer.acquire("http://h", "api").count() == 0);
+  // A 429 says the quota is spent until a reset 1 s away: the pacer waits about 1 s, not
+  // the 300 s the first answer announced.
+  pacer.settle("http://h", "api", quota_headers("\"api\";r=0;t=1", "\"fixed window\";\"api\";q=1000;w=300"));
+  auto held = pacer.acquire("http://h", "api");
+  CHECK(held.count() >= 900);
+  CHECK(held.count() < 5000);
+}

@@ -58,7 +58,7 @@ TEST_CASE("a Hub commit's payload has no name in TMPDIR while it is sent")
     routes.Get("/api/models/org/repo", [](const httplib::Request&, httplib::Response& response) {
       response.set_content(json{{"id", "org/repo"}, {"sha", std::string(40, 'a')}}.dump(), "application/json");
     });
-    routes.Post("/api/models/org/repo/preupload/main",
+    routes.Post(R"(/api/models/org/repo/preupload/[^/]+)",
                 [](const httplib::Request& request, httplib::Response& response) {
                   json files = json::array();
                   auto asked = json::parse(request.body);
@@ -67,14 +67,15 @@ TEST_CASE("a Hub commit's payload has no name in TMPDIR while it is sent")
                   }
                   response.set_content(json{{"files", files}}.dump(), "application/json");
                 });
-    routes.Post("/api/models/org/repo/commit/main", [&](const httplib::Request& request, httplib::Response& response) {
-      std::lock_guard lock(mutex);
-      for (const auto& item : stdfs::directory_iterator(tmpdir.path())) {
-        seen.push_back(item.path().filename().string());
-      }
-      payload = request.body;
-      response.set_content(json{{"commitOid", std::string(40, 'b')}}.dump(), "application/json");
-    });
+    routes.Post(R"(/api/models/org/repo/commit/[^/]+)",
+                [&](const httplib::Request& request, httplib::Response& response) {
+                  std::lock_guard lock(mutex);
+                  for (const auto& item : stdfs::directory_iterator(tmpdir.path())) {
+                    seen.push_back(item.path().filename().string());
+                  }
+                  payload = request.body;
+                  response.set_content(json{{"commitOid", std::string(40, 'b')}}.dump(), "application/json");
+                });
   });
   hub::HubConfig config;
   config.endpoint = server.url;

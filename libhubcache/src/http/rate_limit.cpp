@@ -161,6 +161,11 @@ void RateLimitPacer::settle(const std::string& origin, const std::string& bucket
   if (first_answer || (gap > k_same_window && resets_at > window.resets_at)) {
     window.resets_at = resets_at; // a newer window than we knew
     window.remaining = left;
+  } else if (info->remaining == 0) {
+    // Spent, and reset sooner than we thought (a 429's own `t`): wait for that reset only,
+    // never for the longer window an earlier answer announced.
+    window.resets_at = std::min(window.resets_at, resets_at);
+    window.remaining = 0;
   } else {
     window.remaining = std::min(window.remaining, left); // answers of one window may arrive out of order
   }
