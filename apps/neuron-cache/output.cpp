@@ -236,10 +236,11 @@ void Output::table(const Table& table, const nlohmann::json& data, std::size_t q
     if (table.rows.empty()) {
       m_out << "No results found.\n";
       if (!table.footer.empty()) {
-        m_out << '\n' << wrap_lines(table.footer, m_terminal.stdout_width) << '\n';
+        m_out << '\n'
+              << (m_terminal.table_width > 0 ? wrap_lines(table.footer, m_terminal.table_width) : table.footer) << '\n';
       }
     } else {
-      m_out << format_table(table, m_terminal.stdout_width);
+      m_out << format_table(table, m_terminal.table_width);
     }
     break;
   case Format::json: m_out << json_text(document(data)) << '\n'; break;

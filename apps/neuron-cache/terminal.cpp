@@ -65,6 +65,7 @@ Terminal Terminal::detect(const hubcache::util::Environment& env)
   };
   terminal.stdout_width = width_of(STDOUT_FILENO, terminal.stdout_tty);
   terminal.stderr_width = width_of(STDERR_FILENO, terminal.stderr_tty);
+  terminal.table_width = terminal.stdout_tty || from_env ? terminal.stdout_width : 0;
   if (auto interval = env.get_non_empty("NEURON_CACHE_PROGRESS_INTERVAL")) {
     if (auto parsed = parse_interval(*interval)) {
       terminal.progress_interval = *parsed;

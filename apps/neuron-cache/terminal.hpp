@@ -23,6 +23,9 @@ struct Terminal {
   // Columns available: $COLUMNS when set, else the terminal's size, else 80 (piped).
   std::size_t stdout_width = 80;
   std::size_t stderr_width = 80;
+  // Columns tables are fitted to: stdout's width on a terminal or with $COLUMNS set; 0
+  // (never cut) when piped, so a script or a file gets every value whole.
+  std::size_t table_width = 0;
   // How often a progress line is printed where no bar can be drawn (a CI log):
   // $NEURON_CACHE_PROGRESS_INTERVAL seconds, else 30 s.
   std::chrono::milliseconds progress_interval{30'000};

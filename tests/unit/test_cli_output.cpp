@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <mutex>
 #include <sstream>
@@ -163,11 +165,17 @@ TEST_CASE("output: the terminal is read from COLUMNS, TERM and NO_COLOR; odd val
   auto terminal = Terminal::detect(env);
   CHECK(terminal.stdout_width == 132);
   CHECK(terminal.stderr_width == 132);
-  CHECK_FALSE(terminal.colour); // NO_COLOR, and the test's stderr is not necessarily a terminal
+  CHECK(terminal.table_width == 132); // $COLUMNS asks for tables fitted, piped or not
+  CHECK_FALSE(terminal.colour);       // NO_COLOR, and the test's stderr is not necessarily a terminal
   CHECK(terminal.invalid_interval == "soon");
   CHECK(terminal.progress_interval == std::chrono::milliseconds(30'000));
   CHECK(Terminal::detect(hubcache::util::Environment::from_map({{"TERM", "dumb"}})).dumb);
   CHECK(Terminal::detect(hubcache::util::Environment::from_map({})).dumb);
+  if (!::isatty(STDOUT_FILENO)) { // piped without $COLUMNS: help wraps at 80, tables stay whole
+    auto piped = Terminal::detect(hubcache::util::Environment::from_map({}));
+    CHECK(piped.stdout_width == k_default_width);
+    CHECK(piped.table_width == 0);
+  }
 }
 
 TEST_CASE("output: progress is a bar on a terminal that redraws, lines elsewhere, nothing for scripts")
