@@ -742,8 +742,9 @@ CommandSpec make_synchronize_command()
   command.description =
     "Push (default): uploads the complete entries of the local compile cache (model.neff and, since\n"
     "libneuronxla's model.done generation, model.done present; flags suffix matching the flags file),\n"
-    "the optimum registry (0_REGISTRY) and exported-model directories, in one commit, skipping what\n"
-    "the repo already has. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
+    "the optimum registry (0_REGISTRY) and exported-model directories, skipping what the repo\n"
+    "already has: one commit, or on the Hub as many as its limits ask, each of whole entries, the\n"
+    "registry last. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
     "leaving the cache are never pushed; each is reported with its reason.\n"
     "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
     "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone;\n"

@@ -795,7 +795,7 @@ test_add_for_inference_batch_size_auto_cast_type_and_fp16() {
     --auto-cast-type fp16 --cache-dir "$SCRATCH/cc" --json -- "${inference[@]}" || return
   equals "$(json_get "$OUT" '.results[0].status')" "already-registered"
   run 0 "$NC" add -m "$SCRATCH/tiny" --task text-generation --batch-size 2 --sequence-length 128 --num-cores 2 \
-    --precision fp16 --cache-dir "$SCRATCH/cc" --json -- "${FAKE_COMMAND[@]}" || return
+    --precision fp16 --cache-dir "$SCRATCH/cc-fp16" --json -- "${FAKE_COMMAND[@]}" || return
   equals "$(json_get "$OUT" '.results[0].status')" "added"
   entry="$SCRATCH/repo/$(json_get "$OUT" '.results[0].registry_files[0]')"
   equals "$(jq -r '.neuron.torch_dtype' "$entry")" "float16"

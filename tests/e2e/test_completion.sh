@@ -187,11 +187,19 @@ run_cases() {
 }
 
 # Subcommands as `neuron-cache --help` lists them with their "(alias: NAME)"s, plus `help`.
+# A command's line starts at column 3; its wrapped description continues on lines indented
+# further, which are joined to it before its alias is read.
 help_commands() {
-  "$NC" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/^Commands:/ {
-      print $1
-      if (match($0, /\(alias: [a-z-]+\)/)) print substr($0, RSTART + 8, RLENGTH - 9)
-    }'
+  "$NC" --help | sed -n '/^Commands:/,/^$/p' | awk '
+    function emit(line, fields) {
+      split(line, fields, " ")
+      print fields[1]
+      if (match(line, /\(alias: [a-z-]+\)/)) print substr(line, RSTART + 8, RLENGTH - 9)
+    }
+    /^Commands:/ { next }
+    /^  [a-z]/ { if (current != "") emit(current); current = $0; next }
+    NF { current = current " " $0 }
+    END { if (current != "") emit(current) }'
   echo help
 }
 
@@ -455,7 +463,7 @@ test_man_page_covers_every_command_and_option() {
   # The page and the help as text: hundreds of fixed-string checks without a grep each.
   local page_text help_text
   page_text=$(<"$page")
-  help_text=$("$NC" --help)
+  help_text=$("$NC" --help | tr -s ' \n' '  ') # wrapped lines joined
   while read -r command; do
     [[ $command == help ]] && continue
     if [[ $help_text == *"(alias: $command)"* ]]; then
