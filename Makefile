@@ -34,7 +34,9 @@ DIST_DEBIAN_PACKAGES := patchelf dpkg-dev python3 python3-venv debootstrap
 # Only `make fuzz` needs these: clang with libFuzzer and the sanitizer runtimes.
 FUZZ_DEBIAN_PACKAGES := clang libclang-rt-14-dev
 
-FUZZ_BUILD_DIR ?= build-fuzz
+# The sanitizer suite's tree (see below): `make fuzz` builds it if it is not there.
+FUZZ_BUILD_DIR ?= build-sanitize
+COMMA := ,
 FUZZ_SECONDS ?= 60
 # Any sanitizer report fails the run: reports go to files that `test` checks afterwards
 # (a report in a command a test expects to fail would otherwise pass unnoticed).
@@ -101,11 +103,14 @@ deps-npm: deps-debian
 # Sanitizer builds use clang: g++ links UBSan as a separate runtime that ignores
 # log_path, so its reports would reach only stderr, where a test expecting a failure
 # would not notice them (see SANITIZER_ENV).
+# With ASan and UBSan the same tree also builds the libFuzzer targets (NEURON_CACHE_FUZZ):
+# `make fuzz` after `make test SANITIZE=address,undefined` (as .ci/run does) compiles
+# nothing again, where a tree of its own would take a second clang build.
 ifneq ($(SANITIZE),)
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps deps-fuzz
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	  -DNEURON_CACHE_SANITIZE=$(SANITIZE)
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) $(if $(filter address$(COMMA)undefined,$(SANITIZE)),-DNEURON_CACHE_FUZZ=ON)
 else
 # `make install` and the release packages configure without the tests (BUILD_TESTS=OFF, so
 # they need the build dependencies only); `make build`, `test` and `demo` turn them on.
@@ -198,12 +203,15 @@ completions: build
 	$(BUILD_DIR)/bin/neuron-cache completion fish > completions/neuron-cache.fish
 	$(BUILD_DIR)/bin/neuron-cache man > completions/neuron-cache.1
 
-# libFuzzer targets (tests/fuzz) built by clang with ASan and UBSan in their own build dir,
-# each run FUZZ_SECONDS on a scratch copy of its committed corpus; any crash fails.
+# libFuzzer targets (tests/fuzz) built by clang with ASan and UBSan in the sanitizer
+# suite's tree, each run FUZZ_SECONDS on a scratch copy of its committed corpus; any crash
+# fails.
 fuzz: deps-fuzz
 	@test -f $(FUZZ_BUILD_DIR)/build.ninja || \
-	  CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	    -DNEURON_CACHE_WERROR=$(WERROR) -DNEURON_CACHE_FUZZ=ON -DNEURON_CACHE_BUILD_TESTS=OFF
+	  CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	    -DNEURON_CACHE_SANITIZE=address,undefined -DNEURON_CACHE_FUZZ=ON
+	@grep -qx 'NEURON_CACHE_FUZZ:BOOL=ON' $(FUZZ_BUILD_DIR)/CMakeCache.txt || cmake -DNEURON_CACHE_FUZZ=ON $(FUZZ_BUILD_DIR)
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
 	bash tests/fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 
