@@ -1,6 +1,6 @@
 #pragma once
 
-#include "hubcache/compilecache/sync.hpp"
+#include "hubcache/compilecache/push.hpp"
 #include "hubcache/storage/repository.hpp"
 
 #include <cstddef>

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "hubcache/compilecache/compile_cache.hpp"
+#include "hubcache/storage/repository.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// A repo listing read as compile-cache entries.
+namespace hubcache::compilecache {
+
+// A compile-cache entry as the repo holds it.
+struct RepoEntry {
+  EntryKind kind = EntryKind::module;
+  std::string path;
+  std::string compiler_version;
+  std::vector<storage::RepoFile> files; // installable files (locks and temp files left out)
+};
+
+struct RepoLayout {
+  std::vector<RepoEntry> entries;
+  std::size_t other_files = 0; // files that are not compile-cache entries (legacy, configs)
+};
+// Groups a repo listing into entries; the registry of a version is one entry.
+RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files);
+// The same, consuming the listing (its files move into the entries).
+RepoLayout group_repo_files(std::vector<storage::RepoFile>&& files);
+
+// `filter` matches the full version (2.15.128.0+56dc5a86) or a prefix of it ending at
+// a '.' or '+' boundary (2.15.128.0, 2.15).
+bool version_matches(std::string_view version, std::string_view filter);
+
+} // namespace hubcache::compilecache
