@@ -1,8 +1,7 @@
 #include "registry/layout.hpp"
 
-#include <hubcache/compilecache/sync.hpp>
-
 #include <hubcache/error.hpp>
+#include <hubcache/layout/names.hpp>
 #include <hubcache/storage/repository.hpp>
 
 #include <vector>
@@ -59,7 +58,7 @@ bool is_arch_digest(std::string_view text) noexcept
 
 bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept
 {
-  return hubcache::compilecache::version_matches(version, filter);
+  return hubcache::layout::version_matches(version, filter);
 }
 
 std::optional<RegistryPath> parse_registry_path(std::string_view path)

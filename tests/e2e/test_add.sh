@@ -238,8 +238,8 @@ test_bad_options_are_usage_errors() {
   setup_repo || return
   run 2 "$NC" add -m "$SCRATCH/tiny" --task t --precision bf16 --num-cores 2 --train-batch-size 4 -- true
   contains "$ERR" "You need to specify either sequence_length or encoder_sequence_length and decoder_sequence_length"
-  run 2 "$NC" add -m "$SCRATCH/tiny" --task t --precision fp16 --num-cores 2 --train-batch-size 4 --sequence-length 8 -- true
-  contains "$ERR" "--precision must be one of fp, bf16"
+  run 2 "$NC" add -m "$SCRATCH/tiny" --task t --precision fp8 --num-cores 2 --train-batch-size 4 --sequence-length 8 -- true
+  contains "$ERR" "--precision must be one of fp, bf16, fp16 (got 'fp8')"
   run 2 "$NC" add -m "$SCRATCH/tiny" --precision fp --num-cores 2 --train-batch-size 4 --sequence-length 8 -- true
   contains "$ERR" "--task is required"
   run 2 "$NC" add --manifest "$SCRATCH/x.yaml" -m "$SCRATCH/tiny" -- true

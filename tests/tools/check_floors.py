@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The floors keep: every file includes only headers of its own floor or of floors below.
 
-Floors, lowest first (ARCHITECTURE.md): util -> http -> hub | aws | xet -> storage ->
-compilecache -> registry -> addjobs -> apps. Floors on one level (hub, aws, xet) are
+Floors, lowest first (ARCHITECTURE.md): util -> http -> hub | aws | xet | layout -> storage ->
+compilecache -> registry -> addjobs -> apps. Floors on one level (hub, aws, xet, layout) are
 siblings and include none of each other. Reads the sources, runs nothing; exits 1 and
 names each file and include that breaks a rule.
 
@@ -21,6 +21,7 @@ LEVELS = {
     "hub": 2,
     "aws": 2,
     "xet": 2,
+    "layout": 2,
     "storage": 3,
     "compilecache": 4,
     "registry": 5,

@@ -57,13 +57,4 @@ RepoLayout group_repo_files(std::vector<storage::RepoFile>&& files)
   return layout;
 }
 
-bool version_matches(std::string_view version, std::string_view filter)
-{
-  if (filter.empty() || version == filter) {
-    return true;
-  }
-  return version.size() > filter.size() && version.starts_with(filter)
-         && (version[filter.size()] == '.' || version[filter.size()] == '+');
-}
-
 } // namespace hubcache::compilecache

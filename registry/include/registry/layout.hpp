@@ -2,6 +2,8 @@
 
 #include "registry/entry.hpp"
 
+#include <hubcache/layout/names.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,8 +15,8 @@
 // and model ids without an org one level shallower.
 namespace registry {
 
-inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
-inline constexpr std::string_view k_compiler_dir_prefix = "neuronxcc-";
+using hubcache::layout::k_registry_dir;
+inline constexpr std::string_view k_compiler_dir_prefix = hubcache::layout::k_version_prefix;
 
 enum class RegistryPathKind {
   alias,      // <model_type>/<model_id>/<hash>.json, optionally below a mode level
@@ -42,7 +44,7 @@ struct RegistryPath {
 std::optional<RegistryPath> parse_registry_path(std::string_view path);
 
 bool is_arch_digest(std::string_view text) noexcept;
-// The one --compiler-version rule (compilecache::version_matches): the full version or a
+// The one --compiler-version rule (hubcache::layout::version_matches): the full version or a
 // prefix ending at a '.' or '+' boundary ("2.21.33363.0+82129205", "2.21.33363.0", "2.21").
 bool compiler_version_matches(std::string_view version, std::string_view filter) noexcept;
 

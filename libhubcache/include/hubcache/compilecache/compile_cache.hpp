@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/layout/names.hpp"
 #include "hubcache/util/environment.hpp"
 
 #include <cstdint>
@@ -20,8 +21,8 @@ namespace hubcache::compilecache {
 inline constexpr std::string_view k_default_cache_root = "/var/tmp/neuron-compile-cache";
 // md5("")[:8]: the suffix of entries compiled without flags.
 inline constexpr std::string_view k_no_flags_suffix = "d41d8cd9";
-inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
-inline constexpr std::string_view k_version_prefix = "neuronxcc-";
+using layout::k_registry_dir;
+using layout::k_version_prefix;
 // The private folder of a directory cache repo (marker, staging, index): a compile cache
 // that is also a repo has it at its root.
 inline constexpr std::string_view k_repo_private_dir = ".neuron-cache";

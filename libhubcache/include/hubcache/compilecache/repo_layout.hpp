@@ -1,6 +1,7 @@
 #pragma once
 
 #include "hubcache/compilecache/compile_cache.hpp"
+#include "hubcache/layout/names.hpp"
 #include "hubcache/storage/repository.hpp"
 
 #include <cstddef>
@@ -28,8 +29,7 @@ RepoLayout group_repo_files(const std::vector<storage::RepoFile>& files);
 // The same, consuming the listing (its files move into the entries).
 RepoLayout group_repo_files(std::vector<storage::RepoFile>&& files);
 
-// `filter` matches the full version (2.15.128.0+56dc5a86) or a prefix of it ending at
-// a '.' or '+' boundary (2.15.128.0, 2.15).
-bool version_matches(std::string_view version, std::string_view filter);
+// The --compiler-version rule (layout/names.hpp).
+using layout::version_matches;
 
 } // namespace hubcache::compilecache

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string_view>
+
+// The compile cache's words as every store and the registry write them, below every floor
+// that reads them (storage, compilecache, registry stand on it):
+//   neuronxcc-<compiler version>/MODULE_<graph key>+<flags suffix>/...
+//   neuronxcc-<compiler version>/0_REGISTRY/...
+namespace hubcache::layout {
+
+inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
+inline constexpr std::string_view k_version_prefix = "neuronxcc-";
+
+// The one --compiler-version rule: `filter` matches the full version (2.15.128.0+56dc5a86)
+// or a prefix of it ending at a '.' or '+' boundary (2.15.128.0, 2.15).
+bool version_matches(std::string_view version, std::string_view filter);
+
+} // namespace hubcache::layout
