@@ -250,6 +250,53 @@ test_a_lying_cas_installs_nothing() {
   equals "$(tree "$SCRATCH/lied/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_push_goes_through_xet_and_pull_reads_it_back() {
+  start_hub --xet || return
+  # A NEFF that is another one plus a few bytes: its shared chunks are not uploaded again.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 600000 --seed 5 >/dev/null || { fail "no cache"; return 1; }
+  local neffs; mapfile -t neffs < <(find "$SCRATCH/cache/$VERSION_DIR" -name '*.neff' | sort)
+  { cat "${neffs[0]}"; echo "recompiled"; } >"${neffs[1]}"
+  run 0 "$NC" create alice/xpush -q || return
+  reset_stats
+  run 0 "$NC" synchronize --repo-id alice/xpush --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(stat_of '.by_route.cas_shard // 0')" 1
+  [[ "$(stat_of '.by_route.cas_xorb // 0')" -ge 1 ]] || fail "no xorb uploaded"
+  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  [[ "$(json_get "$OUT" '.xet.new_bytes')" -gt 0 ]] || fail "no new Xet bytes reported"
+  [[ "$(json_get "$OUT" '.xet.deduplicated_bytes')" -ge 100000 ]] || fail "the shared chunks were uploaded twice"
+  lacks "$ERR" "warning"
+  # The tree lists the NEFFs as Xet files; a pull rebuilds them from the CAS.
+  curl -fsS -H "Authorization: Bearer $TOKEN" "$HUB_URL/api/models/alice/xpush/tree/main?recursive=true" |
+    jq -r '.[] | select(.path|endswith(".neff")) | .xetHash' >"$SCRATCH/hashes"
+  [[ "$(grep -c . "$SCRATCH/hashes")" == 3 && "$(grep -vc null "$SCRATCH/hashes")" == 3 ]] ||
+    fail "NEFFs without xetHash: $(cat "$SCRATCH/hashes")"
+  reset_stats
+  run 0 "$NC" synchronize --pull --repo-id alice/xpush --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  [[ "$(stat_of '.by_route.cas_reconstruction // 0')" -ge 3 ]] || fail "the pull did not use the CAS"
+}
+
+test_push_falls_back_to_lfs_with_one_warning() {
+  start_hub --xet || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 200000 --seed 6 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create alice/fallback -q || return
+  fault '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000}'
+  reset_stats
+  run 0 "$NC" synchronize --repo-id alice/fallback --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "the fallback did not upload through LFS"
+  equals "$(stat_of '.by_route.commit // 0')" 1
+  clear_faults
+  run 0 "$NC" synchronize --pull --repo-id alice/fallback --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  # HF_HUB_DISABLE_XET=1: the batch is not offered xet, the CAS is never called.
+  run 0 "$NC" create alice/noxet -q || return
+  reset_stats
+  HF_HUB_DISABLE_XET=1 run 0 "$NC" synchronize --repo-id alice/noxet --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(stat_of '.by_route.cas_xorb // 0')" 0
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "no LFS upload"
+}
+
 if [[ ! -x "$HUB_BIN" || ! -x "$PACK" ]]; then
   echo "  (skipped: $HUB_BIN or $PACK not built)"
   exit 0
