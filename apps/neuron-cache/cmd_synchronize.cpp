@@ -279,6 +279,14 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   data["files_hashed"] = files_hashed;
   data["cleaned"] = cleaned;
   data["commits"] = result.commits;
+  if (result.xet_new_bytes + result.xet_deduplicated_bytes > 0) {
+    data["xet"] = {{"new_bytes", result.xet_new_bytes}, {"deduplicated_bytes", result.xet_deduplicated_bytes}};
+    human += " (Xet: " + human_size(result.xet_new_bytes) + " new, " + human_size(result.xet_deduplicated_bytes)
+             + " deduplicated)";
+  }
+  for (const auto& warning : result.warnings) {
+    invocation.out().warning(warning);
+  }
   data["entries_left"] = result.stopped ? result.stopped->entries_left.size() : 0;
   if (result.stopped) {
     // Nothing partial is left: the entries published are whole, the rest waits for a re-run.

@@ -148,6 +148,8 @@ bool RequestContext::flag(const std::string& key) const
 HubServer::HubServer(HubOptions options)
   : m_options(std::move(options)), m_storage(m_options.data), m_limits(m_options.limits)
 {
+  if (m_options.xet)
+    m_xet.emplace(m_options.data / "xet");
   const auto threads = m_options.threads;
   // httplib owns (and deletes) the task queue it gets from this factory.
   m_server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -523,6 +525,8 @@ std::function<Reply()> HubServer::route(RequestContext& ctx)
 
   if (s[0] == "_test")
     return named("control", [this, &ctx] { return control(ctx); });
+  if (s[0] == "cas" && m_xet)
+    return route_cas(ctx);
 
   if (s[0] == "api") {
     if (s.size() == 2 && s[1] == "whoami-v2" && get)
@@ -574,6 +578,9 @@ std::function<Reply()> HubServer::route(RequestContext& ctx)
         return named("commits", [this, &ctx, repo_id, rest] {
           return list_commits(ctx, repo_id, rest.size() >= 2 ? join(rest, 1) : "main");
         });
+      if ((verb == "xet-write-token" || verb == "xet-read-token") && rest.size() >= 2 && get && m_xet)
+        return named("xet_token",
+                     [this, &ctx, repo_id, verb] { return xet_token_route(ctx, repo_id, verb == "xet-write-token"); });
       if (verb == "settings" && rest.size() == 1 && m == "PUT")
         return named("repo_settings", [this, &ctx, repo_id] { return repo_settings(ctx, repo_id); });
     }

@@ -17,6 +17,7 @@
 #include "http_util.hpp"
 #include "limits.hpp"
 #include "storage.hpp"
+#include "xet_cas.hpp"
 
 namespace testhub {
 
@@ -42,6 +43,7 @@ struct HubOptions {
   std::uint64_t latency_ms = 0;
   double bandwidth_mbps = 0;
   LimitOptions limits; // the real Hub's limits, on by default
+  bool xet = false;    // speak Xet (tokens, CAS, batch "xet" transfer, resolve headers)
 };
 
 // Holds a byte stream to a rate: each call waits until `bytes` more fit the budget since
@@ -156,6 +158,22 @@ private:
   Reply lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid);
   Reply serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size);
 
+  // Xet (routes_xet.cpp), with --xet only
+  std::string xet_token_url(const RequestContext& ctx, const std::string& repo_id, const std::string& scope,
+                            const std::string& revision) const;
+  json xet_token(const RequestContext& ctx, const std::string& repo_id, const std::string& scope) const;
+  Reply xet_token_route(RequestContext& ctx, const std::string& repo_id, bool write);
+  std::string xet_authorize(const RequestContext& ctx, bool write) const;
+  std::function<Reply()> route_cas(RequestContext& ctx);
+  Reply cas_xorb_upload(RequestContext& ctx, const std::string& hash);
+  Reply cas_shard_upload(RequestContext& ctx);
+  Reply cas_reconstruction(RequestContext& ctx, const std::string& file_id, int version);
+  Reply cas_xorb_data(RequestContext& ctx, const std::string& hash);
+  std::optional<json> xet_upload_action(const RequestContext& ctx, const RepoMeta& repo) const;
+  std::optional<std::string> xet_hash_of(const FileEntry& entry) const;
+  std::optional<Reply> xet_resolve(const RequestContext& ctx, const RepoMeta& repo, const Commit& head,
+                                   const FileEntry& entry, Reply& reply) const;
+
   // /_test control routes (main file documents them)
   Reply control(RequestContext& ctx);
   Reply inject_tree_entry(RequestContext& ctx);
@@ -171,6 +189,7 @@ private:
 
   HubOptions m_options;
   Storage m_storage;
+  std::optional<XetCas> m_xet; // with --xet
   FaultRegistry m_faults;
   Limits m_limits;
   RequestStats m_stats;

@@ -2,8 +2,12 @@
 //
 //   neuron-cache-test-hub --port 0 --data DIR [--user NAME:TOKEN:ROLE[:PLAN]]... [--org ORG:USER[,USER...]]...
 //                         [--page-size N] [--lfs-threshold BYTES] [--multipart-chunk-size BYTES]
-//                         [--no-lfs-verify] [--threads N] [--latency-ms N] [--bandwidth-mbps N]
+//                         [--no-lfs-verify] [--threads N] [--latency-ms N] [--bandwidth-mbps N] [--xet]
 //                         [limit options, below]
+//
+// --xet: speak Xet like the Hub (xet-read/write-token, a verifying CAS under /cas, the LFS
+// batch's "xet" transfer when offered, X-Xet-Hash and Link headers on resolve, `xetHash` in
+// tree listings). Without it the server behaves exactly as before.
 //
 // The real Hub's limits are on by default, with the Hub's values (hub-buckets-and-limits.md §2);
 // tests set small ones:
@@ -166,7 +170,8 @@ int main(int argc, char** argv)
                                                            cxxopts::value<std::size_t>()->default_value("32"))(
     "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
     "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
-    cxxopts::value<double>()->default_value("0"))("h,help", "help");
+    cxxopts::value<double>()->default_value("0"))("xet", "speak Xet (token endpoints, CAS, batch xet transfer)")(
+    "h,help", "help");
   add_limit_options(cli);
   testhub::HubOptions options;
   try {
@@ -198,6 +203,7 @@ int main(int argc, char** argv)
     options.latency_ms = args["latency-ms"].as<std::uint64_t>();
     options.bandwidth_mbps = args["bandwidth-mbps"].as<double>();
     options.limits = parse_limit_options(args);
+    options.xet = args.count("xet") > 0;
     if (!(options.bandwidth_mbps >= 0) || options.latency_ms > 600000)
       throw std::invalid_argument("--bandwidth-mbps must be >= 0 and --latency-ms at most 600000");
     if (options.page_size == 0 || options.multipart_chunk_size == 0)

@@ -132,6 +132,8 @@ json HubServer::entry_json(const RepoMeta& repo, const Commit& head, const std::
     entry = {{"type", "file"}, {"oid", file.oid}, {"size", file.size}, {"path", path}};
     if (file.is_lfs())
       entry["lfs"] = {{"oid", file.lfs_sha256}, {"size", file.size}, {"pointerSize", file.pointer_size}};
+    if (const auto xet_hash = xet_hash_of(file))
+      entry["xetHash"] = *xet_hash;
   }
   if (expand) {
     // The last commit that changed this entry: walk back while the parent has the same oid.
@@ -333,6 +335,8 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
   reply.header("X-Repo-Commit", head->id);
   reply.header("Accept-Ranges", "bytes");
   if (entry.is_lfs() && !raw) {
+    if (auto info = xet_resolve(ctx, repo, *head, entry, reply))
+      return std::move(*info);
     const auto what = "cdn/" + repo.repo_id + "/" + entry.lfs_sha256;
     const auto location = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + entry.lfs_sha256 + "/"
                           + percent_encode(file_name_of(raw_path), false) + "?sig=" + sign(what);

@@ -1,4 +1,4 @@
-// Git-LFS routes: the batch API (basic + HF multipart, never xet), the pre-signed-like
+// Git-LFS routes: the batch API (basic + HF multipart; xet with --xet when offered), the pre-signed-like
 // upload/part/completion URLs, verify, and the CDN-like byte route LFS downloads redirect to.
 
 #include <algorithm>
@@ -154,13 +154,15 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id)
   if (hash_algo != "sha256" && hash_algo != "sha_256")
     throw HubError(409, "Unsupported hash algorithm: " + hash_algo);
   bool multipart = true;
+  bool xet = false;
   if (body.contains("transfers") && body.at("transfers").is_array()) {
     const auto& transfers = body.at("transfers");
     const auto has = [&](const char* name) {
       return std::find(transfers.begin(), transfers.end(), name) != transfers.end();
     };
     multipart = has("multipart");
-    if (!has("basic") && !multipart)
+    xet = m_xet && operation == "upload" && has("xet");
+    if (!has("basic") && !multipart && !xet)
       throw HubError(409, "None of the requested transfers is supported (basic, multipart)");
   }
   if (!body.contains("objects") || !body.at("objects").is_array())
@@ -194,6 +196,8 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id)
                           + "?sig=" + sign("cdn/" + repo.repo_id + "/" + oid);
         result["actions"] = {{"download", {{"href", href}, {"expires_in", 3600}}}};
       }
+    } else if (!stored && xet) {
+      result["actions"] = {{"upload", *xet_upload_action(ctx, repo)}};
     } else if (!stored) {
       const auto chunk = std::max<std::uint64_t>(1, m_options.multipart_chunk_size);
       if (multipart && size > chunk) {
@@ -229,7 +233,7 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id)
     }
     objects.push_back(result);
   }
-  return lfs_reply(200, json{{"transfer", "basic"}, {"objects", objects}, {"hash_algo", "sha256"}});
+  return lfs_reply(200, json{{"transfer", xet ? "xet" : "basic"}, {"objects", objects}, {"hash_algo", "sha256"}});
 }
 
 Reply HubServer::lfs_verify(RequestContext& ctx, const std::string& repo_id)

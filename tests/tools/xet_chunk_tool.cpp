@@ -9,12 +9,17 @@
 //       per file, one JSON line of totals and the seconds taken; --sha256 also computes
 //       the file's sha256 on a second thread, over the same blocks (as a push would);
 //       --xorb also packs the chunks into xorbs (compression included).
+//   xet_chunk_tool --pack DIR FILE...
+//       packs the files as one upload would (hubcache::xet::UploadPacker): DIR/xorbs/<hash>
+//       and DIR/shard, then per file one JSON line {path, size, sha256, xet_hash}; the e2e
+//       tests upload them to the test Hub's CAS by hand.
 #include <hubcache/error.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
 #include <hubcache/util/thread_pool.hpp>
 #include <hubcache/xet/chunker.hpp>
 #include <hubcache/xet/merkle.hpp>
+#include <hubcache/xet/packer.hpp>
 #include <hubcache/xet/xorb.hpp>
 
 #include <chrono>
@@ -33,6 +38,7 @@ struct Options {
   bool summary = false;
   bool sha256 = false;
   bool xorb = false;
+  std::string pack_dir;
   std::size_t block_size = 1000003; // odd on purpose: chunks straddle blocks
   std::vector<std::string> files;
 };
@@ -168,6 +174,8 @@ bool parse_options(int argc, char** argv, Options& options)
       options.sha256 = true;
     } else if (arg == "--xorb") {
       options.xorb = true;
+    } else if (arg == "--pack" && i + 1 < argc) {
+      options.pack_dir = argv[++i];
     } else if (arg == "--block-size" && i + 1 < argc) {
       options.block_size = std::stoul(argv[++i]);
       if (options.block_size == 0) {
@@ -182,6 +190,28 @@ bool parse_options(int argc, char** argv, Options& options)
   return !options.files.empty();
 }
 
+void pack(const Options& options)
+{
+  const std::filesystem::path dir = options.pack_dir;
+  std::filesystem::create_directories(dir / "xorbs");
+  xet::UploadPacker packer([&](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) {
+    util::write_file_atomically(dir / "xorbs" / hash.hex(),
+                                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  });
+  std::vector<std::string> lines;
+  for (const auto& path : options.files) {
+    const auto file = packer.add_file(path);
+    lines.push_back("{\"path\":\"" + path + "\",\"size\":" + std::to_string(file.size) + ",\"sha256\":\"" + file.sha256
+                    + "\",\"xet_hash\":\"" + file.file_hash.hex() + "\"}");
+  }
+  const auto shard = packer.finish();
+  util::write_file_atomically(dir / "shard",
+                              std::string_view(reinterpret_cast<const char*>(shard.data()), shard.size()));
+  for (const auto& line : lines) {
+    std::cout << line << '\n';
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -189,7 +219,7 @@ int main(int argc, char** argv)
   Options options;
   try {
     if (!parse_options(argc, argv, options)) {
-      std::cerr << "usage: xet_chunk_tool [--summary [--sha256] [--xorb]] [--block-size N] FILE...\n";
+      std::cerr << "usage: xet_chunk_tool [--summary [--sha256] [--xorb]] [--pack DIR] [--block-size N] FILE...\n";
       return 2;
     }
   } catch (const std::exception&) {
@@ -197,6 +227,10 @@ int main(int argc, char** argv)
     return 2;
   }
   try {
+    if (!options.pack_dir.empty()) {
+      pack(options);
+      return 0;
+    }
     for (const auto& path : options.files) {
       auto start = std::chrono::steady_clock::now();
       auto result = process(path, options);

@@ -186,6 +186,9 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
     return result;
   }
   result.commits = commit.commits;
+  result.xet_new_bytes = commit.xet_new_bytes;
+  result.xet_deduplicated_bytes = commit.xet_deduplicated_bytes;
+  result.warnings = std::move(commit.warnings);
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.
   util::release_free_memory();

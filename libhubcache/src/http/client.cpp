@@ -514,6 +514,11 @@ std::optional<std::chrono::milliseconds> RetryPolicy::delay_after(int attempt, c
 
 std::optional<std::string> parse_link_next(std::string_view value)
 {
+  return parse_link(value, "next");
+}
+
+std::optional<std::string> parse_link(std::string_view value, std::string_view relation)
+{
   std::size_t position = 0;
   while (position < value.size()) {
     auto open = value.find('<', position);
@@ -547,7 +552,7 @@ std::optional<std::string> parse_link_next(std::string_view value)
           if (space == std::string_view::npos) {
             space = rel.size();
           }
-          if (to_lower(rel.substr(word, space - word)) == "next") {
+          if (to_lower(rel.substr(word, space - word)) == relation) {
             return std::string(target);
           }
           word = space + 1;

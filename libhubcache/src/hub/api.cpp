@@ -365,7 +365,7 @@ void HubApi::preupload(
 }
 
 std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::string_view branch,
-                                              const std::vector<LfsObjectRef>& objects)
+                                              const std::vector<LfsObjectRef>& objects, bool offer_xet)
 {
   auto error_context = context("upload large files to " + std::string(repo_id), repo_id, true);
   auto ranges = batch_ranges(objects.size(), k_lfs_batch_size);
@@ -379,7 +379,7 @@ std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::str
     for (auto& header : lfs_headers()) {
       request.headers.push_back(std::move(header));
     }
-    request.body = lfs_batch_request_body(objects, begin, end, branch);
+    request.body = lfs_batch_request_body(objects, begin, end, branch, offer_xet);
     auto response = call(request, error_context);
     parse_json_answer(response, "LFS batch", m_config.token);
     try {

@@ -90,6 +90,7 @@ HubConfig HubConfig::from_environment(const util::Environment& env, const std::o
       config.commit_spacing = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3600000));
     }
   }
+  config.xet = !env.get_flag("HF_HUB_DISABLE_XET");
   if (auto timeout = env.get_non_empty("HF_HUB_DOWNLOAD_TIMEOUT")) {
     if (auto seconds = parse_u64(*timeout)) {
       config.stall_timeout = std::chrono::seconds(std::max<std::uint64_t>(1, *seconds));

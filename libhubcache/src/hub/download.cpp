@@ -137,6 +137,23 @@ private:
   std::optional<util::Hasher> m_sha1;
 };
 
+// The Xet file a resolve redirect announces (X-Xet-Hash, X-Linked-Size and a read-token
+// URL on the Hub's own origin, where the Hub token may go), or nullopt.
+std::optional<XetFileRef> xet_file_of(const http::Response& response, const std::string& hub_origin)
+{
+  auto hash = response.headers.get("x-xet-hash");
+  auto size = response.headers.get("x-linked-size");
+  auto link = response.headers.get("link");
+  if (!hash || !size || !link || !parse_u64(*size)) {
+    return std::nullopt;
+  }
+  auto token_url = http::parse_link(*link, "xet-auth");
+  if (!token_url || http::url_origin(*token_url) != hub_origin) {
+    return std::nullopt;
+  }
+  return XetFileRef{*hash, *token_url, *parse_u64(*size)};
+}
+
 constexpr int k_max_redirects = 5;
 constexpr int k_max_stalled_resumes = 5;
 
@@ -200,6 +217,13 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
       }
       if (auto commit = response.headers.get("x-repo-commit")) {
         sink.commit = *commit;
+      }
+      if (auto xet_file = xet_file_of(response, hub_origin); xet_file && m_config.xet && m_config.xet_reader) {
+        // Stored with Xet: rebuilt from the CAS, through the same sink (size and sha256
+        // checks below) as a download from the Hub's redirect.
+        sink.reset();
+        m_config.xet_reader(*xet_file, [&sink](std::string_view bytes) { sink.write(bytes); });
+        break;
       }
       url = http::resolve_location(url, *location);
       continue;

@@ -142,14 +142,14 @@ PreuploadResult parse_preupload_response(std::string_view body)
 }
 
 std::string lfs_batch_request_body(const std::vector<LfsObjectRef>& objects, std::size_t begin, std::size_t end,
-                                   std::string_view branch)
+                                   std::string_view branch, bool offer_xet)
 {
   json list = json::array();
   for (std::size_t i = begin; i < end; ++i) {
     list.push_back({{"oid", objects[i].oid}, {"size", objects[i].size}});
   }
   return json{{"operation", "upload"},
-              {"transfers", {"basic", "multipart"}},
+              {"transfers", offer_xet ? json{"basic", "multipart", "xet"} : json{"basic", "multipart"}},
               {"hash_algo", "sha256"},
               {"ref", {{"name", branch}}},
               {"objects", list}}
@@ -176,8 +176,10 @@ std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body)
 {
   auto parsed = util::parse_json(body, "the Hub's LFS batch answer");
   std::vector<LfsBatchObject> objects;
+  const bool xet = parsed.value("transfer", std::string{}) == "xet";
   for (const auto& item : parsed.at("objects")) {
     LfsBatchObject object;
+    object.xet = xet;
     object.oid = item.at("oid").get<std::string>();
     object.size = item.at("size").get_ref<const json::number_unsigned_t&>(); // not a float or negative
     if (item.contains("error")) {

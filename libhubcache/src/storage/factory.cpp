@@ -4,6 +4,7 @@
 #include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/storage/hub_repository.hpp"
 #include "hubcache/storage/s3_repository.hpp"
+#include "hub_xet.hpp"
 
 #include <charconv>
 
@@ -47,6 +48,9 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
     auto config = hub::HubConfig::from_environment(env, options.token);
     if (options.max_workers > 0) {
       config.workers = options.max_workers;
+    }
+    if (config.xet) {
+      config.xet_reader = make_xet_reader(config);
     }
     return std::make_unique<HubRepository>(spec.hub_id, std::move(config));
   }

@@ -1,4 +1,5 @@
 #include "hub_commit.hpp"
+#include "hub_xet.hpp"
 
 #include "hubcache/error.hpp"
 #include "hubcache/storage/commit_batches.hpp"
@@ -192,6 +193,9 @@ private:
   std::vector<std::size_t> m_unit_start;      // positions in m_order where a unit starts
   std::vector<char> m_present;                // per local: known to be in the repo
   std::set<util::Sha256Bytes> m_uploaded_lfs; // survives re-plans: objects stay on the Hub
+  bool m_xet_failed = false;                  // one Xet failure: LFS for the rest of the push
+  XetPushStats m_xet;
+  std::vector<std::string> m_warnings;
   CommitSizer m_sizer;
   std::string m_revision;
   std::size_t m_commits = 0;
@@ -384,26 +388,40 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
   if (objects.empty()) {
     return;
   }
-  auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects);
-  m_api.lfs_upload(
-    answer,
-    [&](const std::string& oid) {
-      hub::HubApi::UploadSource source;
-      const auto& addition = *with_sha256(oid).addition;
-      const auto& content = addition.source;
-      if (content.is_file()) {
-        source.file = content.file_for(addition.path_in_repo);
-      } else {
-        source.bytes = &content.bytes();
-      }
-      return source;
-    },
-    [&](std::uint64_t bytes) {
-      m_bytes_sent += bytes;
-      if (m_progress) {
-        m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
-      }
-    });
+  const auto source_of = [&](const std::string& oid) {
+    hub::HubApi::UploadSource source;
+    const auto& addition = *with_sha256(oid).addition;
+    const auto& content = addition.source;
+    if (content.is_file()) {
+      source.file = content.file_for(addition.path_in_repo);
+    } else {
+      source.bytes = &content.bytes();
+    }
+    return source;
+  };
+  const bool offer_xet = m_api.config().xet && !m_xet_failed;
+  auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects, offer_xet);
+  if (offer_xet && !answer.empty() && answer.front().xet) {
+    try {
+      const auto pushed = push_through_xet(m_api.config(), answer, source_of);
+      m_xet.new_bytes += pushed.new_bytes;
+      m_xet.deduplicated_bytes += pushed.deduplicated_bytes;
+      m_xet.xorbs += pushed.xorbs;
+      m_uploaded_lfs.merge(requested);
+      return;
+    } catch (const Error& error) {
+      // Nothing is committed yet: the rest of this push goes through LFS.
+      m_xet_failed = true;
+      m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
+      answer = m_api.lfs_batch(m_repo_id, k_branch, objects, false);
+    }
+  }
+  m_api.lfs_upload(answer, source_of, [&](std::uint64_t bytes) {
+    m_bytes_sent += bytes;
+    if (m_progress) {
+      m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
+    }
+  });
   m_uploaded_lfs.merge(requested);
 }
 
@@ -633,7 +651,9 @@ CommitResult HubCommitRun::run()
   if (m_progress && m_bytes_total > 0) {
     m_progress(m_bytes_total, m_bytes_total);
   }
-  return CommitResult{m_revision, m_commits > 0, m_files_added, m_files_deleted, files_of(m_locals), m_commits};
+  return CommitResult{m_revision,         m_commits > 0, m_files_added,   m_files_deleted,
+                      files_of(m_locals), m_commits,     m_xet.new_bytes, m_xet.deduplicated_bytes,
+                      m_warnings};
 }
 
 } // namespace

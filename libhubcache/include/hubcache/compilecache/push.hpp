@@ -83,6 +83,9 @@ struct PushResult {
   std::vector<storage::RepoFile> committed_files; // as the commit reports them
   std::size_t commits = 0;                        // several when the store limits one commit (the Hub)
   std::optional<PushStopped> stopped;             // set when the commit quota stopped the push
+  std::uint64_t xet_new_bytes = 0;                // Hub pushes through Xet (CommitResult's)
+  std::uint64_t xet_deduplicated_bytes = 0;
+  std::vector<std::string> warnings; // a failure the push recovered from (Xet -> LFS)
 };
 
 // Uploads the plan, in one commit when the store takes it whole, else in several made of

@@ -187,6 +187,8 @@ std::optional<long> parse_retry_after(std::string_view value);
 std::optional<long> parse_ratelimit_reset(std::string_view value);
 // The target of `rel="next"` in a Link header (several comma-separated values allowed).
 std::optional<std::string> parse_link_next(std::string_view value);
+// The target of `rel="<relation>"` (lowercase) in a Link header, e.g. Xet's "xet-auth".
+std::optional<std::string> parse_link(std::string_view value, std::string_view relation);
 
 // Percent-encoding: unreserved characters stay, '/' too when `keep_slash`.
 std::string url_encode(std::string_view text, bool keep_slash = false);

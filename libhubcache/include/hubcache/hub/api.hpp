@@ -76,7 +76,7 @@ public:
                  const std::function<PreuploadFile(std::size_t index)>& file_at,
                  const std::function<void(std::size_t begin, std::size_t end, PreuploadResult& answers)>& on_batch);
   std::vector<LfsBatchObject> lfs_batch(std::string_view repo_id, std::string_view branch,
-                                        const std::vector<LfsObjectRef>& objects);
+                                        const std::vector<LfsObjectRef>& objects, bool offer_xet = false);
 
   // Body of an LFS upload: a file, or bytes held by the caller.
   struct UploadSource {

@@ -5,7 +5,9 @@
 #include "hubcache/util/environment.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +47,16 @@ std::filesystem::path hf_home(const util::Environment& env);
 // HUGGINGFACE_HUB_CACHE (older name), else $HF_HOME/hub, as huggingface_hub resolves it.
 std::filesystem::path hf_hub_cache(const util::Environment& env);
 
+// A file the Hub stores with Xet, as /resolve announced it.
+struct XetFileRef {
+  std::string file_hash;  // X-Xet-Hash
+  std::string token_url;  // Link rel="xet-auth": the read-token URL, on the Hub's origin
+  std::uint64_t size = 0; // X-Linked-Size
+};
+// Writes a Xet file's bytes in order to `write`. The storage floor sets it (the hub floor
+// does not see the xet floor); unset, Xet files download through the Hub's redirect.
+using XetReader = std::function<void(const XetFileRef& file, const std::function<void(std::string_view)>& write)>;
+
 struct HubConfig {
   std::string endpoint{k_default_hub_endpoint};
   std::optional<std::string> token;
@@ -64,6 +76,8 @@ struct HubConfig {
   // Spacing between the commits of a repeated writer (`add` over a manifest): 3600 s / 128
   // commits; NEURON_CACHE_HUB_COMMIT_SPACING_MS for a Hub with another quota.
   std::chrono::milliseconds commit_spacing{28125};
+  bool xet = true; // HF_HUB_DISABLE_XET=1 (or --no-xet) turns Xet transfers off
+  XetReader xet_reader;
 
   static HubConfig from_environment(const util::Environment& env, const std::optional<std::string>& explicit_token);
 };

@@ -58,13 +58,14 @@ struct LfsBatchObject {
   std::uint64_t size = 0;
   std::optional<LfsAction> upload; // absent: the Hub already has the object
   std::optional<LfsAction> verify;
+  bool xet = false; // the batch chose the "xet" transfer: `upload` carries the CAS token
 };
 struct LfsObjectRef {
   std::string oid;
   std::uint64_t size = 0;
 };
 std::string lfs_batch_request_body(const std::vector<LfsObjectRef>& objects, std::size_t begin, std::size_t end,
-                                   std::string_view branch);
+                                   std::string_view branch, bool offer_xet = false);
 std::vector<LfsBatchObject> parse_lfs_batch_response(std::string_view body);
 
 // Part URLs of an HF multipart upload, ordered by part number; nullopt for a basic upload.

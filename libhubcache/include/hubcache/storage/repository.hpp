@@ -108,6 +108,10 @@ struct CommitResult {
   // learn what they pushed without listing the repo again.
   std::vector<RepoFile> files = {};
   std::size_t commits = 0; // commits it took (several when the store limits one commit's size)
+  // Hub pushes through Xet: chunk bytes uploaded, and chunk bytes found earlier in the push.
+  std::uint64_t xet_new_bytes = 0;
+  std::uint64_t xet_deduplicated_bytes = 0;
+  std::vector<std::string> warnings = {}; // e.g. a Xet failure the push recovered from (LFS)
 };
 
 // The store's commit quota stopped a request part way: every commit it made is complete

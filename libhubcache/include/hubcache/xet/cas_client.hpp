@@ -1,0 +1,91 @@
+#pragma once
+
+// The Xet CAS over HTTP: tokens from the Hub, file reconstruction (v1 and v2 answers) with
+// parallel, bounded xorb range fetches checked chunk by chunk against the file hash, and
+// xorb and shard uploads.
+
+#include "hubcache/http/client.hpp"
+#include "hubcache/xet/hash.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hubcache::xet {
+
+struct CasToken {
+  std::string access_token;
+  std::string cas_url;
+  std::int64_t expires = 0; // unix seconds
+};
+
+// GET a xet-read-token / xet-write-token URL with the Hub token.
+CasToken fetch_cas_token(http::Client& client, const std::string& token_url,
+                         const std::optional<std::string>& hub_token);
+
+// One signed xorb byte range of a reconstruction: chunks [chunk_start, chunk_end) at bytes
+// [byte_start, byte_end] (inclusive) of the serialized xorb.
+struct XorbFetch {
+  std::string url;
+  MerkleHash xorb;
+  std::uint32_t chunk_start = 0;
+  std::uint32_t chunk_end = 0;
+  std::uint64_t byte_start = 0;
+  std::uint64_t byte_end = 0;
+};
+
+struct ReconstructionTerm {
+  MerkleHash xorb;
+  std::uint64_t unpacked_length = 0;
+  std::uint32_t chunk_start = 0;
+  std::uint32_t chunk_end = 0;
+  std::size_t fetch = 0; // index in ReconstructionPlan::fetches
+};
+
+struct ReconstructionPlan {
+  std::vector<ReconstructionTerm> terms;
+  std::vector<XorbFetch> fetches;
+};
+
+// Parses a v1 (`fetch_info`) or v2 (`xorbs`) reconstruction of a whole file of
+// `expected_size` bytes; IntegrityError when its terms do not add up to it or a term has
+// no range to fetch it from.
+ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t expected_size);
+
+// The chunks of `term` from the bytes fetched for it, each hashed; IntegrityError when the
+// range is short, malformed, or the term's size does not match.
+struct DecodedChunk {
+  MerkleHash hash;
+  std::vector<std::uint8_t> data;
+};
+std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term);
+
+struct CasOptions {
+  std::size_t parallel_fetches = 8;
+  std::optional<std::chrono::seconds> stall_timeout;
+  http::RetryPolicy retry;
+};
+
+class CasClient {
+public:
+  CasClient(CasToken token, CasOptions options) : m_token(std::move(token)), m_options(std::move(options)) {}
+
+  // Writes the file's bytes in order; throws IntegrityError unless every chunk is there and
+  // they hash to `file_hash` with `size` bytes in all.
+  void reconstruct(const MerkleHash& file_hash, std::uint64_t size, const std::function<void(std::string_view)>& write);
+  void upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes);
+  void upload_shard(const std::vector<std::uint8_t>& bytes);
+
+private:
+  http::Response send(http::Request request, bool with_token);
+  std::string fetch_range(const XorbFetch& fetch);
+
+  CasToken m_token;
+  CasOptions m_options;
+  http::ClientPool m_clients;
+};
+
+} // namespace hubcache::xet

@@ -1,0 +1,111 @@
+#include "hub_xet.hpp"
+
+#include "hubcache/xet/cas_client.hpp"
+#include "hubcache/xet/packer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+
+namespace hubcache::storage {
+
+hub::XetReader make_xet_reader(const hub::HubConfig& config)
+{
+  xet::CasOptions options;
+  options.parallel_fetches = config.workers;
+  options.stall_timeout = config.stall_timeout;
+  options.retry = config.retry;
+  return
+    [token = config.token, options](const hub::XetFileRef& file, const std::function<void(std::string_view)>& write) {
+      const auto hash = xet::MerkleHash::from_hex(file.file_hash);
+      if (!hash) {
+        throw RemoteError("the Hub announced a malformed Xet hash", "retry later; nothing was installed");
+      }
+      http::Client client;
+      xet::CasClient cas(xet::fetch_cas_token(client, file.token_url, token), options);
+      cas.reconstruct(*hash, file.size, write);
+    };
+}
+
+} // namespace hubcache::storage
+
+namespace hubcache::storage {
+
+namespace {
+
+std::optional<std::string> header_of(const hub::LfsAction& action, std::string_view name)
+{
+  for (const auto& [key, value] : action.header) {
+    if (key.size() == name.size() && std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+// The CAS token the batch handed out, or a fresh one from its refresh URL (on the Hub's
+// origin only: the Hub token goes nowhere else).
+xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& action)
+{
+  auto cas_url = header_of(action, "X-Xet-Cas-Url");
+  auto access = header_of(action, "X-Xet-Access-Token");
+  auto expires = header_of(action, "X-Xet-Token-Expiration");
+  const auto now =
+    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (cas_url && access && expires) {
+    xet::CasToken token{*access, *cas_url, std::atoll(expires->c_str())};
+    if (token.expires > now + 60) {
+      return token;
+    }
+  }
+  if (http::url_origin(action.href) != http::url_origin(config.endpoint)) {
+    throw RemoteError("the Hub's Xet upload offer has no usable token", "retry later");
+  }
+  http::Client client;
+  return xet::fetch_cas_token(client, action.href, config.token);
+}
+
+} // namespace
+
+XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
+                              const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
+{
+  const hub::LfsAction* action = nullptr;
+  for (const auto& object : answer) {
+    if (object.upload) {
+      action = &*object.upload;
+      break;
+    }
+  }
+  if (action == nullptr) {
+    return {};
+  }
+  xet::CasOptions options;
+  options.stall_timeout = config.stall_timeout;
+  options.retry = config.retry;
+  xet::CasClient cas(write_token(config, *action), options);
+  xet::UploadPacker packer(
+    [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); });
+  for (const auto& object : answer) {
+    if (!object.upload) {
+      continue;
+    }
+    const auto source = source_of(object.oid);
+    const auto packed = source.file
+                          ? packer.add_file(*source.file)
+                          : packer.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes->data()),
+                                                        source.bytes->size()));
+    if (packed.sha256 != object.oid || packed.size != object.size) {
+      throw IntegrityError(
+        "a file changed while it was pushed (sha256 " + packed.sha256 + ", expected " + object.oid + ")", "push again");
+    }
+  }
+  cas.upload_shard(packer.finish());
+  const auto& stats = packer.stats();
+  return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.xorbs};
+}
+
+} // namespace hubcache::storage

@@ -1,0 +1,329 @@
+#include "hubcache/xet/cas_client.hpp"
+
+#include "hubcache/xet/merkle.hpp"
+#include "hubcache/xet/xorb.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <future>
+#include <map>
+#include <thread>
+
+namespace hubcache::xet {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::size_t k_max_terms = 1u << 20;
+constexpr const char* k_retry_hint = "retry later; nothing was installed";
+
+[[noreturn]] void lying(const std::string& what)
+{
+  throw IntegrityError("the Xet CAS answered " + what, k_retry_hint);
+}
+
+MerkleHash hash_field(const json& value)
+{
+  auto hash = value.is_string() ? MerkleHash::from_hex(value.get<std::string>()) : std::nullopt;
+  if (!hash) {
+    lying("a reconstruction with a malformed hash");
+  }
+  return *hash;
+}
+
+std::uint64_t number_field(const json& object, const char* key)
+{
+  if (!object.is_object() || !object.contains(key) || !object.at(key).is_number_unsigned()) {
+    lying(std::string("a reconstruction without a valid \"") + key + "\"");
+  }
+  return object.at(key).get<std::uint64_t>();
+}
+
+XorbFetch make_fetch(const std::string& url, const MerkleHash& xorb, const json& chunks, const json& bytes)
+{
+  XorbFetch fetch{url,
+                  xorb,
+                  static_cast<std::uint32_t>(number_field(chunks, "start")),
+                  static_cast<std::uint32_t>(number_field(chunks, "end")),
+                  number_field(bytes, "start"),
+                  number_field(bytes, "end")};
+  if (fetch.chunk_start >= fetch.chunk_end || fetch.chunk_end > max_xorb_chunks || fetch.byte_start > fetch.byte_end
+      || fetch.byte_end - fetch.byte_start >= max_xorb_input_bytes || url.empty()) {
+    lying("a reconstruction with an impossible xorb range");
+  }
+  return fetch;
+}
+
+std::vector<XorbFetch> parse_fetches(const json& answer)
+{
+  std::vector<XorbFetch> fetches;
+  const bool v2 = answer.contains("xorbs");
+  const auto& table = v2 ? answer.at("xorbs") : answer.value("fetch_info", json::object());
+  if (!table.is_object()) {
+    lying("a reconstruction without xorb ranges");
+  }
+  for (const auto& [hash_text, entries] : table.items()) {
+    const auto xorb = hash_field(hash_text);
+    if (!entries.is_array()) {
+      lying("a reconstruction with malformed xorb ranges");
+    }
+    for (const auto& entry : entries) {
+      const auto url = entry.is_object() ? entry.value("url", std::string{}) : std::string{};
+      if (!v2) {
+        fetches.push_back(make_fetch(url, xorb, entry.value("range", json{}), entry.value("url_range", json{})));
+        continue;
+      }
+      // One URL may sign several ranges; each is fetched on its own.
+      for (const auto& range : entry.value("ranges", json::array())) {
+        fetches.push_back(make_fetch(url, xorb, range.value("chunks", json{}), range.value("bytes", json{})));
+      }
+    }
+  }
+  return fetches;
+}
+
+} // namespace
+
+CasToken fetch_cas_token(http::Client& client, const std::string& token_url,
+                         const std::optional<std::string>& hub_token)
+{
+  http::Request request;
+  request.url = token_url;
+  if (hub_token) {
+    request.headers.emplace_back("Authorization", "Bearer " + *hub_token);
+  }
+  request.body_limit = 64 * 1024;
+  auto response = client.perform(request);
+  if (!response.ok()) {
+    throw RemoteError("the Hub refused a Xet token (HTTP " + std::to_string(response.status) + ")",
+                      "check the token's access to the repo, or set HF_HUB_DISABLE_XET=1");
+  }
+  try {
+    const auto body = json::parse(response.body);
+    CasToken token{body.at("accessToken").get<std::string>(), body.at("casUrl").get<std::string>(),
+                   body.at("exp").get<std::int64_t>()};
+    while (!token.cas_url.empty() && token.cas_url.back() == '/') {
+      token.cas_url.pop_back();
+    }
+    return token;
+  } catch (const json::exception&) {
+    throw RemoteError("the Hub answered a Xet token request with something else than a token", k_retry_hint);
+  }
+}
+
+ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t expected_size)
+{
+  json answer;
+  try {
+    answer = json::parse(body);
+  } catch (const json::exception&) {
+    lying("a reconstruction that is not JSON");
+  }
+  if (!answer.is_object() || !answer.contains("terms") || !answer.at("terms").is_array()) {
+    lying("a reconstruction without terms");
+  }
+  if (answer.value("offset_into_first_range", json(0)) != json(0)) {
+    lying("a reconstruction that starts inside its first term");
+  }
+  ReconstructionPlan plan;
+  plan.fetches = parse_fetches(answer);
+  const auto& terms = answer.at("terms");
+  if (terms.size() > k_max_terms) {
+    lying("a reconstruction with too many terms");
+  }
+  std::uint64_t total = 0;
+  for (const auto& item : terms) {
+    ReconstructionTerm term{hash_field(item.value("hash", json{})), number_field(item, "unpacked_length"), 0, 0, 0};
+    const auto& range = item.value("range", json{});
+    term.chunk_start = static_cast<std::uint32_t>(number_field(range, "start"));
+    term.chunk_end = static_cast<std::uint32_t>(number_field(range, "end"));
+    if (term.chunk_start >= term.chunk_end || term.unpacked_length > max_xorb_bytes) {
+      lying("a reconstruction term with an impossible chunk range");
+    }
+    std::size_t found = 0;
+    while (found < plan.fetches.size()) {
+      const auto& fetch = plan.fetches[found];
+      if (fetch.xorb == term.xorb && fetch.chunk_start <= term.chunk_start && fetch.chunk_end >= term.chunk_end) {
+        break;
+      }
+      ++found;
+    }
+    if (found == plan.fetches.size()) {
+      lying("a reconstruction term without a range to fetch it from");
+    }
+    term.fetch = found;
+    total += term.unpacked_length;
+    plan.terms.push_back(term);
+  }
+  if (total != expected_size) {
+    lying("a reconstruction whose terms add up to " + std::to_string(total) + " bytes, not the "
+          + std::to_string(expected_size) + " of the file");
+  }
+  return plan;
+}
+
+std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
+{
+  const Bytes bytes(reinterpret_cast<const std::uint8_t*>(fetched.data()), fetched.size());
+  XorbLayout layout;
+  try {
+    layout = read_xorb_layout(bytes);
+  } catch (const FormatError& error) {
+    lying(std::string("a xorb range that does not parse: ") + error.what());
+  }
+  const auto first = term.chunk_start - fetch.chunk_start;
+  const auto count = term.chunk_end - term.chunk_start;
+  if (layout.chunks.size() < first + count) {
+    lying("a xorb range with " + std::to_string(layout.chunks.size()) + " chunks, short of the "
+          + std::to_string(first + count) + " asked for");
+  }
+  std::vector<DecodedChunk> chunks;
+  std::uint64_t size = 0;
+  for (std::size_t i = first; i < first + count; ++i) {
+    DecodedChunk chunk;
+    try {
+      chunk.data = xorb_chunk_data(bytes, layout.chunks[i]);
+    } catch (const FormatError& error) {
+      lying(std::string("a xorb chunk that does not decode: ") + error.what());
+    }
+    chunk.hash = chunk_hash(chunk.data);
+    size += chunk.data.size();
+    chunks.push_back(std::move(chunk));
+  }
+  if (size != term.unpacked_length) {
+    lying("a term of " + std::to_string(size) + " bytes where it announced " + std::to_string(term.unpacked_length));
+  }
+  return chunks;
+}
+
+http::Response CasClient::send(http::Request request, bool with_token)
+{
+  if (with_token) {
+    request.headers.emplace_back("Authorization", "Bearer " + m_token.access_token);
+  }
+  request.stall_timeout = m_options.stall_timeout;
+  for (int attempt = 1;; ++attempt) {
+    http::Response response;
+    try {
+      auto client = m_clients.acquire();
+      response = client->perform(request);
+    } catch (const http::TransportError& error) {
+      const auto delay = error.retryable() ? m_options.retry.delay_after(attempt, nullptr) : std::nullopt;
+      if (!delay) {
+        throw;
+      }
+      std::this_thread::sleep_for(*delay);
+      continue;
+    }
+    if (response.ok()) {
+      return response;
+    }
+    const auto delay = m_options.retry.delay_after(attempt, &response);
+    if (!delay) {
+      return response;
+    }
+    std::this_thread::sleep_for(*delay);
+  }
+}
+
+std::string CasClient::fetch_range(const XorbFetch& fetch)
+{
+  http::Request request;
+  request.url = fetch.url;
+  request.headers.emplace_back("Range",
+                               "bytes=" + std::to_string(fetch.byte_start) + "-" + std::to_string(fetch.byte_end));
+  request.body_limit = max_xorb_input_bytes;
+  auto response = send(std::move(request), false); // a signed URL: no token
+  if (!response.ok()) {
+    throw RemoteError("the Xet CAS refused a xorb range (HTTP " + std::to_string(response.status) + ")", k_retry_hint);
+  }
+  const auto wanted = fetch.byte_end - fetch.byte_start + 1;
+  if (response.status != 206 && !(response.status == 200 && fetch.byte_start == 0)) {
+    lying("a xorb range request with the whole xorb");
+  }
+  if (response.body.size() != wanted) {
+    lying("a xorb range of " + std::to_string(response.body.size()) + " bytes, not the " + std::to_string(wanted)
+          + " asked for");
+  }
+  return std::move(response.body);
+}
+
+void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
+                            const std::function<void(std::string_view)>& write)
+{
+  http::Request request;
+  request.url = m_token.cas_url + "/v1/reconstructions/" + file_hash.hex();
+  const auto response = send(std::move(request), true);
+  if (!response.ok()) {
+    throw RemoteError("the Xet CAS refused the reconstruction of " + file_hash.hex() + " (HTTP "
+                        + std::to_string(response.status) + ")",
+                      k_retry_hint);
+  }
+  const auto plan = parse_reconstruction(response.body, size);
+  // How many later terms still need each range: a range is dropped once none does, and
+  // one fetched for an earlier term is reused (a file repeating its own chunks).
+  std::vector<std::size_t> uses(plan.fetches.size(), 0);
+  for (const auto& term : plan.terms) {
+    ++uses[term.fetch];
+  }
+  std::map<std::size_t, std::string> fetched;
+  std::vector<HashedNode> nodes;
+  const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
+  std::size_t next = 0; // the first term not yet written
+  while (next < plan.terms.size()) {
+    // Fetch, in parallel, the missing ranges of the next terms, at most `window` at once.
+    std::map<std::size_t, std::future<std::string>> pending;
+    for (auto t = next; t < plan.terms.size() && pending.size() < window; ++t) {
+      const auto index = plan.terms[t].fetch;
+      if (!fetched.count(index) && !pending.count(index)) {
+        pending.emplace(
+          index, std::async(std::launch::async, [this, &plan, index] { return fetch_range(plan.fetches[index]); }));
+      }
+    }
+    for (auto& [index, future] : pending) {
+      fetched.emplace(index, future.get());
+    }
+    while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
+      const auto& term = plan.terms[next];
+      for (auto& chunk : decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term)) {
+        nodes.push_back({chunk.hash, chunk.data.size()});
+        write(std::string_view(reinterpret_cast<const char*>(chunk.data.data()), chunk.data.size()));
+      }
+      if (--uses[term.fetch] == 0) {
+        fetched.erase(term.fetch);
+      }
+      ++next;
+    }
+  }
+  if (xet::file_hash(nodes) != file_hash) {
+    lying("chunks that do not hash to the file " + file_hash.hex());
+  }
+}
+
+void CasClient::upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)
+{
+  http::Request request;
+  request.method = "POST";
+  request.url = m_token.cas_url + "/v1/xorbs/default/" + hash.hex();
+  request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto response = send(std::move(request), true);
+  if (!response.ok()) {
+    throw RemoteError("the Xet CAS refused xorb " + hash.hex() + " (HTTP " + std::to_string(response.status) + ")",
+                      k_retry_hint);
+  }
+}
+
+void CasClient::upload_shard(const std::vector<std::uint8_t>& bytes)
+{
+  http::Request request;
+  request.method = "POST";
+  request.url = m_token.cas_url + "/v1/shards";
+  request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto response = send(std::move(request), true);
+  if (!response.ok()) {
+    throw RemoteError("the Xet CAS refused the shard (HTTP " + std::to_string(response.status) + ")", k_retry_hint);
+  }
+}
+
+} // namespace hubcache::xet

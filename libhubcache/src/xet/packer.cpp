@@ -1,0 +1,157 @@
+#include "hubcache/xet/packer.hpp"
+
+#include "hubcache/util/fd.hpp"
+#include "hubcache/util/hash.hpp"
+#include "hubcache/xet/chunker.hpp"
+#include "hubcache/xet/merkle.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace hubcache::xet {
+
+// One file being packed: its chunks' nodes, its terms so far and its sha256.
+class UploadPacker::FileBuilder {
+public:
+  PendingFile pending;
+  std::vector<HashedNode> nodes;
+  std::vector<std::vector<MerkleHash>> term_chunks; // chunk hashes of each term, for verification
+  std::vector<Location> term_starts;
+  util::Hasher sha256{util::HashAlgorithm::sha256};
+  std::uint64_t size = 0;
+
+  void append(const Location& at, const MerkleHash& hash, std::uint32_t chunk_size)
+  {
+    auto& terms = pending.info.terms;
+    const bool extends = !terms.empty() && pending.term_xorbs.back() == at.xorb && terms.back().chunk_end == at.chunk;
+    if (!extends) {
+      terms.push_back({});
+      terms.back().chunk_start = at.chunk;
+      terms.back().chunk_end = at.chunk;
+      pending.term_xorbs.push_back(at.xorb);
+      term_chunks.emplace_back();
+    }
+    terms.back().chunk_end = at.chunk + 1;
+    terms.back().unpacked_size += chunk_size;
+    term_chunks.back().push_back(hash);
+    nodes.push_back({hash, chunk_size});
+  }
+
+  PackedFile finish()
+  {
+    for (const auto& hashes : term_chunks) {
+      pending.info.verification.push_back(verification_hash(hashes));
+    }
+    pending.info.file_hash = file_hash(nodes);
+    const auto digest = sha256.raw_digest();
+    std::array<std::uint8_t, hash_size> raw{};
+    std::memcpy(raw.data(), digest.data(), hash_size);
+    pending.info.sha256 = MerkleHash::from_sha256(raw);
+    return PackedFile{pending.info.file_hash, pending.info.sha256->hex(), size};
+  }
+};
+
+void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data)
+{
+  const auto size = static_cast<std::uint32_t>(data.size());
+  if (const auto found = m_packed.find(hash); found != m_packed.end()) {
+    m_stats.deduplicated_bytes += size;
+    file.append(found->second, hash, size);
+    return;
+  }
+  if (!m_builder.add(hash, data)) {
+    close_xorb();
+    m_builder.add(hash, data);
+  }
+  const Location at{m_xorb_hashes.size(), static_cast<std::uint32_t>(m_builder.chunks().size() - 1)};
+  m_packed.emplace(hash, at);
+  m_stats.new_bytes += size;
+  file.append(at, hash, size);
+}
+
+void UploadPacker::close_xorb()
+{
+  if (m_builder.empty()) {
+    return;
+  }
+  XorbInfo info;
+  info.xorb_hash = m_builder.hash();
+  std::uint32_t offset = 0;
+  for (const auto& chunk : m_builder.chunks()) {
+    info.chunks.push_back({chunk.hash, offset, chunk.size, 0});
+    offset += chunk.size;
+  }
+  info.unpacked_size = offset;
+  info.serialized_size = static_cast<std::uint32_t>(m_builder.bytes().size());
+  m_sink(info.xorb_hash, m_builder.bytes());
+  m_xorb_hashes.push_back(info.xorb_hash);
+  m_xorb_infos.push_back(std::move(info));
+  m_builder.clear();
+  ++m_stats.xorbs;
+}
+
+PackedFile UploadPacker::add_bytes(Bytes data)
+{
+  FileBuilder file;
+  Chunker chunker;
+  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) { add_chunk(file, chunk.hash, bytes); };
+  file.sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+  file.size = data.size();
+  chunker.update(data, sink);
+  chunker.finish(sink);
+  auto packed = file.finish();
+  m_files.push_back(std::move(file.pending));
+  return packed;
+}
+
+PackedFile UploadPacker::add_file(const std::filesystem::path& path)
+{
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
+  }
+  FileBuilder file;
+  Chunker chunker;
+  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) { add_chunk(file, chunk.hash, bytes); };
+  std::vector<std::uint8_t> block(std::size_t{1} << 20);
+  for (;;) {
+    const auto got = ::read(fd.get(), block.data(), block.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
+    }
+    if (got == 0) {
+      break;
+    }
+    const Bytes piece(block.data(), static_cast<std::size_t>(got));
+    file.sha256.update(std::string_view(reinterpret_cast<const char*>(piece.data()), piece.size()));
+    file.size += piece.size();
+    chunker.update(piece, sink);
+  }
+  chunker.finish(sink);
+  auto packed = file.finish();
+  m_files.push_back(std::move(file.pending));
+  return packed;
+}
+
+std::vector<std::uint8_t> UploadPacker::finish()
+{
+  close_xorb();
+  Shard shard;
+  for (auto& file : m_files) {
+    for (std::size_t t = 0; t < file.info.terms.size(); ++t) {
+      file.info.terms[t].xorb_hash = m_xorb_hashes.at(file.term_xorbs[t]);
+    }
+    shard.files.push_back(std::move(file.info));
+  }
+  shard.xorbs = std::move(m_xorb_infos);
+  m_files.clear();
+  return serialize_shard(shard);
+}
+
+} // namespace hubcache::xet

@@ -1,0 +1,227 @@
+// Xet routes of the test Hub (on with --xet): the read/write token endpoints, the CAS under
+// /cas (xorb and shard uploads, v1 and v2 reconstructions, signed xorb byte URLs), and the
+// Hub-side glue: the LFS batch's "xet" transfer, the resolve headers and tree `xetHash`.
+
+#include <shared_mutex>
+
+#include "hub_server.hpp"
+#include "hubcache/xet/shard.hpp"
+
+namespace testhub {
+
+namespace {
+
+constexpr std::int64_t k_token_lifetime = 3600;
+
+} // namespace
+
+std::string HubServer::xet_token_url(const RequestContext& ctx, const std::string& repo_id, const std::string& scope,
+                                     const std::string& revision) const
+{
+  return ctx.base_url + "/api/models/" + repo_id + "/xet-" + scope + "-token/" + percent_encode(revision, false);
+}
+
+json HubServer::xet_token(const RequestContext& ctx, const std::string& repo_id, const std::string& scope) const
+{
+  const auto exp = unix_now() + k_token_lifetime;
+  const auto body = scope + "." + base64url_encode(repo_id) + "." + std::to_string(exp);
+  return json{
+    {"accessToken", "xet." + body + "." + sign("xet-token/" + body)}, {"exp", exp}, {"casUrl", ctx.base_url + "/cas"}};
+}
+
+Reply HubServer::xet_token_route(RequestContext& ctx, const std::string& repo_id, bool write)
+{
+  std::shared_lock lock(m_storage.mutex());
+  require_repo(ctx, repo_id, write ? Access::write : Access::read);
+  return json_reply(200, xet_token(ctx, repo_id, write ? "write" : "read"));
+}
+
+// The repo a CAS request's Xet token was issued for; 401 unless it is valid, unexpired and
+// of the scope needed (a write token also reads).
+std::string HubServer::xet_authorize(const RequestContext& ctx, bool write) const
+{
+  const auto header = ctx.request.get_header_value("Authorization");
+  constexpr std::string_view bearer = "Bearer xet.";
+  if (header.rfind(bearer, 0) != 0)
+    throw HubError(401, "Missing or invalid Xet access token");
+  const auto parts = split(std::string_view(header).substr(bearer.size()), '.');
+  if (parts.size() != 4)
+    throw HubError(401, "Malformed Xet access token");
+  const auto body = parts[0] + "." + parts[1] + "." + parts[2];
+  if (sign("xet-token/" + body) != parts[3])
+    throw HubError(401, "Invalid Xet access token");
+  if (std::stoll(parts[2]) <= unix_now())
+    throw HubError(401, "Xet access token expired");
+  if (write && parts[0] != "write")
+    throw HubError(403, "This Xet token does not allow writes");
+  const auto repo_id = base64url_decode(parts[1]);
+  if (!repo_id)
+    throw HubError(401, "Malformed Xet access token");
+  return *repo_id;
+}
+
+Reply HubServer::cas_xorb_upload(RequestContext& ctx, const std::string& hash)
+{
+  xet_authorize(ctx, true);
+  const auto body = ctx.body.read_all(hubcache::xet::max_xorb_input_bytes + 1);
+  if (body.size() > hubcache::xet::max_xorb_input_bytes)
+    throw HubError(400, "Xorb too large");
+  const bool inserted = m_xet->put_xorb(hash, body);
+  return json_reply(200, json{{"was_inserted", inserted}});
+}
+
+Reply HubServer::cas_shard_upload(RequestContext& ctx)
+{
+  const auto repo_id = xet_authorize(ctx, true);
+  const auto body = ctx.body.read_all(hubcache::xet::max_shard_bytes + 1);
+  if (body.size() > hubcache::xet::max_shard_bytes)
+    throw HubError(400, "Shard too large");
+  auto files = m_xet->put_shard(body, m_storage.temp_path("xet").parent_path());
+  std::shared_lock lock(m_storage.mutex());
+  const auto repo = m_storage.find_repo(repo_id);
+  for (auto& added : files) {
+    // The bytes also go to the repo's LFS store: the bridge non-Xet readers download from.
+    if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
+      m_storage.install_lfs_object(*repo, added.content, added.file.sha256);
+    std::error_code ec;
+    stdfs::remove(added.content, ec);
+  }
+  return json_reply(200, json{{"result", static_cast<int>(!files.empty())}});
+}
+
+// v1 ({terms, fetch_info}) or v2 ({terms, xorbs}) reconstruction of a file, or of the
+// bytes a `Range: bytes=a-b` asks for.
+Reply HubServer::cas_reconstruction(RequestContext& ctx, const std::string& file_id, int version)
+{
+  xet_authorize(ctx, false);
+  const auto file = m_xet->file(file_id);
+  if (!file)
+    throw HubError(404, "File not found: " + file_id);
+  ByteRange wanted{0, file->size == 0 ? 0 : file->size - 1};
+  const auto range_header = ctx.request.get_header_value("Range");
+  if (!range_header.empty() && parse_range(range_header, file->size, wanted) != RangeOutcome::satisfiable)
+    throw HubError(416, "Range not satisfiable");
+  json terms = json::array();
+  json fetch = json::object();
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> offset_into_first;
+  for (const auto& term : file->terms) {
+    const auto end = start + term.size;
+    const bool overlaps = file->size > 0 && start <= wanted.last && end > wanted.first;
+    if (overlaps) {
+      if (!offset_into_first)
+        offset_into_first = wanted.first - start;
+      terms.push_back({{"hash", term.xorb},
+                       {"unpacked_length", term.size},
+                       {"range", {{"start", term.chunk_start}, {"end", term.chunk_end}}}});
+      const auto layout = m_xet->xorb_layout(term.xorb);
+      const auto first_byte = layout.chunks[term.chunk_start].header_offset;
+      const auto& last = layout.chunks[term.chunk_end - 1];
+      const auto last_byte = last.header_offset + hubcache::xet::chunk_header_size + last.stored_size - 1;
+      const auto url = ctx.base_url + "/cas/xorb-data/" + term.xorb + "?sig=" + sign("xorb/" + term.xorb);
+      const json chunks = {{"start", term.chunk_start}, {"end", term.chunk_end}};
+      const json bytes = {{"start", first_byte}, {"end", last_byte}};
+      auto& entries = fetch[term.xorb];
+      if (entries.is_null())
+        entries = json::array();
+      if (version == 1)
+        entries.push_back({{"range", chunks}, {"url", url}, {"url_range", bytes}});
+      else // one signed URL per term: single ranges, no multipart answers needed
+        entries.push_back({{"url", url}, {"ranges", json::array({{{"chunks", chunks}, {"bytes", bytes}}})}});
+    }
+    start = end;
+  }
+  json answer = {{"offset_into_first_range", offset_into_first.value_or(0)}, {"terms", terms}};
+  answer[version == 1 ? "fetch_info" : "xorbs"] = fetch;
+  return json_reply(200, answer);
+}
+
+Reply HubServer::cas_xorb_data(RequestContext& ctx, const std::string& hash)
+{
+  if (!signature_ok(ctx, "xorb/" + hash) || !m_xet->has_xorb(hash))
+    throw HubError(403, "Signature does not match");
+  const auto path = m_xet->xorb_path(hash);
+  Reply reply;
+  reply.content_type = "application/octet-stream";
+  return serve_file(ctx, std::move(reply), path, stdfs::file_size(path));
+}
+
+std::function<Reply()> HubServer::route_cas(RequestContext& ctx)
+{
+  const auto& s = ctx.segments; // s[0] == "cas"
+  const auto& m = ctx.method;
+  const auto named = [&ctx](std::string name, std::function<Reply()> handler) {
+    ctx.route = std::move(name);
+    return handler;
+  };
+  const bool get = m == "GET" || m == "HEAD";
+  if (s.size() == 5 && s[1] == "v1" && s[2] == "xorbs" && (s[3] == "default" || s[3] == "default-merkledb")
+      && m == "POST")
+    return named("cas_xorb", [this, &ctx] { return cas_xorb_upload(ctx, ctx.segments[4]); });
+  if (s.size() == 3 && s[1] == "v1" && s[2] == "shards" && m == "POST")
+    return named("cas_shard", [this, &ctx] { return cas_shard_upload(ctx); });
+  if (s.size() == 4 && (s[1] == "v1" || s[1] == "v2") && s[2] == "reconstructions" && get)
+    return named("cas_reconstruction",
+                 [this, &ctx] { return cas_reconstruction(ctx, ctx.segments[3], ctx.segments[1] == "v1" ? 1 : 2); });
+  if (s.size() == 5 && s[1] == "v1" && s[2] == "chunks" && get) // global dedup: optional, never a hit here
+    return named("cas_chunks", [this, &ctx] {
+      xet_authorize(ctx, false);
+      return error_reply(404, "Chunk not found");
+    });
+  if (s.size() == 3 && s[1] == "xorb-data" && get)
+    return named("cas_xorb_data", [this, &ctx] { return cas_xorb_data(ctx, ctx.segments[2]); });
+  return named("unknown", [] { return error_reply(404, "Not found"); });
+}
+
+std::optional<json> HubServer::xet_upload_action(const RequestContext& ctx, const RepoMeta& repo) const
+{
+  if (!m_xet)
+    return std::nullopt;
+  const auto token = xet_token(ctx, repo.repo_id, "write");
+  return json{{"href", xet_token_url(ctx, repo.repo_id, "write", "main")},
+              {"header",
+               {{"X-Xet-Cas-Url", token.at("casUrl")},
+                {"X-Xet-Access-Token", token.at("accessToken")},
+                {"X-Xet-Token-Expiration", std::to_string(token.at("exp").get<std::int64_t>())}}},
+              {"expires_in", k_token_lifetime}};
+}
+
+std::optional<std::string> HubServer::xet_hash_of(const FileEntry& entry) const
+{
+  if (!m_xet || !entry.is_lfs())
+    return std::nullopt;
+  return m_xet->file_hash_of_sha256(entry.lfs_sha256);
+}
+
+// Adds the Xet headers to a resolve answer for a Xet-stored file; answers the JS client's
+// `Accept: application/vnd.xet-fileinfo+json` with the file info itself.
+std::optional<Reply> HubServer::xet_resolve(const RequestContext& ctx, const RepoMeta& repo, const Commit& head,
+                                            const FileEntry& entry, Reply& reply) const
+{
+  const auto hash = xet_hash_of(entry);
+  if (!hash)
+    return std::nullopt;
+  const auto auth = xet_token_url(ctx, repo.repo_id, "read", head.id);
+  const auto reconstruction = ctx.base_url + "/cas/v1/reconstructions/" + *hash;
+  reply.header("X-Xet-Hash", *hash);
+  reply.header("X-Xet-Refresh-Route", "/api/models/" + repo.repo_id + "/xet-read-token/" + head.id);
+  reply.header("Link", "<" + auth + ">; rel=\"xet-auth\", <" + reconstruction + ">; rel=\"xet-reconstruction-info\"");
+  const auto accept = ctx.request.get_header_value("Accept");
+  if (accept.find("application/vnd.xet-fileinfo+json") == std::string::npos)
+    return std::nullopt;
+  Reply info;
+  info.headers = reply.headers;
+  info.header("X-Linked-Size", std::to_string(entry.size));
+  info.header("X-Linked-ETag", "\"" + entry.lfs_sha256 + "\"");
+  info.header("ETag", "\"" + entry.lfs_sha256 + "\"");
+  info.content_type = "application/vnd.xet-fileinfo+json";
+  info.body = json{{"casUrl", ctx.base_url + "/cas"},
+                   {"hash", *hash},
+                   {"refreshUrl", auth},
+                   {"size", entry.size},
+                   {"etag", entry.lfs_sha256}}
+                .dump();
+  return info;
+}
+
+} // namespace testhub

@@ -1,0 +1,161 @@
+#include <hubcache/util/hash.hpp>
+#include <hubcache/xet/cas_client.hpp>
+#include <hubcache/xet/merkle.hpp>
+#include <hubcache/xet/packer.hpp>
+#include <hubcache/xet/shard.hpp>
+#include <hubcache/xet/xorb.hpp>
+
+#include "xet_test_data.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+using namespace hubcache;
+using namespace hubcache::xet;
+
+TEST_SUITE_BEGIN("hubcache::xet::cas_client");
+
+namespace {
+
+// A packed upload of `files`, kept in memory: its xorbs by hash and its parsed shard.
+struct Packed {
+  std::map<MerkleHash, std::vector<std::uint8_t>> xorbs;
+  Shard shard;
+  std::vector<PackedFile> files;
+  PackStats stats;
+};
+
+Packed pack(const std::vector<std::vector<std::uint8_t>>& files)
+{
+  Packed packed;
+  UploadPacker packer(
+    [&](const MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { packed.xorbs.emplace(hash, bytes); });
+  for (const auto& file : files) {
+    packed.files.push_back(packer.add_bytes(file));
+  }
+  packed.shard = parse_shard(packer.finish());
+  packed.stats = packer.stats();
+  return packed;
+}
+
+std::string as_text(const std::vector<std::uint8_t>& bytes)
+{
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// A v1 reconstruction of shard file `index`, as a server answers it, with each term's
+// range taken whole from the stored xorb.
+std::string reconstruction_of(const Packed& packed, std::size_t index, std::int64_t size_delta = 0)
+{
+  std::string terms;
+  std::string fetch;
+  for (const auto& term : packed.shard.files[index].terms) {
+    const auto layout = read_xorb_layout(packed.xorbs.at(term.xorb_hash));
+    const auto first = layout.chunks[term.chunk_start].header_offset;
+    const auto& last = layout.chunks[term.chunk_end - 1];
+    const auto end = last.header_offset + chunk_header_size + last.stored_size - 1;
+    const auto range =
+      "{\"start\":" + std::to_string(term.chunk_start) + ",\"end\":" + std::to_string(term.chunk_end) + "}";
+    terms += std::string(terms.empty() ? "" : ",") + "{\"hash\":\"" + term.xorb_hash.hex() + "\",\"unpacked_length\":"
+             + std::to_string(static_cast<std::int64_t>(term.unpacked_size) + size_delta) + ",\"range\":" + range + "}";
+    fetch += std::string(fetch.empty() ? "" : ",") + "\"" + term.xorb_hash.hex() + "\":[{\"range\":" + range
+             + ",\"url\":\"http://cas/x\",\"url_range\":{\"start\":" + std::to_string(first)
+             + ",\"end\":" + std::to_string(end) + "}}]";
+  }
+  return "{\"offset_into_first_range\":0,\"terms\":[" + terms + "],\"fetch_info\":{" + fetch + "}}";
+}
+
+// Rebuilds file `index` as CasClient::reconstruct does, from in-memory xorbs.
+std::vector<std::uint8_t> rebuild(const Packed& packed, std::size_t index, const std::string& answer,
+                                  std::uint64_t size)
+{
+  const auto plan = parse_reconstruction(answer, size);
+  std::vector<std::uint8_t> out;
+  std::vector<HashedNode> nodes;
+  for (const auto& term : plan.terms) {
+    const auto& fetch = plan.fetches[term.fetch];
+    const auto& xorb = packed.xorbs.at(fetch.xorb);
+    const auto bytes = as_text(xorb).substr(fetch.byte_start, fetch.byte_end - fetch.byte_start + 1);
+    for (const auto& chunk : decode_term(bytes, fetch, term)) {
+      nodes.push_back({chunk.hash, chunk.data.size()});
+      out.insert(out.end(), chunk.data.begin(), chunk.data.end());
+    }
+  }
+  CHECK(file_hash(nodes) == packed.shard.files[index].file_hash);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("the packer shares xorbs between small files and stores a repeated chunk once")
+{
+  const auto big = xet_test::splitmix64_data(400000, 7);
+  auto longer = big;
+  longer.insert(longer.end(), {1, 2, 3});
+  const auto small = xet_test::splitmix64_data(3000, 8);
+  const auto packed = pack({big, small, longer});
+  CHECK(packed.xorbs.size() == 1);
+  CHECK(packed.stats.new_bytes < big.size() + small.size() + 200000);
+  CHECK(packed.stats.deduplicated_bytes > 100000);
+  REQUIRE(packed.shard.files.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& file = packed.shard.files[i];
+    CHECK(file.verification.size() == file.terms.size());
+    REQUIRE(file.sha256);
+    CHECK(file.sha256->hex() == packed.files[i].sha256);
+  }
+  CHECK(packed.files[1].sha256 == util::hex_digest(util::HashAlgorithm::sha256, as_text(small)));
+}
+
+TEST_CASE("a reconstruction rebuilds the packed file byte for byte")
+{
+  const auto big = xet_test::splitmix64_data(400000, 9);
+  const auto small = xet_test::splitmix64_data(1000, 10);
+  const auto packed = pack({small, big});
+  CHECK(rebuild(packed, 1, reconstruction_of(packed, 1), big.size()) == big);
+  CHECK(rebuild(packed, 0, reconstruction_of(packed, 0), small.size()) == small);
+}
+
+TEST_CASE("a lying reconstruction is refused")
+{
+  const auto big = xet_test::splitmix64_data(300000, 11);
+  const auto packed = pack({big});
+  const auto answer = reconstruction_of(packed, 0);
+  SUBCASE("terms that do not add up to the file")
+  {
+    CHECK_THROWS_WITH_AS(parse_reconstruction(answer, big.size() + 1), doctest::Contains("add up to"), IntegrityError);
+  }
+  SUBCASE("a term whose size is not its chunks'")
+  {
+    const auto lying = reconstruction_of(packed, 0, 1);
+    const auto plan = parse_reconstruction(lying, big.size() + packed.shard.files[0].terms.size());
+    const auto& fetch = plan.fetches[plan.terms[0].fetch];
+    const auto bytes = as_text(packed.xorbs.at(fetch.xorb)).substr(fetch.byte_start);
+    CHECK_THROWS_WITH_AS(decode_term(bytes, fetch, plan.terms[0]), doctest::Contains("announced"), IntegrityError);
+  }
+  SUBCASE("a range shorter than its chunks")
+  {
+    const auto plan = parse_reconstruction(answer, big.size());
+    const auto& fetch = plan.fetches[plan.terms[0].fetch];
+    const auto bytes = as_text(packed.xorbs.at(fetch.xorb)).substr(fetch.byte_start, 5000);
+    CHECK_THROWS_AS(decode_term(bytes, fetch, plan.terms[0]), IntegrityError);
+  }
+  SUBCASE("not JSON, no terms, a term without a range to fetch")
+  {
+    CHECK_THROWS_AS(parse_reconstruction("{\"terms\": [", big.size()), IntegrityError);
+    CHECK_THROWS_AS(parse_reconstruction("{}", big.size()), IntegrityError);
+    const auto no_fetch = answer.substr(0, answer.find("\"fetch_info\"")) + "\"fetch_info\":{}}";
+    CHECK_THROWS_WITH_AS(parse_reconstruction(no_fetch, big.size()), doctest::Contains("without a range"),
+                         IntegrityError);
+  }
+  SUBCASE("a start inside the first term")
+  {
+    auto shifted = answer;
+    shifted.replace(shifted.find("\"offset_into_first_range\":0"), 27, "\"offset_into_first_range\":5");
+    CHECK_THROWS_AS(parse_reconstruction(shifted, big.size()), IntegrityError);
+  }
+}
+
+TEST_SUITE_END();
