@@ -1,5 +1,6 @@
 #include "hubcache/compilecache/sync.hpp"
 
+#include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/compilecache/push_limits.hpp"
 
 #include "hubcache/compilecache/cleanup.hpp"
@@ -1073,6 +1074,8 @@ bool stops_the_run(const std::exception_ptr& error)
     return true;
   } catch (const RepoNotFound&) {
     return true;
+  } catch (const NoSpace&) {
+    return true; // every later write would fail alike
   } catch (...) {
     return false;
   }
@@ -1248,9 +1251,11 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   report.compiler_versions = std::move(plan.compiler_versions);
+  report.entries_planned = plan.installs.size();
   if (plan.installs.empty()) {
     return report;
   }
+  util::InterruptScope interrupts; // Ctrl-C stops between files, and the staging goes (pull_guard.hpp)
   std::error_code ec;
   stdfs::create_directories(root, ec);
   if (ec) {
@@ -1302,6 +1307,10 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     auto& slot = slots[index];
     bool first = !slot.failed.exchange(true);
     std::lock_guard lock(mutex);
+    if (is_interruption(error)) {
+      return; // not an error of the entry: the run was asked to stop
+    }
+    report.no_space = report.no_space || is_no_space(error);
     if (first) {
       report.errors.push_back({installs[index].entry.path, "error", message_of(error)});
     }
@@ -1387,7 +1396,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     auto& install = installs[index];
     auto& slot = slots[index];
     auto& file = install.to_download[file_index];
-    if (!stopped && !slot.failed) {
+    if (!stopped && !slot.failed && interrupting_signal() == 0) {
       std::uint64_t reported = 0;
       try {
         auto destination = stage_of(index) / relative_name(install.entry, file);
@@ -1396,6 +1405,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
         auto written = repo.download_listed(
           file, destination,
           [&](std::uint64_t done, std::uint64_t) {
+            throw_if_interrupted();
             std::lock_guard lock(mutex);
             if (done > reported) {
               state.bytes_done += done - reported;
@@ -1420,7 +1430,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     // Whoever lands an entry's last file queues it for installing; a failed entry is
     // dropped whole.
     if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (!slot.failed && !stopped) {
+      if (!slot.failed && !stopped && interrupting_signal() == 0) {
         {
           std::lock_guard lock(ready_mutex);
           ready.push_back(index);
@@ -1440,7 +1450,8 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     }
   }
 
-  if (stopped) {
+  report.interrupted_by = interrupting_signal();
+  if (stopped && report.interrupted_by == 0) {
     for (std::size_t i = 0; i < installs.size(); ++i) {
       const auto& path = installs[i].entry.path;
       bool installed =
