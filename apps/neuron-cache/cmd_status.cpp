@@ -15,6 +15,32 @@ namespace neuron_cache {
 
 namespace {
 
+namespace fs_kind = hubcache::util;
+
+std::string kind_name(fs_kind::FileSystemKind kind)
+{
+  switch (kind) {
+  case fs_kind::FileSystemKind::local_disk: return "local-disk";
+  case fs_kind::FileSystemKind::shared: return "shared";
+  case fs_kind::FileSystemKind::memory: return "memory";
+  case fs_kind::FileSystemKind::other: return "other";
+  }
+  return "other";
+}
+
+// "nfs, shared between hosts: cleanup leaves locks younger than an hour".
+std::string file_system_text(const fs_kind::FileSystemType& type)
+{
+  switch (type.kind) {
+  case fs_kind::FileSystemKind::shared:
+    return type.name + ", shared between hosts: cleanup leaves locks younger than an hour";
+  case fs_kind::FileSystemKind::memory: return type.name + ", in memory: gone at the next boot";
+  case fs_kind::FileSystemKind::local_disk: return type.name + ", a local disk";
+  case fs_kind::FileSystemKind::other: break;
+  }
+  return type.name;
+}
+
 namespace cc = hubcache::compilecache;
 
 // Human columns, in the order; other states (flags-mismatch, symlinks leaving
@@ -166,6 +192,7 @@ int run_status(Invocation& invocation)
   }
 
   std::string human = "Cache: " + printable_path(root.path) + " (" + cc::to_string(root.source) + ")\n";
+  human += "File system: " + file_system_text(status.file_system) + "\n";
   human += "Total: " + human_size(status.total.bytes) + " in " + std::to_string(status.files) + " files, "
            + std::to_string(status.total.entries) + " entries, " + std::to_string(status.versions.size())
            + (status.versions.size() == 1 ? " compiler version\n" : " compiler versions\n");
@@ -212,6 +239,7 @@ int run_status(Invocation& invocation)
   nlohmann::json data = {
     {"cache_dir", root.path.string()},
     {"cache_dir_source", cc::to_string(root.source)},
+    {"file_system", {{"name", status.file_system.name}, {"kind", kind_name(status.file_system.kind)}}},
     {"total_bytes", status.total.bytes},
     {"total_files", status.files},
     {"entries", status.total.entries},

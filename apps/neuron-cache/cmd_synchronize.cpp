@@ -2,6 +2,7 @@
 // the repo's entries into it.
 #include "commands.hpp"
 #include "progress_bar.hpp"
+#include "pull_stops.hpp"
 #include "transfer_report.hpp"
 
 #include <hubcache/compilecache/cleanup.hpp>
@@ -472,7 +473,11 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   auto plan = cc::plan_pull(repo, root.path, digests, options);
   if (!options.dry_run) {
     confirm_download_size(invocation, plan.bytes_planned);
+    confirm_free_space(invocation, root.path, plan);
   }
+  // One pull at a time into this cache: one that waited plans again, against what the other installed.
+  auto lock =
+    lock_for_pull(invocation, root.path, plan, [&] { return cc::plan_pull(repo, root.path, digests, options); });
   auto entries = transfer_entries(plan);
   name_models(repo, model, options.dry_run, entries);
   detail_entries(invocation.out(), options.dry_run ? "would pull" : "pull", entries);
@@ -539,14 +544,16 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
              + " a failed local entry)";
   }
   human += transfer.summary_tail("pull");
-  for (const auto& error : report.errors) {
-    invocation.out().warning("not installed: " + error.path + ": " + error.detail);
-  }
-
   auto data = transfer.to_json();
   data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
   data["other_repo_files"] = report.other_files;
   data["replaced"] = report.entries_replaced;
+  if (auto stopped = report_stopped_pull(invocation, root.path, report, human, data)) {
+    return *stopped;
+  }
+  for (const auto& error : report.errors) {
+    invocation.out().warning("not installed: " + error.path + ": " + error.detail);
+  }
   invocation.out().result(human, data, lines(report.entries_pulled));
   report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;

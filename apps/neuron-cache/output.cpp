@@ -132,6 +132,11 @@ void Output::error(const std::string& message, const std::string& hint, int exit
   }
 }
 
+void Output::notice(const std::string& message) const
+{
+  m_err << printable_lines(message) << '\n';
+}
+
 void Output::passthrough(const std::string& line) const
 {
   m_err << line << '\n';

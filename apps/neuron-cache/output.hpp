@@ -52,6 +52,8 @@ public:
   void error(const std::string& message, const std::string& hint, int exit_code) const;
   // The stderr line alone, for a command whose json document already carries the error.
   void error_line(const std::string& message, const std::string& hint) const;
+  // A line on stderr in every mode, as it is (an interrupted run's account).
+  void notice(const std::string& message) const;
   // A line of a child process's output, passed through to stderr in every mode.
   void passthrough(const std::string& line) const;
 

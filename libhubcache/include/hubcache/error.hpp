@@ -48,6 +48,15 @@ class RepoConfigFileError : public ConfigError {
 class IoError : public Error {
   using Error::Error;
 };
+// A write the file system refused for want of space (ENOSPC) or quota (EDQUOT): every
+// later write to it would fail the same way, so a run stops at the first.
+class NoSpace : public IoError {
+  using IoError::IoError;
+};
+// The user asked this run to stop (SIGINT, SIGTERM, SIGHUP) while it transferred.
+class Interrupted : public Error {
+  using Error::Error;
+};
 // A feature named by the user that this build does not provide yet.
 class NotSupported : public Error {
   using Error::Error;

@@ -3,6 +3,7 @@
 #include "pull_local.hpp"
 
 #include "hubcache/compilecache/cleanup.hpp"
+#include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/compilecache/transfer_errors.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
@@ -155,9 +156,11 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   report.compiler_versions = std::move(plan.compiler_versions);
+  report.entries_planned = plan.installs.size();
   if (plan.installs.empty()) {
     return report;
   }
+  util::InterruptScope interrupts; // Ctrl-C stops between files, and the staging goes (pull_guard.hpp)
   std::error_code ec;
   stdfs::create_directories(root, ec);
   if (ec) {
@@ -209,6 +212,10 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     auto& slot = slots[index];
     bool first = !slot.failed.exchange(true);
     std::lock_guard lock(mutex);
+    if (is_interruption(error)) {
+      return; // not an error of the entry: the run was asked to stop
+    }
+    report.no_space = report.no_space || is_no_space(error);
     if (first) {
       report.errors.push_back({installs[index].entry.path, "error", message_of(error)});
     }
@@ -294,7 +301,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     auto& install = installs[index];
     auto& slot = slots[index];
     auto& file = install.to_download[file_index];
-    if (!stopped && !slot.failed) {
+    if (!stopped && !slot.failed && interrupting_signal() == 0) {
       std::uint64_t reported = 0;
       try {
         auto destination = stage_of(index) / relative_name(install.entry, file);
@@ -303,6 +310,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
         auto written = repo.download_listed(
           file, destination,
           [&](std::uint64_t done, std::uint64_t) {
+            throw_if_interrupted();
             std::lock_guard lock(mutex);
             if (done > reported) {
               state.bytes_done += done - reported;
@@ -327,7 +335,7 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     // Whoever lands an entry's last file queues it for installing; a failed entry is
     // dropped whole.
     if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (!slot.failed && !stopped) {
+      if (!slot.failed && !stopped && interrupting_signal() == 0) {
         {
           std::lock_guard lock(ready_mutex);
           ready.push_back(index);
@@ -347,7 +355,8 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
     }
   }
 
-  if (stopped) {
+  report.interrupted_by = interrupting_signal();
+  if (stopped && report.interrupted_by == 0) {
     for (std::size_t i = 0; i < installs.size(); ++i) {
       const auto& path = installs[i].entry.path;
       bool installed =

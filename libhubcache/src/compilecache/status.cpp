@@ -31,6 +31,7 @@ CacheStatus cache_status(const Scan& scan, const UsageRecords& records, const Ac
 {
   CacheStatus status;
   status.root = scan.root;
+  status.file_system = util::file_system_of(scan.root);
   status.access_times = access_times;
   status.compiler_running = compiler_running;
   // Non-entries only: entries not publishable are in `skipped` too, and the root lock is libneuronxla's own.

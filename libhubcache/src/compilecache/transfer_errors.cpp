@@ -14,6 +14,8 @@ bool stops_the_run(const std::exception_ptr& error)
     return true;
   } catch (const RepoNotFound&) {
     return true;
+  } catch (const NoSpace&) {
+    return true; // every later write would fail alike
   } catch (...) {
     return false;
   }

@@ -1,6 +1,7 @@
 #include "hubcache/util/anonymous_file.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/util/file_system.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -36,7 +37,7 @@ void AnonymousFile::write(std::string_view data)
       if (errno == EINTR) {
         continue;
       }
-      throw IoError("cannot write a scratch file in " + m_directory.string() + ": " + std::strerror(errno));
+      throw_write_error("cannot write a scratch file in " + m_directory.string(), errno);
     }
     data.remove_prefix(static_cast<std::size_t>(n));
     m_size += static_cast<std::uint64_t>(n);

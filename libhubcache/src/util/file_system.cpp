@@ -1,7 +1,12 @@
 #include "hubcache/util/file_system.hpp"
 
+#include "hubcache/error.hpp"
+
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 
 namespace hubcache::util {
 
@@ -57,6 +62,24 @@ std::string shared_file_system_name(const std::filesystem::path& path)
 {
   auto type = file_system_of(path);
   return type.kind == FileSystemKind::shared ? type.name : std::string();
+}
+
+std::optional<std::uint64_t> free_bytes(const std::filesystem::path& path)
+{
+  struct statvfs info {};
+  if (::statvfs(path.c_str(), &info) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
+}
+
+void throw_write_error(const std::string& message, int error)
+{
+  auto text = message + ": " + std::strerror(error);
+  if (error == ENOSPC || error == EDQUOT) {
+    throw NoSpace(text);
+  }
+  throw IoError(text);
 }
 
 } // namespace hubcache::util

@@ -1,5 +1,7 @@
 #include "hubcache/util/fs.hpp"
 
+#include "hubcache/util/file_system.hpp"
+
 #include "hubcache/error.hpp"
 
 #include <algorithm>
@@ -191,7 +193,7 @@ void TemporaryFile::write(const void* data, std::size_t size)
       if (errno == EINTR) {
         continue;
       }
-      throw IoError("cannot write " + m_path.string() + ": " + errno_text(errno));
+      throw_write_error("cannot write " + m_path.string(), errno);
     }
     cursor += n;
     size -= static_cast<std::size_t>(n);
@@ -210,10 +212,10 @@ void TemporaryFile::close(bool durable)
     return;
   }
   if (durable && ::fsync(m_fd.get()) != 0 && errno != EINVAL) {
-    throw IoError("cannot flush " + m_path.string() + ": " + errno_text(errno));
+    throw_write_error("cannot flush " + m_path.string(), errno);
   }
   if (int error = m_fd.close_checked(); error != 0) {
-    throw IoError("cannot close " + m_path.string() + ": " + errno_text(error));
+    throw_write_error("cannot close " + m_path.string(), error);
   }
 }
 

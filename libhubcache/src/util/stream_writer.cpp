@@ -147,8 +147,11 @@ void StreamWriter::write_block(const char* data, std::size_t size, std::uint64_t
       set_direct(false); // accepted by fcntl, refused by the file system
       continue;
     }
-    if (n <= 0) {
-      throw IoError("cannot write " + m_what.string() + ": " + (n < 0 ? std::strerror(errno) : "no space written"));
+    if (n < 0) {
+      throw_write_error("cannot write " + m_what.string(), errno);
+    }
+    if (n == 0) {
+      throw NoSpace("cannot write " + m_what.string() + ": no space written");
     }
     if (m_direct) {
       m_direct_bytes += static_cast<std::uint64_t>(n);

@@ -66,6 +66,10 @@ struct PullReport {
   std::uint64_t bytes_planned = 0;
   std::size_t other_files = 0;
   std::set<std::string> compiler_versions; // as in PullPlan
+  // A run that stopped early (each entry it installed is whole; a re-run finishes it):
+  std::size_t entries_planned = 0; // entries it set out to install
+  bool no_space = false;           // the file system filled up: the first ENOSPC ended it
+  int interrupted_by = 0;          // the signal (SIGINT, SIGTERM, SIGHUP) that ended it
 };
 
 // Lists the repo once and decides, entry by entry, what to install. Throws IoError when

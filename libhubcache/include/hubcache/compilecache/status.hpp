@@ -3,6 +3,7 @@
 #include "hubcache/compilecache/compile_cache.hpp"
 #include "hubcache/compilecache/usage.hpp"
 #include "hubcache/storage/repository.hpp"
+#include "hubcache/util/file_system.hpp"
 
 #include <cstdint>
 #include <map>
@@ -43,6 +44,7 @@ struct LockInfo {
 
 struct CacheStatus {
   std::filesystem::path root;
+  util::FileSystemType file_system; // of the root: shared storage changes what is safe
   Tally total;
   std::size_t files = 0;
   std::map<std::string, Tally> by_state;

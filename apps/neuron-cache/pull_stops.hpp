@@ -1,0 +1,38 @@
+#pragma once
+
+#include "cli.hpp"
+
+#include <hubcache/compilecache/pull_lock.hpp>
+#include <hubcache/compilecache/sync.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+// How a pull fails early and stops short, in words (pull_guard.hpp has the facts): the
+// free space checked before anything moves, the one line a full disk gets, and the
+// account of an interrupted run.
+namespace neuron_cache {
+
+// Takes the cache's pull lock when `plan` (not a dry run) installs anything, saying on
+// stderr whose pull it waits for; a pull that waited replaces `plan` with `replan()`.
+std::unique_ptr<hubcache::compilecache::PullLock>
+lock_for_pull(Invocation& invocation, const std::filesystem::path& root, hubcache::compilecache::PullPlan& plan,
+              const std::function<hubcache::compilecache::PullPlan()>& replan);
+
+// Refuses a pull the cache's file system has no room for, naming what it needs, what is
+// free and what to do; on a terminal it asks instead. --yes goes ahead with a warning
+// (statvfs may not tell the truth: quotas, compression, another writer freeing space).
+void confirm_free_space(Invocation& invocation, const std::filesystem::path& root,
+                        const hubcache::compilecache::PullPlan& plan);
+
+// A pull that stopped short (a full disk, an interrupt): one line on stderr instead of a
+// warning per entry, the JSON document (in json mode) with a "stopped" object, and the
+// exit code (1, or 128 + the signal). nullopt when the pull did not stop short.
+std::optional<int> report_stopped_pull(Invocation& invocation, const std::filesystem::path& root,
+                                       const hubcache::compilecache::PullReport& report, const std::string& human,
+                                       nlohmann::json& data);
+
+} // namespace neuron_cache
