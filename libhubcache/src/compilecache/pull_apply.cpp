@@ -8,6 +8,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/nofollow.hpp"
+#include "hubcache/util/process.hpp"
 #include "hubcache/util/temp_owner.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
