@@ -25,6 +25,10 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "directory repos work as usual.",
      "0"},
     {"TRANSFORMERS_OFFLINE", "Same as HF_HUB_OFFLINE (older name).", "0"},
+    {"HF_HUB_DISABLE_XET",
+     "When 1, ON, YES or TRUE, Hub pushes and pulls never use Xet: files go through LFS as with a Hub "
+     "that does not offer Xet.",
+     "0"},
     {"HF_HUB_DOWNLOAD_TIMEOUT",
      "Seconds a Hub transfer may move less than 1 KiB a second before it is retried (at least 1).", "30"},
     {"NEURON_CC_FLAGS",
