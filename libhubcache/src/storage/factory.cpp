@@ -1,10 +1,10 @@
 #include "hubcache/storage/factory.hpp"
 
+#include "hub_xet.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/storage/hub_repository.hpp"
 #include "hubcache/storage/s3_repository.hpp"
-#include "hub_xet.hpp"
 
 #include <charconv>
 
