@@ -422,25 +422,6 @@ void confirm_download_size(Invocation& invocation, std::uint64_t bytes)
                                   "pass --yes to download it anyway, a larger --max-size, or narrow it with --model");
 }
 
-// The report of a dry run: what the plan would install.
-cc::PullReport planned_pull(cc::PullPlan plan)
-{
-  cc::PullReport report;
-  report.entries_present = std::move(plan.entries_present);
-  report.skipped = std::move(plan.skipped);
-  report.other_files = plan.other_files;
-  report.files_planned = plan.files_planned;
-  report.bytes_planned = plan.bytes_planned;
-  report.compiler_versions = std::move(plan.compiler_versions);
-  for (const auto& install : plan.installs) {
-    report.entries_pulled.push_back(install.entry.path);
-    if (install.replace) {
-      report.entries_replaced.push_back(install.entry.path);
-    }
-  }
-  return report;
-}
-
 // Each entry's model: --model's for all, else (a dry run: what would this fetch?) the one
 // add's records name.
 void name_models(hubcache::storage::Repository& repo, const std::optional<std::string>& model, bool dry_run,
@@ -483,7 +464,7 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   detail_entries(invocation.out(), options.dry_run ? "would pull" : "pull", entries);
   cc::PullReport report;
   if (options.dry_run) {
-    report = planned_pull(std::move(plan));
+    report = cc::dry_run_report(std::move(plan));
   } else {
     ProgressBar bar(invocation.out(), "Downloading");
     report = cc::apply_pull(repo, root.path, std::move(plan), digests, options,

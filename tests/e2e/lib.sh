@@ -87,6 +87,31 @@ matches_golden() {
   diff -u "$golden" "$actual" >"$SCRATCH/golden-diff" || fail "$2 differs from its golden file:"$'\n'"$(cat "$SCRATCH/golden-diff")"
 }
 
+# launch_test_hub ARGS...: the project's test Hub on a free loopback port, its data under
+# $SCRATCH; sets HUB_URL and HUB_PID. The Hub stops when the test's shell exits.
+launch_test_hub() {
+  rm -f "$SCRATCH/hub.out"
+  "$BIN_DIR/neuron-cache-test-hub" --port 0 --data "$SCRATCH/hub-data" "$@" >"$SCRATCH/hub.out" 2>"$SCRATCH/hub.err" &
+  HUB_PID=$!
+  trap 'stop_hub' EXIT
+  for _ in $(seq 100); do
+    HUB_URL=$(head -n 1 "$SCRATCH/hub.out" 2>/dev/null)
+    [[ -n "$HUB_URL" ]] && return 0
+    kill -0 "$HUB_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  fail "the test hub did not start: $(cat "$SCRATCH/hub.err")"
+  return 1
+}
+
+stop_hub() {
+  if [[ -n "${HUB_PID:-}" ]]; then
+    kill -TERM "$HUB_PID" 2>/dev/null
+    wait "$HUB_PID" 2>/dev/null
+    HUB_PID=""
+  fi
+}
+
 run_tests() {
   local names
   # NEURON_CACHE_E2E_ONLY=REGEX runs the matching tests only (while working on one).

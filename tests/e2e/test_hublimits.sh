@@ -14,27 +14,8 @@ export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
 
 # start_hub [ARGS...]: a fresh server on $SCRATCH/hub-data; sets HUB_URL, HUB_PID, HF_ENDPOINT.
 start_hub() {
-  rm -f "$SCRATCH/hub.out"
-  "$HUB_BIN" --port 0 --data "$SCRATCH/hub-data" --user "alice:$ALICE:write" "$@" \
-    >"$SCRATCH/hub.out" 2>"$SCRATCH/hub.err" &
-  HUB_PID=$!
-  trap 'stop_hub' EXIT
-  for _ in $(seq 100); do
-    HUB_URL=$(head -n 1 "$SCRATCH/hub.out" 2>/dev/null)
-    [[ -n "$HUB_URL" ]] && { export HF_ENDPOINT="$HUB_URL"; return 0; }
-    kill -0 "$HUB_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "the test hub did not start: $(cat "$SCRATCH/hub.err")"
-  return 1
-}
-
-stop_hub() {
-  if [[ -n "${HUB_PID:-}" ]]; then
-    kill -TERM "$HUB_PID" 2>/dev/null
-    wait "$HUB_PID" 2>/dev/null
-    HUB_PID=""
-  fi
+  launch_test_hub --user "alice:$ALICE:write" "$@" || return 1
+  export HF_ENDPOINT="$HUB_URL"
 }
 
 # hub METHOD PATH [CURL ARGS...]: headers to $SCRATCH/h, body to $SCRATCH/b, prints the status.

@@ -89,29 +89,8 @@ test_a_full_disk_stops_the_pull_with_one_line() {
 }
 
 start_hub() {
-  rm -f "$SCRATCH/hub.out"
-  "$HUB_BIN" --port 0 --data "$SCRATCH/hub-data" --user "alice:$TOKEN:write" "$@" >"$SCRATCH/hub.out" 2>"$SCRATCH/hub.err" &
-  HUB_PID=$!
-  trap 'stop_hub' EXIT
-  for _ in $(seq 100); do
-    HUB_URL=$(head -n 1 "$SCRATCH/hub.out" 2>/dev/null)
-    if [[ -n "$HUB_URL" ]]; then
-      export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
-      return 0
-    fi
-    kill -0 "$HUB_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "the test hub did not start: $(cat "$SCRATCH/hub.err")"
-  return 1
-}
-
-stop_hub() {
-  if [[ -n "${HUB_PID:-}" ]]; then
-    kill -TERM "$HUB_PID" 2>/dev/null
-    wait "$HUB_PID" 2>/dev/null
-    HUB_PID=""
-  fi
+  launch_test_hub --user "alice:$TOKEN:write" "$@" || return 1
+  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
 }
 
 # interrupt_pull SIGNAL: a slow pull of 12 entries, sent SIGNAL once an entry landed.

@@ -15,30 +15,8 @@ READER=hf_alice_xet_read_token
 export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
 
 start_hub() {
-  rm -f "$SCRATCH/hub.out"
-  "$HUB_BIN" --port 0 --data "$SCRATCH/hub-data" --user "alice:$TOKEN:write" --user "alice:$READER:read" \
-    --lfs-threshold 1024 "$@" >"$SCRATCH/hub.out" 2>"$SCRATCH/hub.err" &
-  HUB_PID=$!
-  trap 'stop_hub' EXIT
-  for _ in $(seq 100); do
-    HUB_URL=$(head -n 1 "$SCRATCH/hub.out" 2>/dev/null)
-    if [[ -n "$HUB_URL" ]]; then
-      export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
-      return 0
-    fi
-    kill -0 "$HUB_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "the test hub did not start: $(cat "$SCRATCH/hub.err")"
-  return 1
-}
-
-stop_hub() {
-  if [[ -n "${HUB_PID:-}" ]]; then
-    kill -TERM "$HUB_PID" 2>/dev/null
-    wait "$HUB_PID" 2>/dev/null
-    HUB_PID=""
-  fi
+  launch_test_hub --user "alice:$TOKEN:write" --user "alice:$READER:read" --lfs-threshold 1024 "$@" || return 1
+  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
 }
 
 stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }

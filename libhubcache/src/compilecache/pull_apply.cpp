@@ -386,6 +386,11 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
   if (!options.dry_run) {
     return apply_pull(repo, root, std::move(plan), digests, options, progress);
   }
+  return dry_run_report(std::move(plan));
+}
+
+PullReport dry_run_report(PullPlan plan)
+{
   PullReport report;
   report.entries_present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);

@@ -95,6 +95,9 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const std::filesyst
 PullReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan, DigestCache& digests,
                       const PullOptions& options, const util::TransferCallback& progress = {});
 
+// The report of a dry run: what `plan` would install, nothing moved.
+PullReport dry_run_report(PullPlan plan);
+
 // plan_pull, then (unless options.dry_run) apply_pull.
 PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
                 const PullOptions& options, const util::TransferCallback& progress = {});
