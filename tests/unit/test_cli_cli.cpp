@@ -128,7 +128,9 @@ TEST_CASE("cli: help fits the width it is given, 80 columns by default; examples
     for (const auto& command : all_commands()) {
       helps.emplace_back(command.name, render_command_help(command, width));
     }
-    for (const auto& [name, help] : helps) {
+    for (const auto& named_help : helps) { // (clang 14 cannot CAPTURE a structured binding)
+      const auto& name = named_help.first;
+      const auto& help = named_help.second;
       CAPTURE(name);
       CAPTURE(width);
       std::istringstream lines(help);
