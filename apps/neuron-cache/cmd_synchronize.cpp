@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "progress_bar.hpp"
 #include "pull_stops.hpp"
+#include "sync_shared.hpp"
 #include "transfer_report.hpp"
 
 #include <hubcache/compilecache/cleanup.hpp>
@@ -30,8 +31,6 @@
 
 namespace neuron_cache {
 
-namespace {
-
 namespace cc = hubcache::compilecache;
 
 // Where a push follows symlinks leaving the cache: the Hugging Face Hub cache, into which
@@ -46,58 +45,6 @@ double seconds_since(std::chrono::steady_clock::time_point start)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Local cleanup asked for before a push, by the same engine as `cleanup`. Never while a
-// compiler runs on this host: it may own the locks and be about to replace a failed entry.
-nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const std::filesystem::path& root,
-                                 cc::FlagsMemo& flags_memo)
-{
-  nlohmann::json cleaned = {{"failed", nlohmann::json::array()}, {"locks", nlohmann::json::array()}};
-  bool clean_failed = invocation.has("clean-failed");
-  auto stale_minutes = invocation.integer("clear-stale-locks", 0);
-  if (!clean_failed && !stale_minutes) {
-    return cleaned;
-  }
-  bool dry_run = invocation.has("dry-run");
-  if (cc::compiler_running()) {
-    invocation.out().warning("a neuronx-cc process is running on this host: the local cache is not cleaned");
-    cleaned["skipped"] = "compiler running";
-    return cleaned;
-  }
-  cc::CleanupOptions options;
-  options.failed = clean_failed;
-  options.stale_locks = stale_minutes.has_value();
-  options.stale_lock_age = stale_minutes.value_or(0) * 60;
-  options.now = cc::unix_now();
-  auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
-  auto note = [&](const cc::Removal& removal, const std::string& verb) {
-    if (removal.reason == "failed") {
-      cleaned["failed"].push_back(removal.path);
-      invocation.out().info(verb + " failed entry " + removal.path);
-    } else if (removal.reason == "stale-lock") {
-      cleaned["locks"].push_back(removal.path);
-      invocation.out().info(verb + " stale lock " + removal.path);
-    }
-  };
-  for (const auto& kept : plan.kept) {
-    invocation.out().info("Kept " + kept.path + ": " + kept.detail);
-  }
-  if (dry_run) {
-    for (const auto& removal : plan.removals) {
-      note(removal, "Dry run: would remove");
-    }
-    return cleaned;
-  }
-  auto report = cc::apply_cleanup(scan, plan);
-  for (const auto& removal : report.removed) {
-    note(removal, "Removed");
-  }
-  for (const auto& error : report.errors) {
-    invocation.out().warning("could not remove " + error.path + ": " + error.detail);
-  }
-  scan = cc::scan(root, followed_directories(invocation), &flags_memo);
-  return cleaned;
-}
-
 // What this run saw of each entry's last use, kept outside the root for `cleanup`.
 void record_usage(const Invocation& invocation, const cc::Scan& scan, const std::filesystem::path& root)
 {
@@ -106,202 +53,7 @@ void record_usage(const Invocation& invocation, const cc::Scan& scan, const std:
   records.save();
 }
 
-// The answer of an early Repository::check_writable: a refusal stops a push before it
-// hashes anything; a dry run reports it as a warning and goes on planning.
-void check_write_access(Invocation& invocation, std::future<void>& write_check, bool dry_run)
-{
-  try {
-    write_check.get();
-  } catch (const hubcache::AuthError& error) {
-    if (!dry_run) {
-      throw;
-    }
-    invocation.out().warning(std::string("this push would fail: ") + error.what());
-  }
-}
-
-// 7400 -> "7,400".
-std::string grouped(std::uint64_t count)
-{
-  auto digits = std::to_string(count);
-  std::string text;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      text += ',';
-    }
-    text += digits[i];
-  }
-  return text;
-}
-
-// A push the commit quota stopped: what was published, and when to run again.
-std::string stopped_line(const cc::PushStopped& stopped)
-{
-  auto retry_at = std::chrono::system_clock::to_time_t(stopped.retry_at);
-  std::tm local{};
-  localtime_r(&retry_at, &local);
-  char when[32];
-  std::strftime(when, sizeof when, stopped.wait >= std::chrono::hours(20) ? "%Y-%m-%d %H:%M" : "%H:%M", &local);
-  return "published " + grouped(stopped.entries_published) + " of " + grouped(stopped.entries_total) + " entries; "
-         + (stopped.quota.empty() ? std::string("the Hub's commit quota is spent") : "the Hub allows " + stopped.quota)
-         + ": run again after " + when;
-}
-
-nlohmann::json stopped_json(const cc::PushStopped& stopped)
-{
-  auto retry_at = std::chrono::system_clock::to_time_t(stopped.retry_at);
-  std::tm utc{};
-  gmtime_r(&retry_at, &utc);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return {{"reason", "commit-quota"},
-          {"quota", stopped.quota.empty() ? nlohmann::json() : nlohmann::json(stopped.quota)},
-          {"entries_published", stopped.entries_published},
-          {"entries_total", stopped.entries_total},
-          {"wait_seconds", stopped.wait.count()},
-          {"retry_after", when},
-          {"message", stopped.message}};
-}
-
-int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
-{
-  auto start = std::chrono::steady_clock::now();
-  bool dry_run = invocation.has("dry-run");
-  // The repo's head is read while the local cache is scanned: one is the network (or, for
-  // a directory repo, a walk of its tree), the other the local disk.
-  auto head_reader = std::async(std::launch::async, [&repo] { return repo.revision(); });
-  // Flags files found good by an earlier scan are not read again.
-  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
-  auto scan = cc::scan(root.path, followed_directories(invocation), &flags_memo);
-  auto cleaned = clean_local_cache(invocation, scan, root.path, flags_memo);
-  if (!dry_run) {
-    record_usage(invocation, scan, root.path);
-    flags_memo.save();
-  }
-
-  // An unmoved head is not listed again: what it held is remembered from the last run.
-  // And while neither the head nor the files to publish moved since a push left nothing
-  // to upload, there is nothing to plan at all.
-  cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
-  auto head = head_reader.get();
-  auto fingerprint = cc::publish_fingerprint(scan);
-  cc::PushResult result;
-  std::vector<TransferEntry> entries;
-  std::size_t files_hashed = 0;
-  if (snapshot.in_sync(head, fingerprint)) {
-    result.plan = cc::plan_already_pushed(scan);
-    result.revision = head;
-  } else {
-    cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-    digests.set_etag_part_sizes(repo.etag_part_sizes());
-    // Fail early: write access is known before anything is hashed (minutes for a big
-    // cache), checked while the repo is listed.
-    auto write_check = std::async(std::launch::async, [&repo] { repo.check_writable(); });
-    auto versions = cc::publishable_versions(scan);
-    auto remembered = snapshot.files(head, versions);
-    bool listed = !remembered;
-    auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
-    cc::complete_remote_digests(repo, remote, scan);
-    warn_skipped_paths(invocation.out(), repo);
-    check_write_access(invocation, write_check, dry_run);
-    auto plan = cc::plan_push(scan, remote, digests);
-    // The plan holds what the rest needs: the scan (every file of the cache, built on the
-    // walk's threads) goes before the uploads start.
-    scan = {};
-    hubcache::util::release_free_memory();
-    entries = transfer_entries(plan);
-    detail_entries(invocation.out(), dry_run ? "would push" : "push", entries);
-    if (dry_run) {
-      result.plan = std::move(plan);
-      result.revision = head;
-    } else {
-      ProgressBar bar(invocation.out(), "Uploading");
-      result = cc::push(
-        repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
-        head);
-      bar.finish();
-      digests.save();
-      if (result.revision && (listed || result.committed)) {
-        snapshot.save(*result.revision, versions, remote, result.committed_files);
-      }
-      if (result.revision) {
-        snapshot.mark_in_sync(*result.revision, fingerprint);
-      }
-    }
-    files_hashed = digests.hashed();
-  }
-  const auto& done = result.plan;
-
-  Transfer transfer;
-  transfer.direction = "push";
-  transfer.dry_run = dry_run;
-  transfer.repo = repo.spec();
-  transfer.cache_dir = root.path.string();
-  transfer.cache_dir_source = root.source;
-  transfer.revision = result.revision;
-  transfer.planned = done.entries_to_push;
-  transfer.present = done.entries_present;
-  transfer.skipped = &done.skipped;
-  transfer.files_planned = done.files_to_upload;
-  transfer.bytes_planned = done.bytes_to_upload;
-  transfer.entries = std::move(entries);
-  if (!dry_run && !result.stopped) {
-    transfer.transferred = done.entries_to_push;
-    transfer.files_transferred = done.files_to_upload;
-    transfer.bytes_transferred = done.bytes_to_upload;
-  } else if (result.stopped) {
-    const auto& left = result.stopped->entries_left;
-    for (const auto& entry : done.entries_to_push) {
-      if (!std::binary_search(left.begin(), left.end(), entry)) {
-        transfer.transferred.push_back(entry);
-      }
-    }
-  }
-  transfer.seconds = seconds_since(start);
-
-  std::string human;
-  std::string sizes = " (" + count_of(done.files_to_upload, "file") + ", " + human_size(done.bytes_to_upload) + ")";
-  if (dry_run) {
-    human =
-      "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
-  } else if (done.files_to_upload == 0) {
-    human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
-  } else {
-    human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec()
-            + (result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit"));
-    if (result.revision) {
-      human += " " + result.revision->substr(0, 12);
-    }
-  }
-  human += transfer.summary_tail("push");
-
-  auto data = transfer.to_json();
-  data["committed"] = result.committed;
-  data["files_hashed"] = files_hashed;
-  data["cleaned"] = cleaned;
-  data["commits"] = result.commits;
-  if (result.xet_new_bytes + result.xet_deduplicated_bytes > 0) {
-    data["xet"] = {{"new_bytes", result.xet_new_bytes}, {"deduplicated_bytes", result.xet_deduplicated_bytes}};
-    human += " (Xet: " + human_size(result.xet_new_bytes) + " new, " + human_size(result.xet_deduplicated_bytes)
-             + " deduplicated)";
-  }
-  for (const auto& warning : result.warnings) {
-    invocation.out().warning(warning);
-  }
-  data["entries_left"] = result.stopped ? result.stopped->entries_left.size() : 0;
-  if (result.stopped) {
-    // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
-    data["stopped"] = stopped_json(*result.stopped);
-    if (invocation.out().format() == Format::json) {
-      invocation.out().result(human, data, {});
-    }
-    invocation.out().error_line(stopped_line(*result.stopped), "run the same command again then: it resumes");
-    return k_exit_error;
-  }
-  invocation.out().result(human, data, lines(done.entries_to_push));
-  report_skips(invocation.out(), done.skipped);
-  return k_exit_ok;
-}
+namespace {
 
 // A --compiler-version that matches none of the versions the repo holds: what it has
 // instead, in the same words for a whole pull and a --model one ("0 entries of MODEL

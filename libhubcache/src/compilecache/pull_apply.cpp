@@ -147,8 +147,10 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
 
 } // namespace
 
-PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
-                      const PullOptions& options, const util::TransferCallback& progress)
+namespace {
+
+// What a report takes over from its plan, whether the plan is applied or only shown.
+PullReport report_of_plan(PullPlan& plan)
 {
   PullReport report;
   report.entries_present = std::move(plan.entries_present);
@@ -157,6 +159,15 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   report.compiler_versions = std::move(plan.compiler_versions);
+  return report;
+}
+
+} // namespace
+
+PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
+                      const PullOptions& options, const util::TransferCallback& progress)
+{
+  auto report = report_of_plan(plan);
   report.entries_planned = plan.installs.size();
   if (plan.installs.empty()) {
     return report;
@@ -391,13 +402,7 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
 
 PullReport dry_run_report(PullPlan plan)
 {
-  PullReport report;
-  report.entries_present = std::move(plan.entries_present);
-  report.skipped = std::move(plan.skipped);
-  report.other_files = plan.other_files;
-  report.files_planned = plan.files_planned;
-  report.bytes_planned = plan.bytes_planned;
-  report.compiler_versions = std::move(plan.compiler_versions);
+  auto report = report_of_plan(plan);
   for (const auto& install : plan.installs) {
     report.entries_pulled.push_back(install.entry.path);
     if (install.replace) {

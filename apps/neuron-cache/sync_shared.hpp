@@ -1,0 +1,26 @@
+#pragma once
+// What the push and pull halves of `synchronize` share (cmd_synchronize.cpp holds the
+// pull and the command; sync_push.cpp the push).
+#include "commands.hpp"
+
+#include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/storage/repository.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+namespace neuron_cache {
+
+// Where a push follows symlinks leaving the cache: the Hugging Face Hub cache, into which
+// optimum's compile-time proxy links what it downloaded.
+std::vector<std::filesystem::path> followed_directories(const Invocation& invocation);
+double seconds_since(std::chrono::steady_clock::time_point start);
+// What this run saw of each entry's last use, kept outside the root for `cleanup`.
+void record_usage(const Invocation& invocation, const hubcache::compilecache::Scan& scan,
+                  const std::filesystem::path& root);
+// `synchronize` without --pull: the local cache's complete entries into `repo`.
+int run_push(Invocation& invocation, const hubcache::compilecache::CacheRoot& root,
+             hubcache::storage::Repository& repo);
+
+} // namespace neuron_cache
