@@ -13,6 +13,7 @@
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/compilecache/push_limits.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/storage/repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/thread_pool.hpp>

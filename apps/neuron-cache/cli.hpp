@@ -3,7 +3,7 @@
 #include "output.hpp"
 
 #include <hubcache/hub/config.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/util/environment.hpp>
 
 #include <functional>

@@ -11,7 +11,7 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
 #include <hubcache/hub/config.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/util/process.hpp>
 
 #include <regex>

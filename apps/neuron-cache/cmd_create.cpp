@@ -2,7 +2,7 @@
 #include "commands.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 
 namespace neuron_cache {
 

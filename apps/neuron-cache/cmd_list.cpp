@@ -2,7 +2,7 @@
 #include "commands.hpp"
 
 #include <hubcache/error.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/util/environment.hpp>
 #include <hubcache/util/fs.hpp>
 #include <registry/catalog.hpp>

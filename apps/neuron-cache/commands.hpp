@@ -3,7 +3,7 @@
 #include "cli.hpp"
 
 #include <hubcache/aws/config.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/storage/repository.hpp>
 
 #include <filesystem>

@@ -5,7 +5,7 @@
 
 #include <hubcache/error.hpp>
 #include <hubcache/hub/api.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/util/environment.hpp>
 #include <registry/json_text.hpp>
 #include <registry/optimum_view.hpp>

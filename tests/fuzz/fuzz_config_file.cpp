@@ -4,7 +4,7 @@
 // back to itself; what is written reads back the same.
 #include "fuzz_support.hpp"
 
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 
 #include <fstream>
 

@@ -1,6 +1,6 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
-#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repo_choice.hpp>
 #include <hubcache/storage/repository.hpp>
 #include <hubcache/util/fs.hpp>
 
