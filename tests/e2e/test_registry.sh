@@ -139,6 +139,13 @@ test_lookup_filters_and_instance_normalization() {
   run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3 --json
   valid_json "$OUT" lookup.schema.json
   equals "$(jq '.entries | length' "$OUT")" "0"
+  # The "cached nearby" hint the human miss prints is in the JSON too.
+  equals "$(jq -r '.nearby' "$OUT")" \
+    "batch 1 at sequence 128 (2 cores); batch 1 at sequence 128 (8 cores); batch 4 at sequence 512 (2 cores)"
+  write_llama "$SCRATCH/other-llama" 96 # another architecture: nothing cached near it
+  run 3 "$NC" lookup "$SCRATCH/other-llama" --json
+  valid_json "$OUT" lookup.schema.json
+  equals "$(jq -r '.nearby' "$OUT")" "null"
   run 3 "$NC" lookup "$SCRATCH/llama" --dtype float16 -q
   [[ ! -s "$OUT" ]] || fail "quiet output on no match"
 }
