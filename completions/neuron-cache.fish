@@ -308,7 +308,7 @@ complete -c neuron-cache -n '__neuron_cache_using cleanup' -l evict -d 'Apply th
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l stale_lock_age -d 'Treat a lock as stale only when older than AGE' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo -d 'Prune the cache repo instead of the local cache: failed entries, with --all incomplete ones, with --old-versions every version but --keep-version\'s, with --older-than and --unregistered those; registry entries naming a removed graph go too; one commit (asks unless --yes)'
-complete -c neuron-cache -n '__neuron_cache_using cleanup' -l unregistered -d 'With --repo: also remove the graphs no registry entry names (those \'list --graphs\' shows)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l unregistered -d 'With --repo: also remove the graphs no registry entry names (the unregistered graphs \'list\' counts)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x

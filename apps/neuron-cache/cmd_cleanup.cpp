@@ -448,7 +448,7 @@ CommandSpec make_cleanup_command()
      "unregistered",
      ValueKind::flag,
      "",
-     "With --repo: also remove the graphs no registry entry names (those 'list --graphs' shows).",
+     "With --repo: also remove the graphs no registry entry names (the unregistered graphs 'list' counts).",
      {},
      {}},
     repo_id_option(),
