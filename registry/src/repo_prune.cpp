@@ -127,6 +127,18 @@ cc::PrunePlan plan_repo_prune(hubcache::storage::Repository& repo,
   }
   auto plan = cc::plan_prune(listing, options.base);
   remove_stale_registry(plan, graphs, listing, old_registry);
+  std::set<std::string> unknown_users;
+  for (const auto& removal : plan.removals) {
+    if (removal.reason == "older-than" && removal.kind == "entry"
+        && graphs.unattributed_dirs.count(first_component(removal.path)) != 0U) {
+      unknown_users.insert(first_component(removal.path));
+    }
+  }
+  for (const auto& dir : unknown_users) {
+    notes.push_back("old graphs of " + dir
+                    + " go although its registry entries name no graphs: an entry written since may use them "
+                      "(the compiler then compiles them again)");
+  }
   plan.notes = std::move(notes);
   return plan;
 }

@@ -375,6 +375,12 @@ test_cleanup_repo_older_than_and_unregistered_keep_the_registry_consistent() {
   contains "$ERR" "kept the unregistered graphs of $V2"
   contains "$OUT" "Nothing to prune"
   [[ -f "$R/$V2/MODULE_e+$SUFFIX/model.neff" ]] || fail "an optimum version's graph went"
+  # By age they go, and the run says what it cannot check.
+  age "$R/$V2/MODULE_e+$SUFFIX" 100
+  run 0 "$NC" cleanup --repo --repo-id "$R" --older-than 30d --dry-run --json || return
+  expect_removed "$V2/MODULE_e+$SUFFIX=older-than"
+  jq -r '.notes[]' "$OUT" >"$SCRATCH/notes"
+  contains "$SCRATCH/notes" "old graphs of $V2 go although its registry entries name no graphs"
 }
 
 test_bad_input_is_a_usage_error_and_removes_nothing() {
