@@ -102,8 +102,10 @@ _neuron_cache_option() {
     cleanup:--stale-lock-age | cleanup:--stale_lock_age) _nc_kind=text ;;
     cleanup:--wipe) _nc_kind=flag ;;
     cleanup:--repo) _nc_kind=flag ;;
+    cleanup:--unregistered) _nc_kind=flag ;;
     cleanup:--repo-id | cleanup:--repo_id) _nc_kind=repo ;;
     cleanup:--token) _nc_kind=text ;;
+    cleanup:--max-workers | cleanup:--max_workers) _nc_kind=integer ;;
     cleanup:-y | cleanup:--yes) _nc_kind=flag ;;
     cleanup:--dry-run | cleanup:--dry_run) _nc_kind=flag ;;
     cleanup:-v) _nc_kind=flag ;;
@@ -127,6 +129,7 @@ _neuron_cache_option() {
     lookup:--endpoint-url | lookup:--endpoint_url) _nc_kind=text ;;
     lookup:--no-sign-request | lookup:--no_sign_request) _nc_kind=flag ;;
     list:-m | list:--model) _nc_kind=model ;;
+    list:--graphs) _nc_kind=flag ;;
     list:-v | list:--version | list:--compiler-version | list:--compiler_version) _nc_kind=text ;;
     list:--repo-id | list:--repo_id) _nc_kind=repo ;;
     list:--max-workers | list:--max_workers) _nc_kind=integer ;;
@@ -195,6 +198,7 @@ _neuron_cache_option() {
     sync:--no-sign-request | sync:--no_sign_request) _nc_kind=flag ;;
     sync:-v) _nc_kind=flag ;;
     ls:-m | ls:--model) _nc_kind=model ;;
+    ls:--graphs) _nc_kind=flag ;;
     ls:-v | ls:--version | ls:--compiler-version | ls:--compiler_version) _nc_kind=text ;;
     ls:--repo-id | ls:--repo_id) _nc_kind=repo ;;
     ls:--max-workers | ls:--max_workers) _nc_kind=integer ;;
@@ -223,15 +227,15 @@ _neuron_cache_option_names() {
     push) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     pull) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
-    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe --repo --repo-id --repo_id --token -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
+    cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe --repo --unregistered --repo-id --repo_id --token --max-workers --max_workers -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
     lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --registry-version --registry_version --optimum --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
-    list) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
+    list) _nc_words='-m --model --graphs -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
     add) _nc_words='-m --model --task --precision --auto-cast-type --auto_cast_type --num-cores --num_cores --train-batch-size --train_batch_size --batch-size --batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
-    ls) _nc_words='-m --model -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
+    ls) _nc_words='-m --model --graphs -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;
   esac

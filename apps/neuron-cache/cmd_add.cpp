@@ -81,7 +81,7 @@ std::string status_word(add::JobStatus status)
 {
   switch (status) {
   case add::JobStatus::added: return "added";
-  case add::JobStatus::already_registered: return "skipped (registered)";
+  case add::JobStatus::already_registered: return "already registered"; // the JSON's already-registered
   case add::JobStatus::planned: return "would run";
   case add::JobStatus::failed: return "FAILED";
   case add::JobStatus::interrupted: return "interrupted";
@@ -336,9 +336,10 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     std::string human;
     switch (result.status) {
     case add::JobStatus::added:
-      human = "Added " + result.label + " to " + repo + ": " + count_of(result.entries.size(), "compiled graph")
-              + " (compiler " + result.compiler_version + ") and the registry entry " + result.registry_files.front()
-              + ", in one commit.";
+      human =
+        "Added " + result.label + " to " + repo + ": " + count_of(result.entries.size(), "compiled graph")
+        + " (compiler " + result.compiler_version + ") and the registry entry " + result.registry_files.front()
+        + (plan.repo_name.spec.kind == hubcache::storage::RepoKind::hub ? ", in one commit." : ", in one revision.");
       break;
     case add::JobStatus::already_registered:
       human =

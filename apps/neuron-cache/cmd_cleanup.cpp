@@ -18,8 +18,6 @@
 
 namespace neuron_cache {
 
-namespace {
-
 namespace cc = hubcache::compilecache;
 
 std::int64_t age_option(const Invocation& invocation, const std::string& name)
@@ -30,6 +28,8 @@ std::int64_t age_option(const Invocation& invocation, const std::string& name)
     throw UsageError("--" + name + ": " + error.what() + "; " + error.hint());
   }
 }
+
+namespace {
 
 std::string count_of(std::size_t count, const std::string& one, const std::string& many)
 {
@@ -116,6 +116,9 @@ std::string removal_table(const std::vector<cc::Removal>& removals)
 
 void check_options(const Invocation& invocation)
 {
+  if (invocation.has("unregistered")) {
+    throw UsageError("--unregistered prunes the repo's graphs: it goes with --repo");
+  }
   bool wipe = invocation.has("wipe");
   if (wipe) {
     for (const std::string name :
@@ -399,7 +402,14 @@ CommandSpec make_cleanup_command()
      {},
      {},
      true},
-    {"", "older-than", ValueKind::text, "AGE", "Also remove entries not used for AGE (e.g. 30d).", {}, {}},
+    {"",
+     "older-than",
+     ValueKind::text,
+     "AGE",
+     "Also remove entries not used for AGE (e.g. 30d); with --repo, entries and registry files the repo last changed "
+     "before AGE (commit dates on the Hub, mtimes in a directory, LastModified on S3).",
+     {},
+     {}},
     {"",
      "max-size",
      ValueKind::text,
@@ -430,11 +440,20 @@ CommandSpec make_cleanup_command()
      ValueKind::flag,
      "",
      "Prune the cache repo instead of the local cache: failed entries, with --all incomplete ones, with "
-     "--old-versions every version but --keep-version's; one commit (asks unless --yes).",
+     "--old-versions every version but --keep-version's, with --older-than and --unregistered those; registry entries "
+     "naming a removed graph go too; one commit (asks unless --yes).",
+     {},
+     {}},
+    {"",
+     "unregistered",
+     ValueKind::flag,
+     "",
+     "With --repo: also remove the graphs no registry entry names (the unregistered graphs 'list' counts).",
      {},
      {}},
     repo_id_option(),
     token_option(),
+    max_workers_option(),
     {"y", "yes", ValueKind::flag, "", "Do not ask before --wipe or --repo.", {}, {}},
     {"",
      "dry-run",
@@ -451,7 +470,8 @@ CommandSpec make_cleanup_command()
                       "neuron-cache cleanup --max-size 200G --ttl 7d",
                       "neuron-cache cleanup --evict --json",
                       "neuron-cache cleanup --wipe --yes",
-                      "neuron-cache cleanup --repo --old-versions --keep-version 2.21 --dry-run"};
+                      "neuron-cache cleanup --repo --old-versions --keep-version 2.21 --dry-run",
+                      "neuron-cache cleanup --repo --older-than 180d --unregistered --yes"};
   command.run = run_cleanup;
   return command;
 }

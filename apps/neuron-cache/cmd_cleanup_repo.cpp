@@ -1,9 +1,13 @@
 // `neuron-cache cleanup --repo`: prune the cache repo itself (old compiler versions, failed
-// or incomplete entries someone published), for every repo kind, in one commit.
+// or incomplete entries someone published, entries older than an age, graphs no registry
+// entry names), for every repo kind, in one commit, the registry kept consistent.
 #include "commands.hpp"
 
 #include <hubcache/compilecache/prune.hpp>
 #include <hubcache/error.hpp>
+#include <registry/repo_prune.hpp>
+
+#include <chrono>
 
 #include <unistd.h>
 
@@ -16,7 +20,7 @@ namespace {
 // What --repo takes: the repo's own selections; the local cache's options mean nothing there.
 void check_repo_options(const Invocation& invocation)
 {
-  for (const std::string name : {"wipe", "older-than", "max-size", "ttl", "evict", "stale-lock-age", "cache-dir"}) {
+  for (const std::string name : {"wipe", "max-size", "ttl", "evict", "stale-lock-age", "cache-dir"}) {
     if (invocation.has(name)) {
       throw UsageError("--" + name + " applies to the local cache, not to --repo");
     }
@@ -26,6 +30,9 @@ void check_repo_options(const Invocation& invocation)
   }
   if (invocation.has("keep-version") && !invocation.has("old-versions")) {
     throw UsageError("--keep-version goes with --old-versions");
+  }
+  if (invocation.has("older-than")) {
+    age_option(invocation, "older-than");
   }
   if (!invocation.has("yes") && !invocation.has("dry-run") && ::isatty(STDIN_FILENO) == 0) {
     throw UsageError("--repo deletes from a repo others use and asks first, and standard input is not a terminal: "
@@ -58,6 +65,19 @@ nlohmann::json removals_json(const cc::PrunePlan& plan)
   return items;
 }
 
+// "3 folders and 2 registry files".
+std::string items_text(const cc::PrunePlan& plan)
+{
+  auto files =
+    static_cast<std::size_t>(std::count_if(plan.removals.begin(), plan.removals.end(),
+                                           [](const cc::PruneRemoval& removal) { return removal.kind == "registry"; }));
+  auto folders = plan.removals.size() - files;
+  if (files == 0) {
+    return count_of(folders, "folder");
+  }
+  return (folders == 0 ? "" : count_of(folders, "folder") + " and ") + count_of(files, "registry file");
+}
+
 } // namespace
 
 int run_repo_cleanup(Invocation& invocation)
@@ -75,23 +95,32 @@ int run_repo_cleanup(Invocation& invocation)
   }
   warn_skipped_paths(invocation.out(), *repo);
 
-  cc::PruneOptions options;
-  options.incomplete = invocation.has("all");
-  options.old_versions = invocation.has("old-versions");
-  options.keep_versions = invocation.values("keep-version");
+  registry::RepoPruneOptions options;
+  options.base.incomplete = invocation.has("all");
+  options.base.old_versions = invocation.has("old-versions");
+  options.base.keep_versions = invocation.values("keep-version");
+  options.unregistered = invocation.has("unregistered");
+  if (invocation.has("older-than")) {
+    options.older_than = age_option(invocation, "older-than");
+    options.now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+  options.parallelism = static_cast<unsigned>(max_workers(invocation));
   cc::PrunePlan plan;
   try {
-    plan = cc::plan_prune(listing, options);
+    plan = registry::plan_repo_prune(*repo, listing, options);
   } catch (const hubcache::InvalidArgument& error) {
     throw UsageError(std::string(error.what()) + "; " + error.hint());
+  }
+  for (const auto& note : plan.notes) {
+    invocation.out().info(note);
   }
 
   std::optional<hubcache::storage::CommitResult> committed;
   std::string name = repo->spec();
   if (!dry_run && !plan.removals.empty()) {
     if (!invocation.has("yes")
-        && !confirm("Delete " + std::to_string(plan.removals.size()) + " folders (" + human_size(plan.bytes) + ") from "
-                    + name + "?")) {
+        && !confirm("Delete " + items_text(plan) + " (" + human_size(plan.bytes) + ") from " + name + "?")) {
       throw hubcache::Error("nothing deleted: the pruning of " + name + " was not confirmed",
                             "add --yes to prune without asking");
     }
@@ -103,8 +132,8 @@ int run_repo_cleanup(Invocation& invocation)
     human = "Nothing to prune in " + name + " (" + std::to_string(plan.versions.size()) + " compiler versions, "
             + human_size(plan.size_before) + ").";
   } else {
-    human = std::string(dry_run ? "Dry run: would delete " : "Deleted ") + std::to_string(plan.removals.size())
-            + " folders (" + std::to_string(plan.files) + " files, " + human_size(plan.bytes) + ") from " + name
+    human = std::string(dry_run ? "Dry run: would delete " : "Deleted ") + items_text(plan) + " ("
+            + std::to_string(plan.files) + " files, " + human_size(plan.bytes) + ") from " + name
             + (committed && !committed->revision.empty() ? " at revision " + committed->revision : "") + ":\n"
             + removals_text(plan);
   }
@@ -123,6 +152,7 @@ int run_repo_cleanup(Invocation& invocation)
     {"compiler_versions", plan.versions},
     {"revision", committed ? nlohmann::json(committed->revision) : nlohmann::json(revision.value_or(""))},
     {"committed", committed.has_value() && committed->created},
+    {"notes", plan.notes},
   };
   invocation.out().result(human, data, quiet);
   return k_exit_ok;

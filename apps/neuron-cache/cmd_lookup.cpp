@@ -209,8 +209,11 @@ int run_lookup(Invocation& invocation)
   nlohmann::json data = {{"model", model}, {"repo", resolved.spec.canonical()}, {"entries", std::move(entries)}};
 
   if (matches.empty()) {
+    // What the repo caches for the model beside what was asked: in the JSON too (null: nothing).
+    auto nearby = registry::nearby_summary(filtered_out);
+    data["nearby"] = nearby.empty() ? nlohmann::json(nullptr) : nlohmann::json(nearby);
     invocation.out().result("No cached entries found for " + model + ".", data, "");
-    if (auto nearby = registry::nearby_summary(filtered_out); !nearby.empty()) {
+    if (!nearby.empty()) {
       invocation.out().info("cached for " + model + ": " + nearby);
     }
     return k_exit_not_found;

@@ -60,7 +60,7 @@ namespace {
 // for 2.22; the repo has 2.21.33363.0+82129205"). `subject` is "0 entries" or
 // "0 entries of MODEL".
 hubcache::EntryNotFound no_entries_for_version(const std::string& subject, const std::string& version,
-                                               const std::set<std::string>& versions)
+                                               const std::set<std::string>& versions, bool installed = false)
 {
   if (versions.empty()) {
     return hubcache::EntryNotFound(subject + " for " + version + "; the repo holds no compiler version's entries",
@@ -69,6 +69,13 @@ hubcache::EntryNotFound no_entries_for_version(const std::string& subject, const
   std::string list;
   for (const auto& held : versions) {
     list += (list.empty() ? "" : ", ") + held;
+  }
+  if (installed) {
+    // Graphs of another compiler version are of no use to this host's: never advise pulling them.
+    return hubcache::EntryNotFound(subject + " for the installed neuronx-cc " + version + ", which graphs of " + list
+                                     + " cannot serve",
+                                   "compile and publish them with this neuronx-cc (neuron-cache add), or use a "
+                                   "neuronx-cc the repo serves");
   }
   return hubcache::EntryNotFound(subject + " for " + version + "; the repo has " + list,
                                  "pass --compiler-version with one of them");
@@ -98,7 +105,8 @@ std::string select_model_entries(Invocation& invocation, hubcache::storage::Repo
 {
   auto model = *invocation.value("model");
   auto filters = shape_filters(invocation);
-  if (!options.compiler_version) {
+  bool installed = !options.compiler_version;
+  if (installed) {
     // The graphs this host's compiler can use.
     options.compiler_version = cc::installed_compiler_version();
   }
@@ -122,7 +130,8 @@ std::string select_model_entries(Invocation& invocation, hubcache::storage::Repo
         versions.insert(match.loaded.location.compiler_version);
       }
       if (!versions.empty()) {
-        throw no_entries_for_version("0 entries of " + model, *filters.compiler_version, versions);
+        throw no_entries_for_version("0 entries of " + model, *filters.compiler_version, versions,
+                                     installed && options.compiler_version.has_value());
       }
     }
     auto nearby = registry::nearby_summary(outcome.filtered_out);

@@ -69,6 +69,9 @@ registry::LookupTarget lookup_target_for(Invocation& invocation, const std::stri
 // --sequence-length, --num-cores (each a positive integer).
 registry::Filters shape_filters(Invocation& invocation);
 
+// The seconds of an AGE option (30d, 12h); a UsageError naming --NAME when malformed.
+std::int64_t age_option(const Invocation& invocation, const std::string& name);
+
 // `cleanup --repo` (cmd_cleanup_repo.cpp): prunes the cache repo itself.
 int run_repo_cleanup(Invocation& invocation);
 

@@ -239,7 +239,7 @@ void Output::table(const Table& table, const nlohmann::json& data, std::size_t q
   switch (m_format) {
   case Format::human:
     if (table.rows.empty()) {
-      m_out << "No results found.\n";
+      m_out << (table.empty_text.empty() ? "No results found." : table.empty_text) << '\n';
       if (!table.footer.empty()) {
         m_out << '\n'
               << (m_terminal.table_width > 0 ? wrap_lines(table.footer, m_terminal.table_width) : table.footer) << '\n';

@@ -68,6 +68,7 @@ public:
     std::vector<std::vector<std::string>> rows;
     std::vector<bool> right_aligned;
     std::string footer;
+    std::string empty_text; // what a table without rows says; empty: "No results found."
   };
   // Human tables fit the width of stdout (80 columns when piped): the widest columns
   // are cut in their middle.

@@ -246,10 +246,14 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   } else if (done.files_to_upload == 0) {
     human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
   } else {
-    human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec()
-            + (result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit"));
+    // Only the Hub has commits: a directory or S3 repo is at a new revision.
+    bool hub = parse_user_repo(repo.spec()).kind == hubcache::storage::RepoKind::hub;
+    human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
+    if (hub) {
+      human += result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit");
+    }
     if (result.revision) {
-      human += " " + result.revision->substr(0, 12);
+      human += (hub ? " " : " at revision ") + result.revision->substr(0, 12);
     }
   }
   human += transfer.summary_tail("push");

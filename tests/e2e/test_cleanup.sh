@@ -319,6 +319,70 @@ test_cleanup_repo_prunes_the_repo_in_one_commit() {
   run 0 "$NC" synchronize --pull --repo-id "$R" --cache-dir "$SCRATCH/fresh" -q || return
 }
 
+# cleanup --repo --older-than and --unregistered, on a directory repo dated by mtimes: old
+# graphs and registry files go, a registry entry naming a removed graph goes with it (every
+# copy and add's record), graphs no entry names go unless their version's entries name none.
+test_cleanup_repo_older_than_and_unregistered_keep_the_registry_consistent() {
+  local R="$SCRATCH/repo" D="$V1" H1=0123456789abcdef0001 H2=0123456789abcdef0002 H3=0123456789abcdef0003
+  run 0 "$NC" create "$R" -q || return
+  local key
+  for key in a b c d; do
+    mkdir -p "$R/$D/MODULE_$key+$SUFFIX" && echo "neff $key" >"$R/$D/MODULE_$key+$SUFFIX/model.neff"
+    echo done >"$R/$D/MODULE_$key+$SUFFIX/model.done"
+  done
+  local reg="$R/$D/0_REGISTRY/0.4.5/llama/org" rec="$R/$D/0_REGISTRY/neuron-cache-modules"
+  mkdir -p "$reg/m1" "$reg/m2" "$reg/m3" "$rec"
+  local h graph
+  for h in "$H1:a" "$H2:b" "$H3:b"; do
+    echo '{}' >"$reg/m${h:19:1}/${h%%:*}.json"
+    graph="$D/MODULE_${h##*:}+$SUFFIX"
+    echo "{\"modules\": [\"$graph\"]}" >"$rec/${h%%:*}.json"
+  done
+  # a and c (unregistered) are 100 days old; m3's registry entry too (its graph b is new).
+  age "$R/$D/MODULE_a+$SUFFIX" 100
+  age "$R/$D/MODULE_c+$SUFFIX" 100
+  age "$reg/m3" 100
+  age "$rec/$H3.json" 100
+  local before; before=$(snapshot "$R/$D")
+  run 2 "$NC" cleanup --repo --repo-id "$R" --older-than 30x --dry-run
+  contains "$ERR" "invalid age '30x'"
+  run 2 "$NC" cleanup --cache-dir "$SCRATCH/cache" --unregistered
+  contains "$ERR" "goes with --repo"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --older-than 30d --dry-run --json || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  local M1="$D/0_REGISTRY/0.4.5/llama/org/m1/$H1.json" M3="$D/0_REGISTRY/0.4.5/llama/org/m3/$H3.json"
+  local R1="$D/0_REGISTRY/neuron-cache-modules/$H1.json" R3="$D/0_REGISTRY/neuron-cache-modules/$H3.json"
+  expect_removed "$D/MODULE_a+$SUFFIX=older-than" "$D/MODULE_c+$SUFFIX=older-than" \
+    "$M1=graphs-removed" "$R1=graphs-removed" "$M3=older-than" "$R3=older-than"
+  equals "$(snapshot "$R/$D")" "$before"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --dry-run --json || return
+  expect_removed "$D/MODULE_c+$SUFFIX=unregistered" "$D/MODULE_d+$SUFFIX=unregistered"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --older-than 30d --dry-run || return
+  contains "$OUT" "Dry run: would delete 3 folders and 4 registry files"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --older-than 30d --yes --json || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(json_get "$OUT" .committed)" "true"
+  equals "$(cd "$R/$D" && find . -type f | sort | tr '\n' ' ')" \
+    "./0_REGISTRY/0.4.5/llama/org/m2/$H2.json ./0_REGISTRY/neuron-cache-modules/$H2.json ./MODULE_b+$SUFFIX/model.done ./MODULE_b+$SUFFIX/model.neff "
+  # A version whose registry entries name no graphs (optimum's) keeps its unregistered graphs.
+  mkdir -p "$R/$V2/MODULE_e+$SUFFIX" "$R/$V2/0_REGISTRY/0.4.5/llama/org/m4" && echo x >"$R/$V2/MODULE_e+$SUFFIX/model.neff"
+  echo '{}' >"$R/$V2/0_REGISTRY/0.4.5/llama/org/m4/$H1.json"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --yes --json || return
+  expect_removed
+  jq -r '.notes[]' "$OUT" >"$SCRATCH/notes"
+  contains "$SCRATCH/notes" "kept the unregistered graphs of $V2: its registry entries name no graphs"
+  run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --yes || return
+  contains "$ERR" "kept the unregistered graphs of $V2"
+  contains "$OUT" "Nothing to prune"
+  [[ -f "$R/$V2/MODULE_e+$SUFFIX/model.neff" ]] || fail "an optimum version's graph went"
+  # By age they go, and the run says what it cannot check.
+  age "$R/$V2/MODULE_e+$SUFFIX" 100
+  run 0 "$NC" cleanup --repo --repo-id "$R" --older-than 30d --dry-run --json || return
+  expect_removed "$V2/MODULE_e+$SUFFIX=older-than"
+  jq -r '.notes[]' "$OUT" >"$SCRATCH/notes"
+  contains "$SCRATCH/notes" "old graphs of $V2 go although its registry entries name no graphs"
+}
+
 test_bad_input_is_a_usage_error_and_removes_nothing() {
   setup || return
   local before; before=$(snapshot "$C")

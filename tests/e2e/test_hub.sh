@@ -294,6 +294,31 @@ test_cleanup_repo_on_the_hub_is_one_commit() {
   no_token_in_output "$ALICE"
 }
 
+# cleanup --repo --older-than on the Hub: the commit dates decide (a cache pushed "100 days
+# ago" through the test Hub's clock goes, one pushed now stays), in one commit.
+test_cleanup_repo_older_than_reads_commit_dates() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/old" --entries 2 >/dev/null || { fail "cannot make the sample cache"; return; }
+  "$MAKE_CACHE" "$SCRATCH/new" --entries 2 --seed 2 >/dev/null
+  HF_TOKEN=$ALICE run 0 "$NC" create aged --public -q || return
+  hub_control POST /_test/clock '{"offset_seconds": -8640000}' >/dev/null
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --repo-id alice/aged --cache-dir "$SCRATCH/old" -q
+  hub_control POST /_test/clock '{"offset_seconds": 0}' >/dev/null
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --repo-id alice/aged --cache-dir "$SCRATCH/new" -q || return
+  local old new
+  old=$(cd "$SCRATCH/old" && ls -d neuronxcc-*/MODULE_* | sort | tr '\n' ' ')
+  new=$(cd "$SCRATCH/new" && ls -d neuronxcc-*/MODULE_* | sort | tr '\n' ' ')
+  reset_stats
+  HF_TOKEN=$ALICE run 0 "$NC" cleanup --repo --repo-id alice/aged --older-than 30d --dry-run --json || return
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(jq -r '[.removed[] | select(.reason == "older-than") | .path] | sort | join(" ")' "$OUT") " "$old"
+  equals "$(route_count commit)" "0"
+  HF_TOKEN=$ALICE run 0 "$NC" cleanup --repo --repo-id alice/aged --older-than 30d --yes --json || return
+  equals "$(route_count commit)" "1"
+  HF_TOKEN=$ALICE run 0 "$NC" list alice/aged --graphs -q || return
+  equals "$(sort "$OUT" | tr '\n' ' ')" "$new"
+}
+
 test_token_never_printed() {
   local token
   for token in "$ALICE" "$BOB" "$CAROL" "$UNKNOWN"; do

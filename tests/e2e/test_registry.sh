@@ -139,6 +139,13 @@ test_lookup_filters_and_instance_normalization() {
   run 3 "$NC" lookup "$SCRATCH/llama" --batch-size 3 --json
   valid_json "$OUT" lookup.schema.json
   equals "$(jq '.entries | length' "$OUT")" "0"
+  # The "cached nearby" hint the human miss prints is in the JSON too.
+  equals "$(jq -r '.nearby' "$OUT")" \
+    "batch 1 at sequence 128 (2 cores); batch 1 at sequence 128 (8 cores); batch 4 at sequence 512 (2 cores)"
+  write_llama "$SCRATCH/other-llama" 96 # another architecture: nothing cached near it
+  run 3 "$NC" lookup "$SCRATCH/other-llama" --json
+  valid_json "$OUT" lookup.schema.json
+  equals "$(jq -r '.nearby' "$OUT")" "null"
   run 3 "$NC" lookup "$SCRATCH/llama" --dtype float16 -q
   [[ ! -s "$OUT" ]] || fail "quiet output on no match"
 }
@@ -661,6 +668,54 @@ test_lookup_and_list_on_the_test_hub() {
   equals "$(jq -r '[.entries[].matched_by] | join(",")' "$OUT")" "arch_digest"
   run 0 "$NC" lookup alice/sdxl --optimum --task text-to-image || return
   contains "$OUT" "       1               77              1            bfloat16          trn1      "
+}
+
+# list accounts for every byte: graphs no registry entry names (an FSx repo a fleet of
+# compilers fills, with no registry at all) are counted in the footer and listed by --graphs.
+graph() { mkdir -p "$1" && head -c "$2" /dev/zero >"$1/model.neff" && echo done >"$1/model.done"; } # graph DIR BYTES
+test_list_counts_the_graphs_no_model_registers() {
+  local R="$SCRATCH/fsx" D="neuronxcc-$CV"
+  run 0 "$NC" create "$R" -q || return
+  graph "$R/$D/MODULE_1111+aaaa" 1000
+  graph "$R/$D/MODULE_2222+aaaa" 2000
+  graph "$R/neuronxcc-2.19.1.0/MODULE_3333+aaaa" 3000
+  run 0 "$NC" list "$R" || return
+  lacks "$OUT" "No results found."
+  contains "$OUT" "0 models, 0 configurations, 2 compiler versions in file://$R"
+  contains "$OUT" "3 unregistered graphs (6.0 KB): no model registers them"
+  run 0 "$NC" list "$R" --json || return
+  valid_json "$OUT" list.schema.json
+  equals "$(json_get "$OUT" '.unregistered_graphs | "\(.count) \(.size)"')" "3 6015"
+  run 0 "$NC" list "$R" --graphs || return
+  matches_golden "$OUT" list-graphs.txt
+  run 0 "$NC" list "$R" --graphs -v 2.19 -q || return
+  equals "$(cat "$OUT")" "neuronxcc-2.19.1.0/MODULE_3333+aaaa"
+  run 0 "$NC" list "$R" --graphs --json || return
+  valid_json "$OUT" list.schema.json
+  equals "$(jq -r '[.graphs[] | "\(.path)=\(.size)"] | join(" ")' "$OUT")" \
+    "neuronxcc-2.19.1.0/MODULE_3333+aaaa=3005 $D/MODULE_1111+aaaa=1005 $D/MODULE_2222+aaaa=2005"
+  run 2 "$NC" list "$R" --graphs -m org/tiny-llama
+  contains "$ERR" "does not go with --model"
+  # A registered repo: bert's traced folder and a graph add's record names are registered;
+  # the decoder entries name none, so a stray graph of their version may be theirs.
+  seed_repo || return
+  graph "$SCRATCH/repo/$D/MODULE_4444+aaaa" 100
+  graph "$SCRATCH/repo/$D/MODULE_5555+aaaa" 200
+  local entry hash
+  entry=$(find "$SCRATCH/repo/$D/0_REGISTRY" -path '*org/tiny-llama*' -name '*.json' | head -1)
+  hash=$(basename "$entry" .json)
+  mkdir -p "$SCRATCH/repo/$D/0_REGISTRY/neuron-cache-modules"
+  echo "{\"model_id\": \"org/tiny-llama\", \"modules\": [\"$D/MODULE_5555+aaaa\"]}" \
+    >"$SCRATCH/repo/$D/0_REGISTRY/neuron-cache-modules/$hash.json"
+  run 0 "$NC" list || return
+  contains "$OUT" "2 models, 4 configurations, 2 compiler versions"
+  contains "$OUT" "1 unregistered graph (105 B)"
+  run 0 "$NC" list --graphs --json || return
+  valid_json "$OUT" list.schema.json
+  equals "$(jq -r '[.graphs[].path] | join(" ")' "$OUT")" "$D/MODULE_4444+aaaa"
+  equals "$(jq -r '.unattributed_compiler_versions | join(" ")' "$OUT")" "$CV"
+  run 0 "$NC" list --graphs || return
+  contains "$OUT" "Registry entries of $D name no graphs"
 }
 
 run_tests

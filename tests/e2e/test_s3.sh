@@ -321,6 +321,34 @@ start_credentials() {
   : >"$SCRATCH/creds.log"
 }
 
+# cleanup --repo on S3: --older-than reads each object's LastModified (s3rver's is its
+# file's mtime, set back here), --unregistered the registry; one pass of deletions.
+test_cleanup_repo_older_than_reads_last_modified() {
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/old" --entries 2 >/dev/null
+  "$MAKE_CACHE" "$SCRATCH/new" --entries 2 --seed 2 >/dev/null
+  run 0 "$NC" create s3://nc-bucket-prune/cache -q || { stop_servers; return; }
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-prune/cache --cache-dir "$SCRATCH/old" -q || { stop_servers; return; }
+  find "$S3_DATA/nc-bucket-prune" -name '*._S3rver_object' -exec touch -d '100 days ago' {} +
+  run 0 "$NC" synchronize --repo-id s3://nc-bucket-prune/cache --cache-dir "$SCRATCH/new" -q || { stop_servers; return; }
+  local old new
+  old=$(cd "$SCRATCH/old" && ls -d neuronxcc-*/MODULE_* | sort | tr '\n' ' ')
+  new=$(cd "$SCRATCH/new" && ls -d neuronxcc-*/MODULE_* | sort | tr '\n' ' ')
+  run 0 "$NC" cleanup --repo --repo-id s3://nc-bucket-prune/cache --older-than 30d --dry-run --json \
+    || { stop_servers; return; }
+  valid_json "$OUT" cleanup-repo.schema.json
+  equals "$(jq -r '[.removed[].path] | sort | join(" ")' "$OUT") " "$old"
+  run 0 "$NC" cleanup --repo --repo-id s3://nc-bucket-prune/cache --older-than 30d --yes -q || { stop_servers; return; }
+  run 0 "$NC" list s3://nc-bucket-prune/cache --graphs -q || { stop_servers; return; }
+  equals "$(sort "$OUT" | tr '\n' ' ')" "$new"
+  run 0 "$NC" cleanup --repo --repo-id s3://nc-bucket-prune/cache --unregistered --yes --json || { stop_servers; return; }
+  equals "$(jq -r '[.removed[].path] | sort | join(" ")' "$OUT") " "$new"
+  run 0 "$NC" list s3://nc-bucket-prune/cache --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" .unregistered_graphs.count)" "0"
+  no_bad_signatures
+  stop_servers
+}
+
 test_credentials_from_profile_container_and_instance_metadata() {
   start_proxy || return
   start_credentials 60 || { stop_servers; return; }

@@ -29,6 +29,13 @@ no_temp_files() {
 test_push_then_noop_repush() {
   setup || return
   local before; before=$(repo_state)
+  # A directory repo has revisions, not commits (the Hub's word).
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --dry-run || return
+  run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --max-workers 2 || return
+  contains "$OUT" "entries (24 files"
+  contains "$OUT" " at revision "
+  lacks "$OUT" "commit"
+  rm -rf "$SCRATCH/repo" && run 0 "$NC" create "$SCRATCH/repo" -q && before=$(repo_state)
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --json || return
   equals "$(json_get "$OUT" ".planned | length")" "7"
   equals "$(json_get "$OUT" .files.transferred)" "24"

@@ -79,6 +79,8 @@
 //          repo_settings model_info tree paths_info resolve raw preupload commit lfs_batch lfs_verify lfs_upload
 //          lfs_part lfs_complete lfs_cdn branch_create branch_delete refs commits validate_yaml unknown.
 //   POST   /_test/stats/reset
+//   POST   /_test/clock {"offset_seconds": N}  commits made from now on are dated N seconds
+//          from the real time (negative: in the past), for tests of date-based pruning.
 //   GET    /_test/health
 
 #include <pthread.h>

@@ -358,6 +358,13 @@ Reply HubServer::control(RequestContext& ctx)
     m_stats.reset();
     return json_reply(200, m_stats.snapshot());
   }
+  if (s.size() == 2 && s[1] == "clock" && m == "POST") {
+    const auto body = parse_json_body(ctx);
+    if (!body.contains("offset_seconds") || !body.at("offset_seconds").is_number_integer())
+      throw HubError(400, "clock needs an integer \"offset_seconds\"");
+    set_commit_clock_offset(body.at("offset_seconds").get<std::int64_t>());
+    return json_reply(200, json{{"offset_seconds", commit_clock_offset()}});
+  }
   if (s.size() == 2 && s[1] == "inject-tree-entry" && m == "POST")
     return inject_tree_entry(ctx);
   if (s.size() == 2 && s[1] == "health")

@@ -1,6 +1,7 @@
 #include "storage.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,20 @@
 #include "hubcache/util/hash.hpp"
 
 namespace testhub {
+
+namespace {
+std::atomic<std::int64_t> g_commit_clock_offset{0};
+} // namespace
+
+std::int64_t commit_clock_offset()
+{
+  return g_commit_clock_offset.load();
+}
+
+void set_commit_clock_offset(std::int64_t seconds)
+{
+  g_commit_clock_offset.store(seconds);
+}
 
 namespace {
 
@@ -425,7 +440,7 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
   next.title = plan.summary;
   next.message = plan.description;
   next.author = plan.author;
-  next.date = unix_now();
+  next.date = unix_now() + commit_clock_offset();
   next.files = head->files;
   for (const auto& op : plan.operations) {
     switch (op.kind) {

@@ -25,6 +25,11 @@
 
 namespace testhub {
 
+// Seconds added to the date of every commit made from now on (POST /_test/clock): lets a
+// test make commits that look days old.
+std::int64_t commit_clock_offset();
+void set_commit_clock_offset(std::int64_t seconds);
+
 namespace stdfs = std::filesystem;
 
 // How many leading bytes decide "binary" (a NUL among them), at preupload and at commit

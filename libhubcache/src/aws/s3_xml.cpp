@@ -2,7 +2,9 @@
 
 #include "detail.hpp"
 
+#include "hubcache/aws/credentials.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/util/text.hpp"
 
 #include <pugixml.hpp>
 
@@ -91,6 +93,9 @@ ListPage parse_list_page(std::string_view body, std::string_view where)
     }
     object.size = *size;
     object.etag = unquote_etag(contents.child_value("ETag"));
+    if (auto modified = parse_iso8601(util::trim(contents.child_value("LastModified")))) {
+      object.last_modified = std::chrono::duration_cast<std::chrono::seconds>(modified->time_since_epoch()).count();
+    }
     page.objects.push_back(std::move(object));
     ++keys;
   }

@@ -58,6 +58,13 @@ std::pair<std::string, std::string> verdict(const RepoEntry& entry, const PruneO
 
 } // namespace
 
+void add_removal(PrunePlan& plan, PruneRemoval removal)
+{
+  plan.bytes += removal.bytes;
+  plan.files += removal.files;
+  plan.removals.push_back(std::move(removal));
+}
+
 PrunePlan plan_prune(const std::vector<storage::RepoFile>& listing, const PruneOptions& options)
 {
   PrunePlan plan;
@@ -77,11 +84,7 @@ PrunePlan plan_prune(const std::vector<storage::RepoFile>& listing, const PruneO
     plan.versions.push_back(folder);
   }
   check_keep_filters(options, plan.versions);
-  auto add = [&](PruneRemoval removal) {
-    plan.bytes += removal.bytes;
-    plan.files += removal.files;
-    plan.removals.push_back(std::move(removal));
-  };
+  auto add = [&](PruneRemoval removal) { add_removal(plan, std::move(removal)); };
   for (auto& [folder, removal] : versions) {
     if (options.old_versions && !kept(folder, options.keep_versions)) {
       removal.kind = "version";
@@ -97,6 +100,10 @@ PrunePlan plan_prune(const std::vector<storage::RepoFile>& listing, const PruneO
       continue;
     }
     auto [reason, detail] = verdict(entry, options);
+    if (auto chosen = options.chosen_entries.find(entry.path);
+        reason.empty() && chosen != options.chosen_entries.end()) {
+      reason = chosen->second;
+    }
     if (reason.empty()) {
       continue;
     }
@@ -113,10 +120,10 @@ storage::CommitResult apply_prune(storage::Repository& repo, const PrunePlan& pl
                                   const std::optional<std::string>& revision)
 {
   storage::CommitRequest request;
-  request.message = "Prune " + std::to_string(plan.removals.size()) + " folders with neuron-cache";
+  request.message = "Prune " + std::to_string(plan.removals.size()) + " items with neuron-cache";
   request.parent_revision = revision;
   for (const auto& removal : plan.removals) {
-    request.deletions.push_back({removal.path, true});
+    request.deletions.push_back({removal.path, removal.kind != "registry"});
   }
   return repo.commit(request);
 }

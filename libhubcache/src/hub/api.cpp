@@ -237,13 +237,14 @@ std::optional<HubRepoInfo> HubApi::repo_info(std::string_view repo_id)
 }
 
 std::vector<HubTreeEntry> HubApi::list_tree(std::string_view repo_id, std::string_view revision, std::string_view path,
-                                            bool recursive)
+                                            bool recursive, bool expand)
 {
   std::string route = "tree/" + http::url_encode(revision);
   if (!path.empty()) {
     route += "/" + http::url_encode(path, true);
   }
-  std::string url = api_url(repo_id, route) + "?recursive=" + (recursive ? "true" : "false") + "&expand=false";
+  std::string url = api_url(repo_id, route) + "?recursive=" + (recursive ? "true" : "false")
+                    + (expand ? "&expand=true" : "&expand=false");
   auto error_context = context("list the files of " + std::string(repo_id), repo_id);
   error_context.path = std::string(path);
   auto origin = http::url_origin(m_config.endpoint);

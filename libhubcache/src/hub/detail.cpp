@@ -148,6 +148,9 @@ HubTreeEntry parse_tree_entry(const nlohmann::json& item)
   if (item.contains("lfs") && item["lfs"].is_object()) {
     entry.lfs_oid = item["lfs"].at("oid").get<std::string>();
   }
+  if (item.contains("lastCommit") && item["lastCommit"].is_object()) {
+    entry.last_commit_date = item["lastCommit"].value("date", std::string());
+  }
   return entry;
 }
 

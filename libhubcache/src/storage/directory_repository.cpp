@@ -590,6 +590,7 @@ std::vector<RepoFile> DirectoryRepository::list_files(std::string_view prefix)
     *folder,
     [&](std::string&& path, const struct ::stat& status) {
       RepoFile file{std::move(path), static_cast<std::uint64_t>(status.st_size), {}, {}};
+      file.modified = status.st_mtime;
       if (auto known = indexed_sha256(file.path, status)) {
         file.sha256 = known->hex();
       }

@@ -2,6 +2,7 @@
 
 #include "hub_commit.hpp"
 
+#include "hubcache/aws/credentials.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/storage/download_check.hpp"
 #include "hubcache/util/anonymous_file.hpp"
@@ -173,6 +174,33 @@ std::vector<RepoFile> HubRepository::list_files(std::string_view prefix)
   }
   std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
   return files;
+}
+
+// Commit dates: the tree listing with each entry's last commit, one level or all below.
+std::map<std::string, std::int64_t> HubRepository::item_dates(std::string_view prefix, bool recursive)
+{
+  auto folder = normalize_prefix(prefix);
+  std::vector<hub::HubTreeEntry> entries;
+  try {
+    entries = m_api.list_tree(qualified_id(), k_branch, folder, recursive, true);
+  } catch (const EntryNotFound&) {
+    return {};
+  } catch (const RevisionNotFound&) {
+    return {};
+  }
+  std::map<std::string, std::int64_t> dates;
+  for (const auto& entry : entries) {
+    if (!is_valid_path_in_repo(entry.path) || (recursive && entry.type != "file")) {
+      continue;
+    }
+    auto date = aws::parse_iso8601(entry.last_commit_date);
+    if (!date) {
+      throw RemoteError("the Hub gave no commit date for '" + entry.path + "' in " + qualified_id(),
+                        "retry later; cleanup --repo --older-than needs the dates");
+    }
+    dates[entry.path] = std::chrono::duration_cast<std::chrono::seconds>(date->time_since_epoch()).count();
+  }
+  return dates;
 }
 
 std::vector<std::string> HubRepository::list_folders(std::string_view prefix)

@@ -32,6 +32,19 @@ std::vector<std::string> Repository::list_folders(std::string_view prefix)
   return {names.begin(), names.end()};
 }
 
+std::map<std::string, std::int64_t> Repository::item_dates(std::string_view prefix, bool recursive)
+{
+  auto folder = folder_of_prefix(prefix);
+  auto start = folder.empty() ? 0 : folder.size() + 1;
+  std::map<std::string, std::int64_t> dates;
+  for (const auto& file : list_files(folder)) {
+    auto slash = recursive ? std::string::npos : file.path.find('/', start);
+    auto& date = dates[file.path.substr(0, slash)];
+    date = std::max(date, file.modified);
+  }
+  return dates;
+}
+
 bool is_valid_path_in_repo(std::string_view path) noexcept
 {
   if (path.empty() || path.front() == '/' || path.back() == '/') {

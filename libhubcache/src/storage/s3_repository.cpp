@@ -167,7 +167,7 @@ std::vector<RepoFile> S3Repository::list_files(std::string_view prefix)
     if (!is_valid_path_in_repo(path) || path.starts_with(std::string(k_private_dir) + "/")) {
       continue;
     }
-    files.push_back(RepoFile{std::move(path), object.size, {}, {}, object.etag});
+    files.push_back(RepoFile{std::move(path), object.size, {}, {}, object.etag, object.last_modified});
   }
   return files;
 }

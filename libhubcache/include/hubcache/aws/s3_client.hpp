@@ -60,7 +60,8 @@ struct S3Config {
 struct S3Object {
   std::string key;
   std::uint64_t size = 0;
-  std::string etag; // without quotes
+  std::string etag;               // without quotes
+  std::int64_t last_modified = 0; // LastModified of a listing, seconds since the epoch; 0 unknown
   // False when S3 said (on a HEAD) that the object is encrypted with SSE-KMS or SSE-C:
   // its ETag is then no MD5 of the content. A listing cannot tell.
   bool etag_is_checksum = true;

@@ -4,6 +4,7 @@
 #include "hubcache/storage/repository.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,13 @@ struct PruneOptions {
   bool incomplete = false;                // module entries without their complete file set
   bool old_versions = false;              // every neuronxcc-<version> not matching keep_versions
   std::vector<std::string> keep_versions; // full versions or prefixes (version_matches)
+  // Module entries a caller above chose (path -> reason: older-than, unregistered), from
+  // what this floor does not read: dates, and the registry (registry/repo_prune.hpp).
+  std::map<std::string, std::string> chosen_entries;
 };
 
-// One folder to delete. kind: version or entry; reason: old-version, failed, incomplete.
+// One folder or file to delete. kind: version, entry (folders) or registry (a registry
+// file); reason: old-version, failed, incomplete, older-than, unregistered, graphs-removed.
 struct PruneRemoval {
   std::string path;
   std::string kind;
@@ -37,7 +42,11 @@ struct PrunePlan {
   std::size_t files = 0;
   std::uint64_t size_before = 0;     // every file of the repo's compile-cache folders
   std::vector<std::string> versions; // the neuronxcc-<version> folders the repo holds
+  std::vector<std::string> notes;    // what was kept and why, for the user
 };
+
+// Adds a removal to the plan's totals.
+void add_removal(PrunePlan& plan, PruneRemoval removal);
 
 // Decides from one listing; changes nothing. Throws InvalidArgument when a keep filter
 // matches no version the repo holds (a typo would otherwise prune every version).

@@ -39,6 +39,7 @@ struct HubTreeEntry {
   std::uint64_t size = 0;
   std::string oid;                    // git object id (for LFS files: of the pointer)
   std::optional<std::string> lfs_oid; // sha256 of the content, LFS files only
+  std::string last_commit_date;       // ISO 8601, of the last commit that changed it (expand only)
 };
 
 // --- the API -------------------------------------------------------------------------
@@ -61,8 +62,9 @@ public:
   std::optional<HubRepoInfo> repo_info(std::string_view repo_id);
   // Every entry under `path` (empty: the whole repo), following Link pagination.
   // Throws EntryNotFound when `path` does not exist.
+  // expand: each entry with its last commit (the Hub answers that more slowly).
   std::vector<HubTreeEntry> list_tree(std::string_view repo_id, std::string_view revision, std::string_view path,
-                                      bool recursive = true);
+                                      bool recursive = true, bool expand = false);
   std::vector<HubTreeEntry> paths_info(std::string_view repo_id, std::string_view revision,
                                        const std::vector<std::string>& paths);
   PreuploadResult preupload(std::string_view repo_id, std::string_view revision,

@@ -41,6 +41,7 @@ public:
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::vector<std::string> list_folders(std::string_view prefix = {}) override;
+  std::map<std::string, std::int64_t> item_dates(std::string_view prefix, bool recursive) override;
   std::optional<RepoFile> stat(std::string_view path) override;
   std::string read_file(std::string_view path) override;
   void download_file(std::string_view path, const std::filesystem::path& destination,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,9 @@ struct RepoFile {
   // util::multipart_etag); or an opaque tag the store gave (objects encrypted with a
   // managed key). Empty when the store gives none.
   std::string etag = {};
+  // When the file last changed, in seconds since the epoch, by the store's own clock (a
+  // directory's mtime, S3's LastModified); 0 when the listing does not say (the Hub's).
+  std::int64_t modified = 0;
 };
 
 // Content to add: a local file (streamed, never held in memory whole) or bytes. A file is
@@ -180,6 +184,11 @@ public:
   // default derives them from list_files(prefix), backends override it with a cheaper
   // one-level listing.
   virtual std::vector<std::string> list_folders(std::string_view prefix = {});
+  // When each item below the folder `prefix` last changed (seconds since the epoch) by
+  // the store's own dates: commit dates on the Hub, mtimes in a directory, LastModified
+  // on S3. recursive: every file, by path; otherwise the immediate files and sub-folders,
+  // a folder dated by its newest file. The default reads RepoFile::modified of a listing.
+  virtual std::map<std::string, std::int64_t> item_dates(std::string_view prefix, bool recursive);
   // The file at `path`, or nullopt when it does not exist.
   virtual std::optional<RepoFile> stat(std::string_view path) = 0;
   bool file_exists(std::string_view path) { return stat(path).has_value(); }
