@@ -6,6 +6,7 @@
 #include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/compilecache/transfer_errors.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/layout/names.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/nofollow.hpp"
 #include "hubcache/util/process.hpp"
@@ -39,20 +40,9 @@ constexpr std::string_view k_staging_name = ".neuron-cache-pull";
 void sweep_stale_staging(const stdfs::path& root)
 {
   auto prefix = std::string(k_staging_name) + std::string(util::k_temp_infix);
-  auto root_fd = util::open_root_directory(root);
-  std::vector<std::string> names;
-  util::for_each_directory_item(root_fd, [&](std::string_view name, unsigned char) {
-    if (name.starts_with(prefix)) {
-      names.emplace_back(name);
-    }
-  });
-  for (const auto& name : names) {
-    struct stat status {};
-    if (::fstatat(root_fd.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0
-        && util::is_abandoned(name, std::chrono::system_clock::from_time_t(status.st_mtime), std::chrono::hours(24))) {
-      util::remove_tree_at(root_fd, name);
-    }
-  }
+  util::sweep_abandoned(
+    util::open_root_directory(root), [&](std::string_view name) { return name.starts_with(prefix); },
+    std::chrono::hours(24));
 }
 
 // Makes the folder that will hold `relative` (below `root`) as real directories; throws
@@ -65,12 +55,6 @@ void make_parent_directories(const stdfs::path& root, std::string_view relative)
   }
   auto root_fd = util::open_root_directory(root);
   util::open_directory_below(root_fd, relative.substr(0, slash), root.native(), true);
-}
-
-// model.done last, model.neff just before it: the markers a compiler trusts.
-int install_rank(const std::string& name)
-{
-  return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0;
 }
 
 void rename_checked(const stdfs::path& from, const stdfs::path& to)
@@ -135,7 +119,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       files.push_back(&file);
     }
     std::stable_sort(files.begin(), files.end(), [&](const storage::RepoFile* a, const storage::RepoFile* b) {
-      return install_rank(relative_name(entry, *a)) < install_rank(relative_name(entry, *b));
+      return layout::install_rank(relative_name(entry, *a)) < layout::install_rank(relative_name(entry, *b));
     });
     for (const auto* file : files) {
       auto name = relative_name(entry, *file);

@@ -6,8 +6,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace hubcache::util {
+
+std::string errno_text(int error)
+{
+  return std::strerror(error);
+}
 
 std::string_view trim(std::string_view text)
 {

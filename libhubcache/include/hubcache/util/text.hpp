@@ -11,6 +11,9 @@ namespace hubcache::util {
 // neither drive the terminal nor pass for something else. Valid UTF-8 stays as it is.
 std::string escape_control(std::string_view text);
 
+// strerror(error) as a string: the one way messages name an errno.
+std::string errno_text(int error);
+
 // `text` without leading and trailing whitespace (header values, token files, config files).
 std::string_view trim(std::string_view text);
 
