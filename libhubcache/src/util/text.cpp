@@ -10,6 +10,15 @@
 
 namespace hubcache::util {
 
+std::string escape_control(std::string_view text, std::size_t limit)
+{
+  auto out = escape_control(text.substr(0, limit));
+  if (text.size() > limit) {
+    out += "...";
+  }
+  return out;
+}
+
 std::string errno_text(int error)
 {
   return std::strerror(error);
