@@ -22,7 +22,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <random>
 #include <set>
 #include <thread>
 
@@ -103,14 +102,6 @@ void install_entry(const cc::Scan& scan, const cc::Entry& entry, const stdfs::pa
     stdfs::remove_all(staging, ec);
     throw hubcache::IoError("cannot install " + entry.path + " into " + root.string() + ": " + error.what());
   }
-}
-
-std::string random_suffix()
-{
-  std::random_device random;
-  char text[9];
-  std::snprintf(text, sizeof text, "%08x", random());
-  return text;
 }
 
 } // namespace
@@ -202,7 +193,8 @@ JobResult Runner::run(const Job& job)
   std::optional<stdfs::path> private_root;
   if (m_settings.staging_directory) {
     std::lock_guard lock(m_repo_mutex);
-    private_root = *m_settings.staging_directory / ("job-" + std::to_string(++m_job_counter) + "-" + random_suffix());
+    private_root = *m_settings.staging_directory
+                   / ("job-" + std::to_string(++m_job_counter) + "-" + hubcache::util::random_suffix());
     root = *private_root;
   }
   try {

@@ -1,7 +1,10 @@
 #include <hubcache/error.hpp>
 #include <hubcache/hub/config.hpp>
+#include <hubcache/storage/factory.hpp>
 #include <hubcache/storage/repo_choice.hpp>
+#include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/storage/repository.hpp>
+#include <hubcache/storage/s3_repository.hpp>
 #include <hubcache/util/fs.hpp>
 
 #include "test_support.hpp"
@@ -48,6 +51,24 @@ TEST_CASE("Hub ids and directories are told apart")
 }
 
 // Found by fuzz_config_file: "///" was stored as file://// which read back as file:///.
+TEST_CASE("--max-workers reaches an S3 repo's transfers, its default otherwise")
+{
+  auto env = Environment::from_map({{"AWS_REGION", "eu-west-1"}});
+  aws::Overrides anonymous;
+  anonymous.no_sign_request = true;
+  auto spec = parse_repo_spec("s3://nc-bucket/cache");
+  REQUIRE(spec.kind == RepoKind::s3);
+  BackendOptions options;
+  options.aws = anonymous;
+  auto with_default = open_repository(spec, env, options);
+  REQUIRE(dynamic_cast<S3Repository*>(with_default.get()) != nullptr);
+  CHECK(dynamic_cast<S3Repository&>(*with_default).workers() == aws::S3Config{}.workers);
+  options.max_workers = 1;
+  CHECK(dynamic_cast<S3Repository&>(*open_repository(spec, env, options)).workers() == 1);
+  options.max_workers = 12;
+  CHECK(dynamic_cast<S3Repository&>(*open_repository(spec, env, options)).workers() == 12);
+}
+
 TEST_CASE("directory specs with several leading slashes have a canonical form that reads back")
 {
   CHECK(parse_repo_spec("///").canonical() == "file:///");

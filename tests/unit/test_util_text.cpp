@@ -39,6 +39,16 @@ TEST_CASE("escape_control: terminal controls and invalid bytes become visible es
   CHECK(escape_control("\x7f") == "\\x7f");
 }
 
+TEST_CASE("escape_control with a limit: one line of a message, cut visibly")
+{
+  CHECK(escape_control("short", 10) == "short");
+  CHECK(escape_control("exactly10!", 10) == "exactly10!");
+  CHECK(escape_control("a server's long answer", 8) == "a server...");
+  // A control character is escaped, not replaced, also inside the kept part.
+  CHECK(escape_control("bad\x1b[2Jtext", 6) == "bad\\x1b[2...");
+  CHECK(escape_control("", 0).empty());
+}
+
 TEST_CASE("human_duration: the one duration format of every message")
 {
   CHECK(human_duration(0.4212) == "0.42s");

@@ -6,6 +6,7 @@
 #include "hubcache/http/listing_bounds.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/text.hpp"
 #include "hubcache/util/thread_pool.hpp"
 #include "s3_content_check.hpp"
 #include "s3_xml.hpp"
@@ -30,14 +31,7 @@ constexpr std::uint64_t k_max_parts = 10000;
 // Text from a server as it may appear in one line of a message.
 std::string printable(std::string_view text, std::size_t limit = 200)
 {
-  std::string out;
-  for (char c : text.substr(0, limit)) {
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  }
-  if (text.size() > limit) {
-    out += "...";
-  }
-  return out;
+  return util::escape_control(text, limit);
 }
 
 // SSE-KMS and SSE-C objects have ETags that look like an MD5 and are not one.

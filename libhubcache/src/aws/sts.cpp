@@ -17,7 +17,7 @@ constexpr const char* k_sts_version = "2011-06-15";
 
 std::string printable(std::string_view text)
 {
-  return util::escape_control(text.substr(0, 300));
+  return util::escape_control(text, 300);
 }
 
 std::string form_encode(const std::vector<std::pair<std::string, std::string>>& form)

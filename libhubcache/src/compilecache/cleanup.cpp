@@ -33,10 +33,7 @@ namespace {
 
 constexpr std::int64_t k_max_age = 100ll * 366 * 24 * 3600;
 
-std::string errno_text(int error)
-{
-  return std::strerror(error);
-}
+using util::errno_text;
 
 } // namespace
 

@@ -6,6 +6,7 @@
 #include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/compilecache/transfer_errors.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/layout/names.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/nofollow.hpp"
 #include "hubcache/util/process.hpp"
@@ -39,20 +40,9 @@ constexpr std::string_view k_staging_name = ".neuron-cache-pull";
 void sweep_stale_staging(const stdfs::path& root)
 {
   auto prefix = std::string(k_staging_name) + std::string(util::k_temp_infix);
-  auto root_fd = util::open_root_directory(root);
-  std::vector<std::string> names;
-  util::for_each_directory_item(root_fd, [&](std::string_view name, unsigned char) {
-    if (name.starts_with(prefix)) {
-      names.emplace_back(name);
-    }
-  });
-  for (const auto& name : names) {
-    struct stat status {};
-    if (::fstatat(root_fd.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0
-        && util::is_abandoned(name, std::chrono::system_clock::from_time_t(status.st_mtime), std::chrono::hours(24))) {
-      util::remove_tree_at(root_fd, name);
-    }
-  }
+  util::sweep_abandoned(
+    util::open_root_directory(root), [&](std::string_view name) { return name.starts_with(prefix); },
+    std::chrono::hours(24));
 }
 
 // Makes the folder that will hold `relative` (below `root`) as real directories; throws
@@ -65,12 +55,6 @@ void make_parent_directories(const stdfs::path& root, std::string_view relative)
   }
   auto root_fd = util::open_root_directory(root);
   util::open_directory_below(root_fd, relative.substr(0, slash), root.native(), true);
-}
-
-// model.done last, model.neff just before it: the markers a compiler trusts.
-int install_rank(const std::string& name)
-{
-  return name == "model.done" ? 2 : name == "model.neff" ? 1 : 0;
 }
 
 void rename_checked(const stdfs::path& from, const stdfs::path& to)
@@ -135,7 +119,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       files.push_back(&file);
     }
     std::stable_sort(files.begin(), files.end(), [&](const storage::RepoFile* a, const storage::RepoFile* b) {
-      return install_rank(relative_name(entry, *a)) < install_rank(relative_name(entry, *b));
+      return layout::install_rank(relative_name(entry, *a)) < layout::install_rank(relative_name(entry, *b));
     });
     for (const auto* file : files) {
       auto name = relative_name(entry, *file);
@@ -164,6 +148,247 @@ PullReport report_of_plan(PullPlan& plan)
 
 } // namespace
 
+namespace {
+
+// One applied pull: one task per file, entry after entry, so entries complete (and appear)
+// one by one while the workers share the files of big entries. Entries whose files have
+// all landed are installed in batches: one syncfs makes every staged file of the batch
+// durable (instead of one fsync per file, which dominated pulls of many small files), then
+// each entry appears by its rename. One worker at a time installs; the others keep
+// downloading. An entry fails whole; a failure of the repo stops the run (transfer_errors).
+class PullRun {
+public:
+  PullRun(storage::Repository& repo, const stdfs::path& root, PullPlan& plan, DigestCache& digests,
+          const util::TransferCallback& progress, PullReport& report, const stdfs::path& staging)
+    : m_repo(repo), m_root(root), m_installs(plan.installs), m_digests(digests), m_progress(progress), m_report(report),
+      m_staging(staging), m_slots(plan.installs.size()), m_state{0, plan.bytes_planned, 0, plan.files_planned}
+  {
+    for (std::size_t i = 0; i < m_installs.size(); ++i) {
+      m_slots[i].remaining = m_installs[i].to_download.size();
+      for (std::size_t f = 0; f < m_installs[i].to_download.size(); ++f) {
+        m_tasks.emplace_back(i, f);
+      }
+    }
+  }
+
+  void run(std::size_t workers)
+  {
+    {
+      std::lock_guard lock(m_mutex);
+      report_progress();
+    }
+    util::parallel_for(m_tasks.size(), std::max<std::size_t>(1, workers), [&](std::size_t task) {
+      auto [index, file_index] = m_tasks[task];
+      download(index, file_index);
+      // Whoever lands an entry's last file queues it for installing; a failed entry is
+      // dropped whole.
+      auto& slot = m_slots[index];
+      if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (!slot.failed && !m_stopped && interrupting_signal() == 0) {
+          {
+            std::lock_guard lock(m_ready_mutex);
+            m_ready.push_back(index);
+          }
+          install_ready(false);
+        } else {
+          remove_quietly(stage_of(index));
+        }
+      }
+    });
+    install_ready(true);
+    if (!m_report.entries_pulled.empty()) {
+      // The renames that made entries appear, durable once for the whole run.
+      try {
+        util::sync_filesystem(m_root);
+      } catch (const Error&) {
+      }
+    }
+  }
+
+  // After run(): every entry neither installed, skipped nor failed is said to be left out
+  // when a failure of the repo stopped the run.
+  void report_stopped()
+  {
+    if (!m_stopped || m_report.interrupted_by != 0) {
+      return;
+    }
+    for (std::size_t i = 0; i < m_installs.size(); ++i) {
+      const auto& path = m_installs[i].entry.path;
+      bool installed = std::find(m_report.entries_pulled.begin(), m_report.entries_pulled.end(), path)
+                       != m_report.entries_pulled.end();
+      bool reported = m_slots[i].failed || installed
+                      || std::any_of(m_report.skipped.begin(), m_report.skipped.end(),
+                                     [&](const Skipped& item) { return item.path == path; });
+      if (!reported) {
+        m_report.errors.push_back(
+          {path, "stopped", "not installed: the run stopped after an error of the repo (" + m_stop_reason + ")"});
+      }
+    }
+  }
+
+private:
+  struct Slot {
+    std::atomic<std::size_t> remaining{0};
+    std::atomic<bool> failed{false};
+  };
+
+  static void remove_quietly(const stdfs::path& path)
+  {
+    std::error_code ignored;
+    stdfs::remove_all(path, ignored);
+  }
+
+  // Each entry's staging directory, named by its index (not kept: one path per entry).
+  stdfs::path stage_of(std::size_t index) const { return m_staging / std::to_string(index); }
+
+  void report_progress()
+  {
+    if (m_progress) {
+      m_progress(m_state);
+    }
+  }
+
+  void download(std::size_t index, std::size_t file_index)
+  {
+    auto& install = m_installs[index];
+    auto& file = install.to_download[file_index];
+    if (m_stopped || m_slots[index].failed || interrupting_signal() != 0) {
+      return;
+    }
+    std::uint64_t reported = 0;
+    try {
+      auto destination = stage_of(index) / relative_name(install.entry, file);
+      stdfs::create_directories(destination.parent_path());
+      // Checked against the listing; what is remembered is the digest of the bytes written.
+      auto written = m_repo.download_listed(
+        file, destination,
+        [&](std::uint64_t done, std::uint64_t) {
+          throw_if_interrupted();
+          std::lock_guard lock(m_mutex);
+          if (done > reported) {
+            m_state.bytes_done += done - reported;
+            reported = done;
+          }
+          report_progress();
+        },
+        false); // made durable by one syncfs per batch of entries, before they appear
+      file.sha256 = std::move(written.sha256);
+      file.git_blob_sha1 = std::move(written.git_blob_sha1);
+      file.etag = std::move(written.etag); // empty when no ETag vouched for these bytes
+      std::lock_guard lock(m_mutex);
+      m_state.bytes_done += file.size > reported ? file.size - reported : 0;
+      ++m_state.files_done;
+      report_progress();
+    } catch (const Error&) {
+      fail_entry(index, std::current_exception());
+    } catch (const stdfs::filesystem_error&) {
+      fail_entry(index, std::current_exception());
+    }
+  }
+
+  void fail_entry(std::size_t index, const std::exception_ptr& error)
+  {
+    bool first = !m_slots[index].failed.exchange(true);
+    std::lock_guard lock(m_mutex);
+    if (is_interruption(error)) {
+      return; // not an error of the entry: the run was asked to stop
+    }
+    m_report.no_space = m_report.no_space || is_no_space(error);
+    if (first) {
+      m_report.errors.push_back({m_installs[index].entry.path, "error", message_of(error)});
+    }
+    if (stops_the_run(error) && !m_stopped.exchange(true)) {
+      m_stop_reason = message_of(error);
+    }
+  }
+
+  void install_ready(bool wait)
+  {
+    std::unique_lock installing(m_install_mutex, std::defer_lock);
+    if (wait) {
+      installing.lock();
+    } else if (!installing.try_lock()) {
+      return; // the installing worker takes this entry in its next batch
+    }
+    for (;;) {
+      std::vector<std::size_t> batch;
+      {
+        std::lock_guard lock(m_ready_mutex);
+        batch.swap(m_ready);
+      }
+      if (batch.empty()) {
+        return;
+      }
+      std::exception_ptr flush_error;
+      try {
+        util::sync_filesystem(m_staging);
+      } catch (const Error&) {
+        flush_error = std::current_exception();
+      }
+      for (auto index : batch) {
+        if (flush_error) {
+          fail_entry(index, flush_error);
+          remove_quietly(stage_of(index));
+        } else {
+          finish_entry(index);
+        }
+      }
+    }
+  }
+
+  void finish_entry(std::size_t index)
+  {
+    auto& install = m_installs[index];
+    try {
+      auto skipped = install_entry(install, stage_of(index), m_root);
+      std::lock_guard lock(m_mutex);
+      if (skipped) {
+        m_report.skipped.push_back(std::move(*skipped));
+        return;
+      }
+      auto target = m_root / install.entry.path;
+      for (const auto& file : install.to_download) {
+        try {
+          m_digests.remember(
+            file.path, stamp_of(target / relative_name(install.entry, file)),
+            {.size = file.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
+        } catch (const Error&) {
+        }
+      }
+      m_report.entries_pulled.push_back(install.entry.path);
+      if (install.replace) {
+        m_report.entries_replaced.push_back(install.entry.path);
+      }
+      m_report.files_downloaded += install.to_download.size();
+      m_report.bytes_downloaded += install.bytes;
+    } catch (const Error&) {
+      fail_entry(index, std::current_exception());
+    } catch (const stdfs::filesystem_error&) {
+      fail_entry(index, std::current_exception());
+    }
+    remove_quietly(stage_of(index));
+  }
+
+  storage::Repository& m_repo;
+  const stdfs::path& m_root;
+  std::vector<PullInstall>& m_installs;
+  DigestCache& m_digests;
+  const util::TransferCallback& m_progress;
+  PullReport& m_report;
+  stdfs::path m_staging;
+  std::vector<Slot> m_slots;
+  std::vector<std::pair<std::size_t, std::size_t>> m_tasks; // (install, file)
+  std::mutex m_mutex; // guards the report, the digest cache, the progress state and the stop reason
+  util::TransferProgress m_state;
+  std::atomic<bool> m_stopped{false};
+  std::string m_stop_reason;
+  std::mutex m_ready_mutex;
+  std::vector<std::size_t> m_ready; // entries whose files have all landed
+  std::mutex m_install_mutex;
+};
+
+} // namespace
+
 PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
                       const PullOptions& options, const util::TransferCallback& progress)
 {
@@ -183,205 +408,10 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   sweep_stale_staging(root);
   // One pull's downloads, removed when done.
   util::TemporaryDirectory staging(root / std::string(k_staging_name));
-
-  // One task per file, entry after entry, so entries complete (and appear) one by one
-  // while the workers share the files of big entries.
-  struct Slot {
-    std::atomic<std::size_t> remaining{0};
-    std::atomic<bool> failed{false};
-  };
-  auto& installs = plan.installs;
-  std::vector<Slot> slots(installs.size());
-  // Each entry's staging directory, named by its index (not kept: one path per entry).
-  auto stage_of = [&](std::size_t index) { return staging.path() / std::to_string(index); };
-  std::vector<std::pair<std::size_t, std::size_t>> tasks; // (install, file)
-  for (std::size_t i = 0; i < installs.size(); ++i) {
-    slots[i].remaining = installs[i].to_download.size();
-    for (std::size_t f = 0; f < installs[i].to_download.size(); ++f) {
-      tasks.emplace_back(i, f);
-    }
-  }
-
-  auto remove_quietly = [](const stdfs::path& path) {
-    std::error_code ignored;
-    stdfs::remove_all(path, ignored);
-  };
-  std::mutex mutex; // guards the report, the digest cache, the progress state and the stop reason
-  std::atomic<bool> stopped{false};
-  std::string stop_reason;
-  util::TransferProgress state{0, plan.bytes_planned, 0, plan.files_planned};
-  auto report_progress = [&] {
-    if (progress) {
-      progress(state);
-    }
-  };
-  {
-    std::lock_guard lock(mutex);
-    report_progress();
-  }
-
-  auto fail_entry = [&](std::size_t index, const std::exception_ptr& error) {
-    auto& slot = slots[index];
-    bool first = !slot.failed.exchange(true);
-    std::lock_guard lock(mutex);
-    if (is_interruption(error)) {
-      return; // not an error of the entry: the run was asked to stop
-    }
-    report.no_space = report.no_space || is_no_space(error);
-    if (first) {
-      report.errors.push_back({installs[index].entry.path, "error", message_of(error)});
-    }
-    if (stops_the_run(error) && !stopped.exchange(true)) {
-      stop_reason = message_of(error);
-    }
-  };
-
-  auto finish_entry = [&](std::size_t index) {
-    auto& install = installs[index];
-    try {
-      auto skipped = install_entry(install, stage_of(index), root);
-      std::lock_guard lock(mutex);
-      if (skipped) {
-        report.skipped.push_back(std::move(*skipped));
-        return;
-      }
-      auto target = root / install.entry.path;
-      for (const auto& file : install.to_download) {
-        try {
-          digests.remember(
-            file.path, stamp_of(target / relative_name(install.entry, file)),
-            {.size = file.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
-        } catch (const Error&) {
-        }
-      }
-      report.entries_pulled.push_back(install.entry.path);
-      if (install.replace) {
-        report.entries_replaced.push_back(install.entry.path);
-      }
-      report.files_downloaded += install.to_download.size();
-      report.bytes_downloaded += install.bytes;
-    } catch (const Error&) {
-      fail_entry(index, std::current_exception());
-    } catch (const stdfs::filesystem_error&) {
-      fail_entry(index, std::current_exception());
-    }
-    remove_quietly(stage_of(index));
-  };
-
-  // Entries whose files have all landed are installed in batches: one syncfs makes every
-  // staged file of the batch durable (instead of one fsync per file, which dominated
-  // pulls of many small files), then each entry appears by its rename. One worker at a
-  // time installs; the others keep downloading.
-  std::mutex ready_mutex;
-  std::vector<std::size_t> ready;
-  std::mutex install_mutex;
-  auto install_ready = [&](bool wait) {
-    std::unique_lock installing(install_mutex, std::defer_lock);
-    if (wait) {
-      installing.lock();
-    } else if (!installing.try_lock()) {
-      return; // the installing worker takes this entry in its next batch
-    }
-    for (;;) {
-      std::vector<std::size_t> batch;
-      {
-        std::lock_guard lock(ready_mutex);
-        batch.swap(ready);
-      }
-      if (batch.empty()) {
-        return;
-      }
-      std::exception_ptr flush_error;
-      try {
-        util::sync_filesystem(staging.path());
-      } catch (const Error&) {
-        flush_error = std::current_exception();
-      }
-      for (auto index : batch) {
-        if (flush_error) {
-          fail_entry(index, flush_error);
-          remove_quietly(stage_of(index));
-        } else {
-          finish_entry(index);
-        }
-      }
-    }
-  };
-
-  util::parallel_for(tasks.size(), std::max<std::size_t>(1, options.workers), [&](std::size_t task) {
-    auto [index, file_index] = tasks[task];
-    auto& install = installs[index];
-    auto& slot = slots[index];
-    auto& file = install.to_download[file_index];
-    if (!stopped && !slot.failed && interrupting_signal() == 0) {
-      std::uint64_t reported = 0;
-      try {
-        auto destination = stage_of(index) / relative_name(install.entry, file);
-        stdfs::create_directories(destination.parent_path());
-        // Checked against the listing; what is remembered is the digest of the bytes written.
-        auto written = repo.download_listed(
-          file, destination,
-          [&](std::uint64_t done, std::uint64_t) {
-            throw_if_interrupted();
-            std::lock_guard lock(mutex);
-            if (done > reported) {
-              state.bytes_done += done - reported;
-              reported = done;
-            }
-            report_progress();
-          },
-          false); // made durable by one syncfs per batch of entries, before they appear
-        file.sha256 = std::move(written.sha256);
-        file.git_blob_sha1 = std::move(written.git_blob_sha1);
-        file.etag = std::move(written.etag); // empty when no ETag vouched for these bytes
-        std::lock_guard lock(mutex);
-        state.bytes_done += file.size > reported ? file.size - reported : 0;
-        ++state.files_done;
-        report_progress();
-      } catch (const Error&) {
-        fail_entry(index, std::current_exception());
-      } catch (const stdfs::filesystem_error&) {
-        fail_entry(index, std::current_exception());
-      }
-    }
-    // Whoever lands an entry's last file queues it for installing; a failed entry is
-    // dropped whole.
-    if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (!slot.failed && !stopped && interrupting_signal() == 0) {
-        {
-          std::lock_guard lock(ready_mutex);
-          ready.push_back(index);
-        }
-        install_ready(false);
-      } else {
-        remove_quietly(stage_of(index));
-      }
-    }
-  });
-  install_ready(true);
-  if (!report.entries_pulled.empty()) {
-    // The renames that made entries appear, durable once for the whole run.
-    try {
-      util::sync_filesystem(root);
-    } catch (const Error&) {
-    }
-  }
-
+  PullRun run(repo, root, plan, digests, progress, report, staging.path());
+  run.run(options.workers);
   report.interrupted_by = interrupting_signal();
-  if (stopped && report.interrupted_by == 0) {
-    for (std::size_t i = 0; i < installs.size(); ++i) {
-      const auto& path = installs[i].entry.path;
-      bool installed =
-        std::find(report.entries_pulled.begin(), report.entries_pulled.end(), path) != report.entries_pulled.end();
-      bool reported = slots[i].failed || installed
-                      || std::any_of(report.skipped.begin(), report.skipped.end(),
-                                     [&](const Skipped& item) { return item.path == path; });
-      if (!reported) {
-        report.errors.push_back(
-          {path, "stopped", "not installed: the run stopped after an error of the repo (" + stop_reason + ")"});
-      }
-    }
-  }
+  run.report_stopped();
   // The same report whatever the number of workers and the order they finished in.
   auto by_path = [](const Skipped& a, const Skipped& b) { return a.path < b.path; };
   std::sort(report.entries_pulled.begin(), report.entries_pulled.end());

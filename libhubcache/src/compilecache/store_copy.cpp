@@ -421,6 +421,206 @@ CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, con
   return plan;
 }
 
+namespace {
+
+// One applied copy, a batch of whole entries at a time (within the byte and file budgets):
+// the batch's files downloaded at once into the scratch folder, then one commit to the
+// target of the entries whose files all landed. A failure of the source stops the run.
+class CopyRun {
+public:
+  CopyRun(storage::Repository& source, storage::Repository& target, CopyPlan& plan, const CopyOptions& options,
+          const util::TransferCallback& progress, CopyReport& report, const stdfs::path& scratch)
+    : m_source(source), m_target(target), m_copies(plan.copies), m_options(options), m_progress(progress),
+      m_report(report), m_scratch(scratch), m_state{0, plan.bytes_planned, 0, plan.files_planned}
+  {}
+
+  void run()
+  {
+    {
+      std::lock_guard lock(m_mutex);
+      report_progress();
+    }
+    std::size_t next = 0;
+    std::size_t batch_number = 0;
+    while (next < m_copies.size() && !m_stopped) {
+      auto begin = next;
+      next = batch_end(begin);
+      auto stage = m_scratch / std::to_string(batch_number++);
+      std::vector<std::atomic<bool>> failed(next - begin);
+      download_batch(begin, next, stage, failed);
+      if (m_stopped) {
+        break;
+      }
+      commit_batch(begin, next, stage, failed);
+    }
+  }
+
+  // After run(): everything not committed yet is left out, each entry reported once.
+  void report_stopped()
+  {
+    if (!m_stopped) {
+      return;
+    }
+    std::set<std::string> reported(m_report.entries_copied.begin(), m_report.entries_copied.end());
+    for (const auto& error : m_report.errors) {
+      reported.insert(error.path);
+    }
+    for (const auto& copy : m_copies) {
+      const auto& path = copy.entry.path;
+      if (reported.insert(path).second) {
+        m_report.errors.push_back({path, "error", "not copied: " + m_stop_reason});
+      }
+    }
+  }
+
+private:
+  // Every byte is read from the source and written to the target: progress counts half a
+  // byte for each, so that the bar's rate and ETA cover the whole copy.
+  void report_progress()
+  {
+    m_state.bytes_done = (m_downloaded + m_uploaded) / 2;
+    if (m_progress) {
+      m_progress(m_state);
+    }
+  }
+
+  // The end of the batch starting at `begin`: whole entries, within the byte and file
+  // budgets (at least one entry).
+  std::size_t batch_end(std::size_t begin) const
+  {
+    auto next = begin;
+    std::uint64_t batch_bytes = 0;
+    std::size_t batch_files = 0;
+    do {
+      batch_bytes += m_copies[next].bytes;
+      batch_files += m_copies[next].to_copy.size();
+      ++next;
+    } while (next < m_copies.size() && batch_bytes + m_copies[next].bytes <= m_options.batch_bytes
+             && batch_files + m_copies[next].to_copy.size() <= m_options.batch_files);
+    return next;
+  }
+
+  void download_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
+                      std::vector<std::atomic<bool>>& failed)
+  {
+    std::vector<std::pair<std::size_t, std::size_t>> tasks; // (copy, file)
+    for (auto i = begin; i < end; ++i) {
+      for (std::size_t f = 0; f < m_copies[i].to_copy.size(); ++f) {
+        tasks.emplace_back(i, f);
+      }
+    }
+    util::parallel_for(tasks.size(), std::max<std::size_t>(m_options.workers, 1), [&](std::size_t t) {
+      auto [index, file_index] = tasks[t];
+      if (m_stopped || failed[index - begin]) {
+        return;
+      }
+      auto& file = m_copies[index].to_copy[file_index];
+      std::uint64_t seen = 0;
+      auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
+        std::lock_guard lock(m_mutex);
+        m_downloaded += done > seen ? done - seen : 0;
+        seen = std::max(seen, done);
+        report_progress();
+      };
+      try {
+        auto destination = stage / file.path;
+        stdfs::create_directories(destination.parent_path());
+        // Staged without fsync: the scratch copy only has to outlive the commit.
+        // Checked against the listing; the records keep the digest of the bytes copied.
+        auto copied = m_source.download_listed(file, destination, on_bytes, false);
+        file.sha256 = std::move(copied.sha256);
+        file.git_blob_sha1 = std::move(copied.git_blob_sha1);
+      } catch (...) {
+        auto error = std::current_exception();
+        bool first = !failed[index - begin].exchange(true);
+        std::lock_guard lock(m_mutex);
+        if (first) {
+          m_report.errors.push_back({m_copies[index].entry.path, "error", message_of(error)});
+        }
+        if (stops_the_run(error) && !m_stopped.exchange(true)) {
+          m_stop_reason = message_of(error);
+        }
+      }
+    });
+  }
+
+  void commit_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
+                    const std::vector<std::atomic<bool>>& failed)
+  {
+    storage::CommitRequest request;
+    request.message = m_options.commit_message;
+    std::vector<std::size_t> landed;
+    std::uint64_t landed_bytes = 0;
+    for (auto i = begin; i < end; ++i) {
+      if (failed[i - begin]) {
+        continue;
+      }
+      landed.push_back(i);
+      landed_bytes += m_copies[i].bytes;
+      for (const auto& file : m_copies[i].to_copy) {
+        request.additions.push_back({file.path, storage::FileSource::from_file(stage / file.path)});
+      }
+    }
+    if (request.additions.empty()) {
+      return;
+    }
+    auto uploaded_before = m_uploaded;
+    auto result = m_target.commit(request, [&](std::uint64_t done, std::uint64_t) {
+      std::lock_guard lock(m_mutex);
+      m_uploaded = std::max(m_uploaded, uploaded_before + done);
+      report_progress();
+    });
+    if (m_options.records != nullptr) {
+      remember(result, landed);
+    }
+    std::lock_guard lock(m_mutex);
+    m_uploaded = uploaded_before + landed_bytes;
+    ++m_report.commits;
+    m_report.revision = result.revision;
+    m_report.files_copied += request.additions.size();
+    m_report.bytes_copied += landed_bytes;
+    for (auto i : landed) {
+      m_report.entries_copied.push_back(m_copies[i].entry.path);
+    }
+    m_state.files_done += request.additions.size();
+    report_progress();
+    std::error_code ignored;
+    stdfs::remove_all(stage, ignored);
+  }
+
+  // What the target now holds of each file, beside the source's checksums.
+  void remember(const storage::CommitResult& result, const std::vector<std::size_t>& landed)
+  {
+    std::unordered_map<std::string_view, const storage::RepoFile*> committed;
+    for (const auto& file : result.files) {
+      committed.emplace(file.path, &file);
+    }
+    for (auto i : landed) {
+      for (const auto& file : m_copies[i].to_copy) {
+        if (auto it = committed.find(file.path); it != committed.end()) {
+          m_options.records->remember(file, *it->second);
+        }
+      }
+    }
+  }
+
+  storage::Repository& m_source;
+  storage::Repository& m_target;
+  std::vector<CopyItem>& m_copies;
+  const CopyOptions& m_options;
+  const util::TransferCallback& m_progress;
+  CopyReport& m_report;
+  stdfs::path m_scratch;
+  std::mutex m_mutex; // guards the report, the progress state and the stop reason
+  util::TransferProgress m_state;
+  std::uint64_t m_downloaded = 0;
+  std::uint64_t m_uploaded = 0;
+  std::atomic<bool> m_stopped{false};
+  std::string m_stop_reason;
+};
+
+} // namespace
+
 CopyReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
                       const CopyOptions& options, const util::TransferCallback& progress)
 {
@@ -437,150 +637,9 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
   }
   auto parent = options.scratch_parent.empty() ? stdfs::path("/tmp") : options.scratch_parent;
   util::TemporaryDirectory scratch(parent / "neuron-cache-copy");
-
-  // Every byte is read from the source and written to the target: progress counts half a
-  // byte for each, so that the bar's rate and ETA cover the whole copy.
-  std::mutex mutex; // guards the report, the progress state and the stop reason
-  std::uint64_t downloaded = 0;
-  std::uint64_t uploaded = 0;
-  util::TransferProgress state{0, plan.bytes_planned, 0, plan.files_planned};
-  auto report_progress = [&] {
-    state.bytes_done = (downloaded + uploaded) / 2;
-    if (progress) {
-      progress(state);
-    }
-  };
-  {
-    std::lock_guard lock(mutex);
-    report_progress();
-  }
-
-  std::atomic<bool> stopped{false};
-  std::string stop_reason;
-  auto& copies = plan.copies;
-  std::size_t next = 0;
-  std::size_t batch_number = 0;
-  while (next < copies.size() && !stopped) {
-    // The next batch: whole entries, within the byte and file budgets (at least one entry).
-    auto begin = next;
-    std::uint64_t batch_bytes = 0;
-    std::size_t batch_files = 0;
-    do {
-      batch_bytes += copies[next].bytes;
-      batch_files += copies[next].to_copy.size();
-      ++next;
-    } while (next < copies.size() && batch_bytes + copies[next].bytes <= options.batch_bytes
-             && batch_files + copies[next].to_copy.size() <= options.batch_files);
-    auto stage = scratch.path() / std::to_string(batch_number++);
-
-    std::vector<std::pair<std::size_t, std::size_t>> tasks; // (copy, file)
-    for (auto i = begin; i < next; ++i) {
-      for (std::size_t f = 0; f < copies[i].to_copy.size(); ++f) {
-        tasks.emplace_back(i, f);
-      }
-    }
-    std::vector<std::atomic<bool>> failed(next - begin);
-    util::parallel_for(tasks.size(), std::max<std::size_t>(options.workers, 1), [&](std::size_t t) {
-      auto [index, file_index] = tasks[t];
-      if (stopped || failed[index - begin]) {
-        return;
-      }
-      auto& file = copies[index].to_copy[file_index];
-      std::uint64_t seen = 0;
-      auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
-        std::lock_guard lock(mutex);
-        downloaded += done > seen ? done - seen : 0;
-        seen = std::max(seen, done);
-        report_progress();
-      };
-      try {
-        auto destination = stage / file.path;
-        stdfs::create_directories(destination.parent_path());
-        // Staged without fsync: the scratch copy only has to outlive the commit.
-        // Checked against the listing; the records keep the digest of the bytes copied.
-        auto copied = source.download_listed(file, destination, on_bytes, false);
-        file.sha256 = std::move(copied.sha256);
-        file.git_blob_sha1 = std::move(copied.git_blob_sha1);
-      } catch (...) {
-        auto error = std::current_exception();
-        bool first = !failed[index - begin].exchange(true);
-        std::lock_guard lock(mutex);
-        if (first) {
-          report.errors.push_back({copies[index].entry.path, "error", message_of(error)});
-        }
-        if (stops_the_run(error) && !stopped.exchange(true)) {
-          stop_reason = message_of(error);
-        }
-      }
-    });
-    if (stopped) {
-      break;
-    }
-
-    storage::CommitRequest request;
-    request.message = options.commit_message;
-    std::vector<std::size_t> landed;
-    std::uint64_t landed_bytes = 0;
-    for (auto i = begin; i < next; ++i) {
-      if (failed[i - begin]) {
-        continue;
-      }
-      landed.push_back(i);
-      landed_bytes += copies[i].bytes;
-      for (const auto& file : copies[i].to_copy) {
-        request.additions.push_back({file.path, storage::FileSource::from_file(stage / file.path)});
-      }
-    }
-    if (request.additions.empty()) {
-      continue;
-    }
-    auto uploaded_before = uploaded;
-    auto result = target.commit(request, [&](std::uint64_t done, std::uint64_t) {
-      std::lock_guard lock(mutex);
-      uploaded = std::max(uploaded, uploaded_before + done);
-      report_progress();
-    });
-    if (options.records != nullptr) {
-      // What the target now holds of each file, beside the source's checksums.
-      std::unordered_map<std::string_view, const storage::RepoFile*> committed;
-      for (const auto& file : result.files) {
-        committed.emplace(file.path, &file);
-      }
-      for (auto i : landed) {
-        for (const auto& file : copies[i].to_copy) {
-          if (auto it = committed.find(file.path); it != committed.end()) {
-            options.records->remember(file, *it->second);
-          }
-        }
-      }
-    }
-    std::lock_guard lock(mutex);
-    uploaded = uploaded_before + landed_bytes;
-    ++report.commits;
-    report.revision = result.revision;
-    report.files_copied += request.additions.size();
-    report.bytes_copied += landed_bytes;
-    for (auto i : landed) {
-      report.entries_copied.push_back(copies[i].entry.path);
-    }
-    state.files_done += request.additions.size();
-    report_progress();
-    std::error_code ignored;
-    stdfs::remove_all(stage, ignored);
-  }
-  if (stopped) {
-    // Everything not committed yet is left out, each entry reported once.
-    std::set<std::string> reported(report.entries_copied.begin(), report.entries_copied.end());
-    for (const auto& error : report.errors) {
-      reported.insert(error.path);
-    }
-    for (const auto& copy : copies) {
-      const auto& path = copy.entry.path;
-      if (reported.insert(path).second) {
-        report.errors.push_back({path, "error", "not copied: " + stop_reason});
-      }
-    }
-  }
+  CopyRun run(source, target, plan, options, progress, report, scratch.path());
+  run.run();
+  run.report_stopped();
   if (report.commits == 0) {
     report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
   }

@@ -3,6 +3,7 @@
 #include "detail.hpp"
 
 #include "hubcache/http/listing_bounds.hpp"
+#include "hubcache/util/fs.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <set>
 
 namespace hubcache::hub {
@@ -88,12 +88,9 @@ http::Response HubApi::call(http::Request request, const HubErrorContext& error_
 
 void HubApi::check_write_access(std::string_view repo_id)
 {
-  std::random_device random;
-  char suffix[17];
-  std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
   http::Request request;
   request.method = "DELETE";
-  request.url = api_url(repo_id, "branch/this-branch-does-not-exist-" + std::string(suffix));
+  request.url = api_url(repo_id, "branch/this-branch-does-not-exist-" + util::random_suffix());
   request.headers = auth_headers();
   auto response = send(std::move(request));
   auto code = response.headers.get("X-Error-Code").value_or("");

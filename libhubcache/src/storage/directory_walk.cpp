@@ -31,10 +31,7 @@ constexpr std::size_t k_folders_per_walk_thread = 256; // fewer: not worth a thr
 // `truncate -s 1T`), not compiler output: hashing or copying it would read zeros for hours.
 constexpr std::uint64_t k_sparse_floor = std::uint64_t{1} << 30;
 
-std::string errno_text(int error)
-{
-  return std::strerror(error);
-}
+using util::errno_text;
 
 std::string join(const std::string& folder, std::string_view name)
 {
@@ -398,6 +395,15 @@ std::vector<std::string> sub_folders(const stdfs::path& root, const std::string&
     skip(std::string(relative), "cannot be read: " + errno_text(error));
   }
   return names;
+}
+
+void make_directories(const stdfs::path& directory)
+{
+  std::error_code ec;
+  stdfs::create_directories(directory, ec);
+  if (ec) {
+    throw IoError("cannot create " + directory.string() + ": " + ec.message(), "check that the cache repo is writable");
+  }
 }
 
 } // namespace hubcache::storage::detail

@@ -20,6 +20,15 @@ constexpr int k_max_depth = 16;
 // The reason given for a path with a link in the middle: never followed, never written through.
 constexpr std::string_view k_below_link = "lies below a symbolic link";
 
+// The top-level folder of a repo path.
+inline std::string_view first_component(std::string_view path)
+{
+  return path.substr(0, path.find('/'));
+}
+
+// Makes `directory` and its parents; IoError when it cannot.
+void make_directories(const std::filesystem::path& directory);
+
 struct ServeLimits {
   std::uint64_t max_file_size = 0; // DirectoryRepository::max_file_size
 };

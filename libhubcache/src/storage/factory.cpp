@@ -40,6 +40,9 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
   }
   case RepoKind::s3: {
     auto config = aws::S3Config::from_environment(env, options.aws);
+    if (options.max_workers > 0) {
+      config.workers = options.max_workers; // a commit's uploads and deletions, a multipart's parts
+    }
     auto credentials = config.sign ? std::make_shared<aws::CredentialChain>(env, options.aws) : nullptr;
     auto client = std::make_shared<aws::S3Client>(std::move(config), std::move(credentials));
     return std::make_unique<S3Repository>(aws::parse_s3_url(spec.s3_url), std::move(client));

@@ -4,6 +4,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/hub/config.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -39,18 +40,7 @@ bool is_valid_segment(std::string_view segment)
 
 std::string quoted(std::string_view text)
 {
-  std::string out = "'";
-  for (char c : text) {
-    if (std::iscntrl(static_cast<unsigned char>(c)) != 0) {
-      out += "\\x";
-      static constexpr char digits[] = "0123456789abcdef";
-      out += digits[(static_cast<unsigned char>(c) >> 4) & 0xf];
-      out += digits[static_cast<unsigned char>(c) & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
+  return "'" + util::escape_control(text) + "'";
 }
 
 // `https://huggingface.co/<org>/<name>` (hf.co too, `/tree/main` and a trailing '/'

@@ -1,4 +1,5 @@
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/text.hpp"
 
 #include "hubcache/util/file_system.hpp"
 
@@ -26,22 +27,6 @@
 namespace hubcache::util {
 
 namespace {
-
-std::string errno_text(int error)
-{
-  return std::strerror(error);
-}
-
-std::string random_suffix()
-{
-  static thread_local std::mt19937_64 generator{std::random_device{}()};
-  static constexpr char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string out(10, '0');
-  for (auto& c : out) {
-    c = digits[generator() % 36];
-  }
-  return out;
-}
 
 // Live temp files, in memory a signal handler may read: a slot is free (0), being changed
 // (1) or holds a path to remove on a fatal signal (2).
@@ -96,6 +81,17 @@ void remove_temp_files_on_fatal_signals()
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(signal, &action, nullptr);
   }
+}
+
+std::string random_suffix()
+{
+  static thread_local std::mt19937_64 generator{std::random_device{}()};
+  static constexpr char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string out(10, '0');
+  for (auto& c : out) {
+    c = digits[generator() % 36];
+  }
+  return out;
 }
 
 bool is_abandoned_temp_file(const stdfs::path& path, std::chrono::seconds unsure_age,

@@ -157,4 +157,25 @@ bool remove_tree_at(const Fd& parent, std::string_view name)
   return remove_tree_below(parent, std::string(name), 0);
 }
 
+std::size_t sweep_abandoned(const Fd& directory, const std::function<bool(std::string_view name)>& ours,
+                            std::chrono::seconds unsure_age)
+{
+  std::vector<std::string> names;
+  for_each_directory_item(directory, [&](std::string_view name, unsigned char) {
+    if (ours(name)) {
+      names.emplace_back(name);
+    }
+  });
+  std::size_t removed = 0;
+  for (const auto& name : names) {
+    struct stat status {};
+    if (::fstatat(directory.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0
+        && is_abandoned(name, std::chrono::system_clock::from_time_t(status.st_mtime), unsure_age)
+        && remove_tree_at(directory, name)) {
+      ++removed;
+    }
+  }
+  return removed;
+}
+
 } // namespace hubcache::util

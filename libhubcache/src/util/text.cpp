@@ -6,8 +6,23 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace hubcache::util {
+
+std::string escape_control(std::string_view text, std::size_t limit)
+{
+  auto out = escape_control(text.substr(0, limit));
+  if (text.size() > limit) {
+    out += "...";
+  }
+  return out;
+}
+
+std::string errno_text(int error)
+{
+  return std::strerror(error);
+}
 
 std::string_view trim(std::string_view text)
 {

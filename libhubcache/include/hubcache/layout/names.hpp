@@ -10,6 +10,14 @@ namespace hubcache::layout {
 
 inline constexpr std::string_view k_registry_dir = "0_REGISTRY";
 inline constexpr std::string_view k_version_prefix = "neuronxcc-";
+inline constexpr std::string_view k_module_prefix = "MODULE_";
+
+// The publish order within an entry: model.done last, model.neff just before it (the files
+// a compiler trusts), every other file before them.
+inline int install_rank(std::string_view file_name)
+{
+  return file_name == "model.done" ? 2 : file_name == "model.neff" ? 1 : 0;
+}
 
 // The one --compiler-version rule: `filter` matches the full version (2.15.128.0+56dc5a86)
 // or a prefix of it ending at a '.' or '+' boundary (2.15.128.0, 2.15).

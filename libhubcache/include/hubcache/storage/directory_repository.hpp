@@ -7,16 +7,20 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <sys/stat.h>
 
 namespace hubcache::storage {
+
+namespace detail {
+class DirectoryIndex;
+class DirectoryCommit;
+} // namespace detail
 
 // A cache repo that is a plain Neuron compile cache in a directory (local disk, NFS, FSx
 // for Lustre): the compiler can use it directly (NEURON_COMPILE_CACHE_URL=/fsx/repo) and
@@ -49,6 +53,7 @@ namespace hubcache::storage {
 class DirectoryRepository final : public Repository {
 public:
   explicit DirectoryRepository(std::filesystem::path root);
+  ~DirectoryRepository() override;
 
   std::string spec() const override;
   std::string describe() const override;
@@ -93,28 +98,7 @@ public:
   static constexpr std::string_view k_hidden_dir = ".neuron-cache";
 
 private:
-  struct IndexRecord {
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::int64_t ctime_ns = 0;
-    std::uint64_t inode = 0;
-    util::Sha256Bytes sha256; // bytes, not hex: one record per file of the repo
-  };
-  using Index = std::unordered_map<std::string, IndexRecord>;
-  // The index file as last read or written: inode, size, mtime, ctime.
-  struct FileId {
-    std::uint64_t inode = 0;
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::int64_t ctime_ns = 0;
-    bool operator==(const FileId&) const = default;
-  };
-  struct IndexFile {
-    Index records;
-    bool changed = false;
-    std::optional<FileId> source; // nullopt: there was no index file
-    std::uint64_t checked = 0;    // the call (m_call) that last compared `source` with the file
-  };
+  friend class detail::DirectoryCommit; // directory_publish.cpp: a commit's staging and publishing
 
   std::filesystem::path hidden_dir() const;
   std::filesystem::path marker_path() const;
@@ -125,19 +109,7 @@ private:
   // Makes the folders that hold `path_in_repo` as real directories, refusing a link on
   // the way (util::LinkOnTheWay): a commit never writes outside the repo.
   void make_parent_directories(std::string_view path_in_repo) const;
-  std::filesystem::path index_path(std::string_view top) const;
   void require_repo();
-  std::optional<FileId> index_file_id(std::string_view top) const;
-  // How many files the indexes of `top` (every top-level folder when empty) record.
-  std::size_t indexed_file_count(const std::string& top);
-  IndexFile& index_for(std::string_view top);
-  void save_indexes();
-  // sha256 of the regular file at `path` (repo-relative), from the index when it still
-  // matches, else by reading it (and recording it).
-  util::Sha256Bytes sha256_of(const std::string& path, const struct ::stat& status);
-  // The index's sha256 of the file, when its record still matches.
-  std::optional<util::Sha256Bytes> indexed_sha256(const std::string& path, const struct ::stat& status);
-  void record(const std::string& path, const struct ::stat& status, const util::Sha256Bytes& sha256);
   // Visits every file the repo serves below `relative` (repo-relative path, its stat),
   // never following a link but an alias to a file inside the repo; what it does not serve
   // is noted (take_skipped) when `report_skips`. Calls of `visit` never overlap, but may
@@ -153,10 +125,10 @@ private:
                              const util::ProgressCallback& progress, bool flush);
 
   std::filesystem::path m_root;
-  // Reads may run on several threads (storage/repository.hpp): the index cache is shared.
+  // Reads may run on several threads (storage/repository.hpp): the index is shared, used
+  // only under m_index_mutex (storage/directory_index.hpp).
   std::mutex m_index_mutex;
-  std::map<std::string, IndexFile, std::less<>> m_indexes; // by top-level name
-  std::uint64_t m_call = 0;                                // counts the calls that use the index (under m_index_mutex)
+  std::unique_ptr<detail::DirectoryIndex> m_index;
 };
 
 } // namespace hubcache::storage

@@ -38,6 +38,8 @@ public:
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override;
 
   const aws::S3Url& url() const { return m_url; }
+  // Transfers one call runs at once (--max-workers, else S3Config's default).
+  std::size_t workers() const { return m_client->config().workers; }
 
 private:
   std::string key_of(std::string_view path) const;

@@ -29,6 +29,8 @@ std::string join_path(std::string_view directory, std::string_view relative);
 // A name unique across hosts and processes sharing an NFS/Lustre directory, naming its
 // writer (temp_owner.hpp): `<target name>.tmp.nc.<host>.<pid>.<node>-<start>-<random>`.
 stdfs::path unique_temp_path(const stdfs::path& target);
+// 10 random characters of [0-9a-z]: the one maker of the random part of a unique name.
+std::string random_suffix();
 
 // A new file under a unique name next to `target` (see unique_temp_path), removed on
 // destruction unless keep() was called: scratch files such as a request payload.

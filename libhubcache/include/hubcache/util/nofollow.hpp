@@ -3,7 +3,9 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/fd.hpp"
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,5 +51,13 @@ std::optional<std::string> link_on_the_way(const std::filesystem::path& root, st
 // below it, never following a link (a link is removed as itself). Nothing happens when
 // `name` does not exist. Returns false when something could not be removed (the rest is).
 bool remove_tree_at(const Fd& parent, std::string_view name);
+
+// The one sweeper of abandoned temp names (a directory repo's staging, a pull's staging):
+// removes each item of the open directory `directory` whose name `ours` accepts (the
+// caller's own temp form, never anything else) and whose writer is gone (util::is_abandoned
+// on the item's mtime, `unsure_age` when liveness cannot be known), with remove_tree_at.
+// Returns how many were removed.
+std::size_t sweep_abandoned(const Fd& directory, const std::function<bool(std::string_view name)>& ours,
+                            std::chrono::seconds unsure_age);
 
 } // namespace hubcache::util

@@ -10,6 +10,12 @@ namespace hubcache::util {
 // \xHH escapes, and backslashes doubled, so what came from outside (a repo, a server) can
 // neither drive the terminal nor pass for something else. Valid UTF-8 stays as it is.
 std::string escape_control(std::string_view text);
+// The same for one line of a message: at most the first `limit` bytes, "..." when cut
+// (a server's answer quoted in an error).
+std::string escape_control(std::string_view text, std::size_t limit);
+
+// strerror(error) as a string: the one way messages name an errno.
+std::string errno_text(int error);
 
 // `text` without leading and trailing whitespace (header values, token files, config files).
 std::string_view trim(std::string_view text);

@@ -9,6 +9,16 @@
 #include <thread>
 #include <vector>
 
+// The concurrency kit: which primitive to use when.
+// - parallel_for: a known number of independent tasks (the files of a pull, a copy batch,
+//   a commit phase, a multipart's parts, hashes). The default; `workers` is --max-workers.
+// - TaskQueue: work found while producing other work, run without holding up the producer
+//   (an upload's verify call after its PUT).
+// - std::async: one call overlapping the caller's own (reading the head while the cache is
+//   scanned; the Hub's next commit batch while this one is planned), joined by its future.
+// - std::thread: only a companion with a lifetime of its own (StreamWriter's writer, a
+//   lock's renewer, the progress ticker), joined by its owner's destructor.
+// Nothing else starts threads.
 namespace hubcache::util {
 
 // Runs task(0..count-1) on up to `workers` threads (inline when one suffices). The first
