@@ -95,9 +95,9 @@ TEST_CASE("phased batches never mix phases and keep each phase's order")
 
 TEST_CASE("the Xet file hash of a stream is the one the packer names the file by")
 {
-  std::string data;
-  for (int i = 0; i < 300000; ++i) {
-    data += static_cast<char>((i * 7919) % 251);
+  std::string data(300000, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>((i * 7919) % 251);
   }
   xet::UploadPacker packer([](const xet::MerkleHash&, const std::vector<std::uint8_t>&) {});
   auto packed = packer.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
