@@ -32,16 +32,15 @@ void FileHasher::reset()
   m_nodes.clear();
 }
 
-MerkleHash hash_file(const std::filesystem::path& path)
+void for_each_block(const std::filesystem::path& path, const std::function<void(Bytes)>& block)
 {
   util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
     throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
   }
-  FileHasher hasher;
-  std::vector<char> block(std::size_t{1} << 20);
+  std::vector<std::uint8_t> buffer(std::size_t{1} << 20);
   for (;;) {
-    auto got = ::read(fd.get(), block.data(), block.size());
+    const auto got = ::read(fd.get(), buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) {
       continue;
     }
@@ -49,10 +48,18 @@ MerkleHash hash_file(const std::filesystem::path& path)
       throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
     }
     if (got == 0) {
-      break;
+      return;
     }
-    hasher.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
+    block(Bytes(buffer.data(), static_cast<std::size_t>(got)));
   }
+}
+
+MerkleHash hash_file(const std::filesystem::path& path)
+{
+  FileHasher hasher;
+  for_each_block(path, [&hasher](Bytes block) {
+    hasher.update(std::string_view(reinterpret_cast<const char*>(block.data()), block.size()));
+  });
   return hasher.finish();
 }
 

@@ -7,6 +7,7 @@
 #include "hubcache/xet/merkle.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,10 @@ private:
   Chunker m_chunker;
   std::vector<HashedNode> m_nodes;
 };
+
+// Reads a local file in blocks of 1 MiB, each handed to `block` in order (IoError when it
+// cannot be read).
+void for_each_block(const std::filesystem::path& path, const std::function<void(Bytes)>& block);
 
 // The Xet file hash of a local file (IoError when it cannot be read).
 MerkleHash hash_file(const std::filesystem::path& path);
