@@ -142,6 +142,7 @@ int run_config(Invocation& invocation)
   auto own_file = hubcache::storage::own_config_path(env);
   std::string kind = resolved.spec.kind == hubcache::storage::RepoKind::hub         ? "hub"
                      : resolved.spec.kind == hubcache::storage::RepoKind::directory ? "directory"
+                     : resolved.spec.kind == hubcache::storage::RepoKind::bucket    ? "bucket"
                                                                                     : "s3";
 
   auto endpoint = hubcache::hub::hub_endpoint(env);

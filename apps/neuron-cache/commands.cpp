@@ -186,7 +186,7 @@ std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invoc
       options.max_workers = max_workers(invocation);
     }
   }
-  if (spec.kind == hubcache::storage::RepoKind::hub) {
+  if (spec.kind == hubcache::storage::RepoKind::hub || spec.kind == hubcache::storage::RepoKind::bucket) {
     auto token = hubcache::hub::locate_hub_token(invocation.env(), options.token);
     invocation.context().token_source = token.source;
     invocation.context().token_origin = token.origin;

@@ -146,7 +146,8 @@ bool RequestContext::flag(const std::string& key) const
 // ---- HubServer -----------------------------------------------------------------------------
 
 HubServer::HubServer(HubOptions options)
-  : m_options(std::move(options)), m_storage(m_options.data), m_limits(m_options.limits)
+  : m_options(std::move(options)), m_storage(m_options.data), m_buckets(m_options.data / "buckets"),
+    m_limits(m_options.limits)
 {
   if (m_options.xet)
     m_xet.emplace(m_options.data / "xet");
@@ -527,6 +528,8 @@ std::function<Reply()> HubServer::route(RequestContext& ctx)
     return named("control", [this, &ctx] { return control(ctx); });
   if (s[0] == "cas" && m_xet)
     return route_cas(ctx);
+  if (s[0] == "buckets" || (s[0] == "api" && s.size() >= 2 && s[1] == "buckets"))
+    return route_buckets(ctx);
 
   if (s[0] == "api") {
     if (s.size() == 2 && s[1] == "whoami-v2" && get)

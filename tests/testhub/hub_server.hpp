@@ -13,6 +13,7 @@
 
 #include <httplib.h>
 
+#include "buckets.hpp"
 #include "faults.hpp"
 #include "http_util.hpp"
 #include "limits.hpp"
@@ -174,6 +175,20 @@ private:
   std::optional<Reply> xet_resolve(const RequestContext& ctx, const RepoMeta& repo, const Commit& head,
                                    const FileEntry& entry, Reply& reply) const;
 
+  // Storage Buckets (routes_buckets.cpp)
+  std::function<Reply()> route_buckets(RequestContext& ctx);
+  Bucket& require_bucket(RequestContext& ctx, const std::string& id, Access access);
+  Reply bucket_create(RequestContext& ctx, std::string ns, const std::string& name);
+  Reply bucket_info(RequestContext& ctx, const std::string& id);
+  Reply bucket_delete(RequestContext& ctx, const std::string& id);
+  Reply bucket_tree(RequestContext& ctx, const std::string& id, const std::string& prefix);
+  Reply bucket_paths_info(RequestContext& ctx, const std::string& id);
+  Reply bucket_xet_token(RequestContext& ctx, const std::string& id, bool write);
+  std::string bucket_apply(Bucket& bucket, const json& op, bool& lied);
+  Reply bucket_batch(RequestContext& ctx, const std::string& id);
+  Reply bucket_resolve(RequestContext& ctx, const std::string& id, const std::string& path);
+  Reply bucket_control(RequestContext& ctx);
+
   // /_test control routes (main file documents them)
   Reply control(RequestContext& ctx);
   Reply inject_tree_entry(RequestContext& ctx);
@@ -190,6 +205,7 @@ private:
   HubOptions m_options;
   Storage m_storage;
   std::optional<XetCas> m_xet; // with --xet
+  BucketStore m_buckets;
   FaultRegistry m_faults;
   Limits m_limits;
   RequestStats m_stats;

@@ -367,6 +367,8 @@ Reply HubServer::control(RequestContext& ctx)
   }
   if (s.size() == 2 && s[1] == "inject-tree-entry" && m == "POST")
     return inject_tree_entry(ctx);
+  if (s.size() == 3 && s[1] == "buckets" && m == "POST")
+    return bucket_control(ctx);
   if (s.size() == 2 && s[1] == "health")
     return json_reply(200, json{{"ok", true}});
   throw HubError(404, "Unknown control route");

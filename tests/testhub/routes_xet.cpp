@@ -79,9 +79,14 @@ Reply HubServer::cas_shard_upload(RequestContext& ctx)
   auto files = m_xet->put_shard(body, m_storage.temp_path("xet").parent_path());
   std::shared_lock lock(m_storage.mutex());
   const auto repo = m_storage.find_repo(repo_id);
+  const bool for_bucket = repo_id.rfind("buckets/", 0) == 0;
   for (auto& added : files) {
-    // The bytes also go to the repo's LFS store: the bridge non-Xet readers download from.
-    if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
+    // The bytes also go to the repo's LFS store (a bucket's object store): the bridge non-Xet
+    // readers download from.
+    if (for_bucket) {
+      std::lock_guard bucket_lock(m_buckets.mutex());
+      m_buckets.install_object(added.content, added.file.hash);
+    } else if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
       m_storage.install_lfs_object(*repo, added.content, added.file.sha256);
     std::error_code ec;
     stdfs::remove(added.content, ec);

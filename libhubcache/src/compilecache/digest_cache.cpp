@@ -3,6 +3,8 @@
 #include "remembered_lines.hpp"
 
 #include "hubcache/error.hpp"
+#include "hubcache/storage/bucket_repository.hpp"
+#include "hubcache/xet/file_hasher.hpp"
 
 #include <algorithm>
 #include <array>
@@ -179,6 +181,9 @@ void DigestCache::update(Record& record, const FileStamp& stamp, const util::Fil
 DigestCache::EtagMatch DigestCache::match_etag(const std::string& key, const stdfs::path& file, const FileStamp& stamp,
                                                const std::string& etag)
 {
+  if (etag.starts_with(storage::BucketRepository::k_etag_prefix)) {
+    return match_xet_hash(key, file, stamp, etag);
+  }
   if (const auto* cached = find(key, stamp)) {
     if (!cached->etag.empty() && cached->etag == etag) {
       return EtagMatch::same;
@@ -220,6 +225,25 @@ DigestCache::EtagMatch DigestCache::match_etag(const std::string& key, const std
     return EtagMatch::same;
   }
   return *parts == 0 || guess.certain ? EtagMatch::differs : EtagMatch::unknown;
+}
+
+// A Storage Bucket names a file by its Xet hash ("xet:<hash>", no sha256): the local file's,
+// remembered once computed (a push or a pull records it too), decides.
+DigestCache::EtagMatch DigestCache::match_xet_hash(const std::string& key, const stdfs::path& file,
+                                                   const FileStamp& stamp, const std::string& etag)
+{
+  if (const auto* cached = find(key, stamp);
+      cached && cached->etag.starts_with(storage::BucketRepository::k_etag_prefix)) {
+    return cached->etag == etag ? EtagMatch::same : EtagMatch::differs;
+  }
+  util::FileDigests digests;
+  digests.size = stamp.size;
+  digests.etag = std::string(storage::BucketRepository::k_etag_prefix) + xet::hash_file(file).hex();
+  ++m_hashed;
+  if (stamp_of(file) == stamp) {
+    remember(key, stamp, digests);
+  }
+  return digests.etag == etag ? EtagMatch::same : EtagMatch::differs;
 }
 
 util::FileDigests DigestCache::digest(const std::string& key, const stdfs::path& file, const FileStamp& stamp)

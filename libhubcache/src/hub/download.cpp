@@ -62,7 +62,8 @@ public:
         }
       }
       if (!expected_etag) {
-        if (auto etag = headers.get("etag")) {
+        // A bucket file is named by its Xet hash, also 64 hex digits: not a sha256 to check.
+        if (auto etag = headers.get("etag"); etag && normalize_etag(*etag) != headers.get("x-xet-hash")) {
           expected_etag = normalize_etag(*etag);
         }
       }
@@ -163,11 +164,19 @@ DownloadResult HubApi::download(std::string_view repo_id, std::string_view revis
                                 DownloadTarget& target, const util::ProgressCallback& progress,
                                 const ListedContent* listed)
 {
-  require_online();
   auto error_context = context("download '" + std::string(path) + "' from " + std::string(repo_id), repo_id);
   error_context.path = std::string(path);
   std::string url = m_config.endpoint + "/" + http::url_encode(repo_id, true) + "/resolve/" + http::url_encode(revision)
                     + "/" + http::url_encode(path, true);
+  return download_from(std::move(url), error_context, target, progress, listed);
+}
+
+DownloadResult HubApi::download_from(std::string url, const HubErrorContext& error_context, DownloadTarget& target,
+                                     const util::ProgressCallback& progress, const ListedContent* listed)
+{
+  require_online();
+  const auto& path = error_context.path;
+  const auto& repo_id = error_context.repo_id;
   auto hub_origin = http::url_origin(m_config.endpoint);
   DownloadSink sink(target, progress);
   if (listed != nullptr) {

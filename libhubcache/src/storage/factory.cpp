@@ -2,6 +2,7 @@
 
 #include "hub_xet.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/storage/bucket_repository.hpp"
 #include "hubcache/storage/directory_repository.hpp"
 #include "hubcache/storage/hub_repository.hpp"
 #include "hubcache/storage/s3_repository.hpp"
@@ -56,6 +57,16 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
       config.xet_reader = make_xet_reader(config);
     }
     return std::make_unique<HubRepository>(spec.hub_id, std::move(config));
+  }
+  case RepoKind::bucket: {
+    auto config = hub::HubConfig::from_environment(env, options.token);
+    if (options.max_workers > 0) {
+      config.workers = options.max_workers;
+    }
+    if (config.xet) {
+      config.xet_reader = make_xet_reader(config); // for a resolve that redirects to Xet
+    }
+    return std::make_unique<BucketRepository>(spec.bucket_id, spec.bucket_prefix, std::move(config));
   }
   }
   throw NotSupported("unknown repo kind");

@@ -1,5 +1,6 @@
 #include "hubcache/storage/hub_repository.hpp"
 
+#include "file_download_target.hpp"
 #include "hub_commit.hpp"
 
 #include "hubcache/aws/credentials.hpp"
@@ -28,33 +29,6 @@ namespace hubcache::storage {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-// Downloads into a temp file next to the destination, renamed into place only once
-// verified.
-class FileDownloadTarget final : public hub::DownloadTarget {
-public:
-  explicit FileDownloadTarget(stdfs::path destination) : m_destination(std::move(destination))
-  {
-    m_file.emplace(m_destination);
-  }
-  void expect(std::uint64_t size) override { m_file->stream(size); }
-  void restart() override
-  {
-    m_file.reset();
-    m_file.emplace(m_destination);
-  }
-  void write(std::string_view chunk) override { m_file->write(chunk); }
-  util::FileDigests digests() override
-  {
-    m_file->complete_writes();
-    return util::digest_file(m_file->temp_path());
-  }
-  void commit(bool flush) { m_file->commit(flush); }
-
-private:
-  stdfs::path m_destination;
-  std::optional<util::AtomicFile> m_file;
-};
 
 std::string normalize_prefix(std::string_view prefix)
 {
@@ -102,6 +76,15 @@ bool HubRepository::exists()
   // is different.
   if (m_api.has_token()) {
     m_api.whoami();
+  }
+  // Buckets and model repos are separate namespaces: a bucket of that name is not this repo.
+  http::Request request;
+  request.url = m_api.config().endpoint + "/api/buckets/" + http::url_encode(qualified_id(), true);
+  request.headers = m_api.auth_headers();
+  if (m_api.send(request).ok()) {
+    throw RepoNotFound("there is no model repo " + m_repo_id + "; hf://buckets/" + m_repo_id
+                         + " is a Storage Bucket (use it as --repo-id hf://buckets/" + m_repo_id + ")",
+                       ErrorFacts{m_repo_id, m_api.has_token(), false});
   }
   return false;
 }

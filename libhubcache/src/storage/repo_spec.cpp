@@ -3,10 +3,12 @@
 #include "hubcache/aws/s3_client.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/hub/config.hpp"
+#include "hubcache/storage/repository.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <optional>
 
@@ -15,8 +17,8 @@ namespace hubcache::storage {
 namespace {
 
 constexpr std::string_view k_spec_hint =
-  "give a Hub repo id such as org/name, an absolute path (/path or file:///path) for a directory repo, or"
-  " s3://bucket/prefix";
+  "give a Hub repo id such as org/name, an absolute path (/path or file:///path) for a directory repo,"
+  " s3://bucket/prefix, or hf://buckets/namespace/name for a Storage Bucket";
 
 bool is_repo_name_char(char c)
 {
@@ -43,12 +45,62 @@ std::string quoted(std::string_view text)
   return "'" + util::escape_control(text) + "'";
 }
 
+constexpr std::array<std::string_view, 3> k_hub_hosts = {"https://huggingface.co/", "https://hf.co/",
+                                                         "https://www.huggingface.co/"};
+
+// `hf://buckets/<ns>/<name>[/<prefix>]`, or a bucket's page as copied from a browser
+// (`https://huggingface.co/buckets/<ns>/<name>[/tree/<prefix>]`): the bucket; nullopt for
+// anything else.
+std::optional<RepoSpec> bucket_of(std::string_view text)
+{
+  std::string_view rest;
+  bool browser = false;
+  if (text.starts_with("hf://buckets/")) {
+    rest = text.substr(13);
+  }
+  for (auto host : k_hub_hosts) {
+    if (text.starts_with(host) && text.substr(host.size()).starts_with("buckets/")) {
+      rest = text.substr(host.size() + 8);
+      browser = true;
+    }
+  }
+  if (rest.empty() && !text.starts_with("hf://buckets/") && !browser) {
+    return std::nullopt;
+  }
+  while (rest.ends_with('/')) {
+    rest.remove_suffix(1);
+  }
+  auto first = rest.find('/');
+  auto second = first == std::string_view::npos ? std::string_view::npos : rest.find('/', first + 1);
+  RepoSpec spec;
+  spec.kind = RepoKind::bucket;
+  spec.bucket_id = std::string(rest.substr(0, second));
+  if (first == std::string_view::npos || !is_valid_hub_repo_id(spec.bucket_id)) {
+    throw InvalidArgument(quoted(text) + " does not name a Storage Bucket",
+                          "write it as hf://buckets/namespace/name[/folder]");
+  }
+  auto prefix = second == std::string_view::npos ? std::string_view() : rest.substr(second + 1);
+  if (browser && !prefix.empty()) {
+    if (!prefix.starts_with("tree/") || prefix.size() == 5) {
+      throw InvalidArgument(quoted(text) + " names a page inside a bucket",
+                            "give the bucket's address, https://huggingface.co/buckets/namespace/name");
+    }
+    prefix.remove_prefix(5);
+  }
+  if (!prefix.empty() && !is_valid_path_in_repo(prefix)) {
+    throw InvalidArgument("the folder " + quoted(prefix) + " of " + quoted(text) + " is not a safe path",
+                          "use a relative folder without '.', '..', '//' or control characters");
+  }
+  spec.bucket_prefix = std::string(prefix);
+  return spec;
+}
+
 // `https://huggingface.co/<org>/<name>` (hf.co too, `/tree/main` and a trailing '/'
 // allowed), as copied from a browser: the id in it; nullopt for another URL.
 std::optional<std::string_view> hub_id_of_browser_url(std::string_view text)
 {
   std::string_view rest;
-  for (std::string_view host : {"https://huggingface.co/", "https://hf.co/", "https://www.huggingface.co/"}) {
+  for (auto host : k_hub_hosts) {
     if (text.starts_with(host)) {
       rest = text.substr(host.size());
     }
@@ -123,6 +175,9 @@ std::string RepoSpec::canonical() const
   if (kind == RepoKind::s3) {
     return s3_url;
   }
+  if (kind == RepoKind::bucket) {
+    return "hf://buckets/" + bucket_id + (bucket_prefix.empty() ? "" : "/" + bucket_prefix);
+  }
   return hub_id;
 }
 
@@ -156,6 +211,9 @@ RepoSpec parse_repo_spec(std::string_view text)
     spec.kind = RepoKind::s3;
     spec.s3_url = aws::parse_s3_url(text).to_string();
     return spec;
+  }
+  if (auto bucket = bucket_of(text)) {
+    return *bucket;
   }
   std::string_view id = text;
   if (text.starts_with("hf://")) {

@@ -1,4 +1,5 @@
 #include "hubcache/storage/s3_repository.hpp"
+#include "hubcache/storage/publish_order.hpp"
 
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
@@ -21,21 +22,6 @@ constexpr std::string_view k_private_dir = ".neuron-cache";
 constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr std::string_view k_version_prefix = "neuronxcc-";
 constexpr std::size_t k_probe_keys = 100;
-
-// Which publishing phase a path belongs to: entry files, then the entries' model.done,
-// then loose files, then the registry (which describes entries).
-int phase_of(std::string_view path)
-{
-  auto parts = path_components(path);
-  bool versioned = parts.size() >= 3 && parts[0].starts_with(k_version_prefix);
-  if (versioned && parts[1] == "0_REGISTRY") {
-    return 3;
-  }
-  if (versioned && parts[1].starts_with("MODULE_")) {
-    return parts.back() == "model.done" && parts.size() == 3 ? 1 : 0;
-  }
-  return 2;
-}
 
 } // namespace
 
@@ -271,7 +257,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
 
   std::uint64_t total = 0;
   std::vector<std::uint64_t> sizes(request.additions.size());
-  std::array<std::vector<std::size_t>, 4> phases;
+  std::array<std::vector<std::size_t>, k_publish_phases> phases;
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
     const auto& source = request.additions[i].source;
     if (source.is_file()) {
@@ -285,7 +271,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
       sizes[i] = source.bytes().size();
     }
     total += sizes[i];
-    phases[static_cast<std::size_t>(phase_of(request.additions[i].path_in_repo))].push_back(i);
+    phases[publish_phase(request.additions[i].path_in_repo)].push_back(i);
   }
   std::atomic<std::uint64_t> done{0};
   std::mutex progress_mutex;

@@ -1,14 +1,10 @@
 #include "hubcache/xet/packer.hpp"
 
-#include "hubcache/util/fd.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/xet/chunker.hpp"
+#include "hubcache/xet/file_hasher.hpp"
 #include "hubcache/xet/merkle.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 namespace hubcache::xet {
@@ -109,30 +105,14 @@ PackedFile UploadPacker::add_bytes(Bytes data)
 
 PackedFile UploadPacker::add_file(const std::filesystem::path& path)
 {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-  }
   FileBuilder file;
   Chunker chunker;
   const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) { add_chunk(file, chunk.hash, bytes); };
-  std::vector<std::uint8_t> block(std::size_t{1} << 20);
-  for (;;) {
-    const auto got = ::read(fd.get(), block.data(), block.size());
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-    }
-    if (got == 0) {
-      break;
-    }
-    const Bytes piece(block.data(), static_cast<std::size_t>(got));
+  for_each_block(path, [&](Bytes piece) {
     file.sha256.update(std::string_view(reinterpret_cast<const char*>(piece.data()), piece.size()));
     file.size += piece.size();
     chunker.update(piece, sink);
-  }
+  });
   chunker.finish(sink);
   auto packed = file.finish();
   m_files.push_back(std::move(file.pending));

@@ -65,6 +65,8 @@ public:
   std::size_t hashed() const { return m_hashed; }
 
 private:
+  EtagMatch match_xet_hash(const std::string& key, const std::filesystem::path& file, const FileStamp& stamp,
+                           const std::string& etag);
   // Digests kept as bytes, not hex strings: one record per file of the cache.
   struct Record {
     FileStamp stamp;
@@ -91,8 +93,8 @@ private:
 };
 
 // True when the local file has the remote's content, compared with whatever digest the
-// backend gives (sha256, else the git blob sha1, else an S3 ETag: see
-// DigestCache::match_etag); size alone when it gives none, or an ETag that cannot be
+// backend gives (sha256, else the git blob sha1, else an S3 ETag or a bucket's Xet hash:
+// see DigestCache::match_etag); size alone when it gives none, or an ETag that cannot be
 // reproduced. `root`: what local.path is relative to, when local.source is empty.
 bool same_content(const storage::RepoFile& remote, const LocalFile& local, DigestCache& digests,
                   std::string_view root = {});

@@ -116,6 +116,11 @@ public:
                           DownloadTarget& target, const util::ProgressCallback& progress = {},
                           const ListedContent* listed = nullptr);
 
+  // The same from `url` on the Hub's origin (a Storage Bucket's /buckets/{id}/resolve/{path});
+  // `context` names the file (repo_id, path) in errors.
+  DownloadResult download_from(std::string url, const HubErrorContext& context, DownloadTarget& target,
+                               const util::ProgressCallback& progress = {}, const ListedContent* listed = nullptr);
+
   // One request with the retry policy (retryable statuses and network errors); returns
   // the last response, whatever its status.
   http::Response send(http::Request request, bool retry = true);

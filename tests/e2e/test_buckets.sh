@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# End to end: Hugging Face Storage Buckets as cache repos (hf://buckets/<ns>/<name>[/<prefix>]).
+# The test Hub serves the native bucket API (with --xet for writes); the real neuron-cache
+# binary creates, pushes (Xet + batch, phase by phase), lists, pulls and cleans buckets,
+# copies between a Hub repo and a bucket, and refuses lying or unsafe answers with one
+# clear error and nothing half-installed.
+source "$(dirname "$0")/lib.sh"
+
+MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
+VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
+TOKEN=hf_alice_bucket_write_token
+READER=hf_alice_bucket_read_token
+export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
+
+start_hub() {
+  launch_test_hub --user "alice:$TOKEN:write" --user "alice:$READER:read" --xet "$@" || return 1
+  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
+}
+
+stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }
+reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
+fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "cannot inject $1"; }
+control() { curl -fsS -X POST "$HUB_URL/_test/buckets/$1" -d "$2" >/dev/null || fail "cannot $1 $2"; }
+http() {
+  local method="$1" url="$2"; shift 2
+  curl -sS -o "$SCRATCH/b" -D "$SCRATCH/h" -w '%{http_code}' -X "$method" "$url" -H "Authorization: Bearer $TOKEN" "$@"
+}
+header() { grep -i "^$1:" "$SCRATCH/h" | head -n 1 | cut -d' ' -f2- | tr -d '\r'; }
+tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# bucket_files ID: the bucket's file paths, sorted.
+bucket_files() { curl -fsS -H "Authorization: Bearer $TOKEN" "$HUB_URL/api/buckets/$1/tree?recursive=true&limit=10000" |
+  jq -r '.[] | select(.type == "file") | .path' | sort; }
+
+sample_cache() { "$MAKE_CACHE" "$1" --entries "${2:-4}" --seed "${3:-1}" >/dev/null || fail "no sample cache"; }
+
+test_the_test_hub_serves_the_bucket_api() {
+  start_hub --page-size 2 || return
+  equals "$(http POST "$HUB_URL/api/buckets/alice/b" -d '{"private":true}')" 200
+  equals "$(http POST "$HUB_URL/api/buckets/alice/b" -d '{}')" 409
+  contains "$SCRATCH/b" "You already created this bucket: alice/b"
+  equals "$(http GET "$HUB_URL/api/buckets/alice/b")" 200
+  equals "$(jq -r .private "$SCRATCH/b")" true
+  # Private: anonymous callers cannot tell it from a missing bucket.
+  equals "$(curl -sS -o /dev/null -w '%{http_code}' "$HUB_URL/api/buckets/alice/b")" 401
+  equals "$(http GET "$HUB_URL/api/buckets/alice/none")" 404
+  contains "$SCRATCH/b" "Bucket not found"
+  # Separate namespaces: a model repo is no bucket, a bucket no model repo.
+  run 0 "$NC" create alice/model -q || return
+  equals "$(http GET "$HUB_URL/api/buckets/alice/model")" 404
+  equals "$(http GET "$HUB_URL/api/models/alice/b")" 404
+  # paths-info takes at most 1,000 paths; the batch is not transactional (422 + failed list).
+  jq -n '{paths: [range(1001) | tostring]}' >"$SCRATCH/many.json"
+  equals "$(http POST "$HUB_URL/api/buckets/alice/b/paths-info" --data-binary @"$SCRATCH/many.json")" 400
+  printf '{"type":"addFile","path":"../x","xetHash":"%064d"}\n{"type":"addFile","path":"ok","xetHash":"%064d"}\n' 0 0 \
+    >"$SCRATCH/batch.ndjson"
+  equals "$(http POST "$HUB_URL/api/buckets/alice/b/batch" --data-binary @"$SCRATCH/batch.ndjson")" 422
+  equals "$(jq -c '[.succeeded, .failed[0].path]' "$SCRATCH/b")" '[1,"../x"]'
+  equals "$(http GET "$HUB_URL/buckets/alice/b/resolve/ok")" 200
+  equals "$(header X-Xet-Hash)" "$(printf '%064d' 0)"
+  equals "$(http DELETE "$HUB_URL/api/buckets/alice/b")" 200
+  equals "$(http GET "$HUB_URL/api/buckets/alice/b")" 404
+}
+
+test_create_config_set_and_list_on_a_bucket() {
+  start_hub || return
+  run 0 "$NC" create hf://buckets/alice/cache --public --json || return
+  equals "$(json_get "$OUT" .repo)" "hf://buckets/alice/cache"
+  equals "$(json_get "$OUT" .visibility)" public
+  equals "$(http GET "$HUB_URL/api/buckets/alice/cache")" 200
+  equals "$(jq -r .private "$SCRATCH/b")" false
+  run 1 "$NC" create hf://buckets/alice/cache -q || return
+  run 0 "$NC" create hf://buckets/alice/cache --exist-ok -q || return
+  run 0 "$NC" set https://huggingface.co/buckets/alice/cache -q || return
+  run 0 "$NC" config --json || return
+  equals "$(json_get "$OUT" .repo)" "hf://buckets/alice/cache"
+  equals "$(json_get "$OUT" .repo_kind)" bucket
+  run 0 "$NC" list --json || return
+}
+
+test_push_pull_and_status_through_a_bucket() {
+  start_hub --page-size 3 || return
+  sample_cache "$SCRATCH/cache" 4
+  run 0 "$NC" create hf://buckets/alice/cache/team-a --no-set -q || return
+  local repo=hf://buckets/alice/cache/team-a
+  run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
+  bucket_files alice/cache >"$SCRATCH/files"
+  [[ "$(wc -l <"$SCRATCH/files")" -ge 12 ]] || fail "too few files pushed: $(cat "$SCRATCH/files")"
+  lacks "$SCRATCH/files" "team-a/team-a"
+  contains "$SCRATCH/files" "team-a/$VERSION_DIR/"
+  [[ "$(stat_of '.by_route.cas_shard // 0')" -ge 1 ]] || fail "no shard uploaded"
+  # A no-op re-push sends nothing.
+  reset_stats
+  run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(stat_of '.by_route.bucket_batch // 0')" 0
+  run 0 "$NC" synchronize --pull --repo-id "$repo" --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  run 0 "$NC" status --repo --repo-id "$repo" --cache-dir "$SCRATCH/fresh" --json || return
+  run 3 "$NC" lookup some-org/some-model --repo-id "$repo" --json || return
+  # Downloads resume with Range: the bucket answers 206 from the byte asked.
+  local neff; neff=$(grep -m1 'model.neff' "$SCRATCH/files")
+  equals "$(http GET "$HUB_URL/buckets/alice/cache/resolve/$neff" -H "Range: bytes=10-")" 206
+  equals "$(header Content-Range | cut -d- -f1)" "bytes 10"
+}
+
+test_publish_order_never_shows_a_marker_without_its_files() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 3
+  run 0 "$NC" create hf://buckets/alice/order --no-set -q || return
+  # The bucket keeps claiming it added the markers: the entries' files are in, no marker
+  # is, and nothing that describes the entries was published.
+  control lie '{"match":"model.done","count":100}'
+  run 1 "$NC" synchronize --repo-id hf://buckets/alice/order --cache-dir "$SCRATCH/cache" --json || return
+  contains "$ERR" "did not take"
+  contains "$ERR" "not there after the bucket reported it added"
+  bucket_files alice/order >"$SCRATCH/files"
+  lacks "$SCRATCH/files" "model.done"
+  lacks "$SCRATCH/files" "0_REGISTRY"
+  contains "$SCRATCH/files" "model.neff"
+  # The bucket tells the truth again: the push resumes from what the bucket holds.
+  control lie '{"match":"","count":0}'
+  reset_stats
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/order --cache-dir "$SCRATCH/cache" --json || return
+  bucket_files alice/order >"$SCRATCH/files"
+  equals "$(grep -c 'model.done' "$SCRATCH/files")" 3
+}
+
+test_a_batch_that_lies_once_is_sent_again() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 2
+  run 0 "$NC" create hf://buckets/alice/retry --no-set -q || return
+  control lie '{"match":"model.neff","count":1}'
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/retry --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(bucket_files alice/retry | grep -c 'model.neff')" 2
+}
+
+test_an_unsafe_listing_entry_is_skipped_with_a_warning() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 2
+  run 0 "$NC" create hf://buckets/alice/odd --no-set -q || return
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/odd --cache-dir "$SCRATCH/cache" --json || return
+  control inject-entry '{"bucket":"alice/odd","path":"'"$VERSION_DIR"'/../../escape.neff","size":0}'
+  run 0 "$NC" synchronize --pull --repo-id hf://buckets/alice/odd --cache-dir "$SCRATCH/fresh" --json || return
+  contains "$ERR" "escape.neff"
+  [[ ! -e "$SCRATCH/escape.neff" && ! -e "$SCRATCH/fresh/../escape.neff" ]] || fail "an unsafe path was written"
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
+test_a_listed_file_that_is_404_installs_nothing_of_its_entry() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 2
+  run 0 "$NC" create hf://buckets/alice/gone --no-set -q || return
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/gone --cache-dir "$SCRATCH/cache" --json || return
+  fault '{"match":"/buckets/alice/gone/resolve/","method":"GET","action":"status","status":404,"count":1000}'
+  run 1 "$NC" synchronize --pull --repo-id hf://buckets/alice/gone --cache-dir "$SCRATCH/fresh" --max-workers 1 \
+    --json || return
+  contains "$ERR" "cannot download"
+  equals "$(find "$SCRATCH/fresh" -name model.done 2>/dev/null | wc -l)" 0
+}
+
+test_a_bucket_named_like_a_model_repo_and_the_reverse() {
+  start_hub || return
+  run 0 "$NC" create alice/shared --no-set -q || return
+  run 1 "$NC" list --repo-id hf://buckets/alice/shared --json || return
+  contains "$ERR" "there is no Storage Bucket alice/shared"
+  contains "$ERR" "alice/shared is a model repo"
+  run 0 "$NC" create hf://buckets/alice/only-bucket --no-set -q || return
+  run 1 "$NC" list --repo-id alice/only-bucket --json || return
+  contains "$ERR" "hf://buckets/alice/only-bucket"
+  # Both may exist under one name, as on the Hub.
+  run 0 "$NC" create hf://buckets/alice/shared --no-set -q || return
+}
+
+test_cleanup_repo_on_a_bucket() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 2
+  run 0 "$NC" create hf://buckets/alice/clean --no-set -q || return
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/clean --cache-dir "$SCRATCH/cache" --json || return
+  # A failed entry in the bucket (a log, no NEFF): cleanup --repo removes it, and only it.
+  local failed="$VERSION_DIR/MODULE_1234567890+abcdef12"
+  mkdir -p "$SCRATCH/failed/$failed" && echo "error" >"$SCRATCH/failed/$failed/model.log"
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/clean --cache-dir "$SCRATCH/cache" --json || return
+  bucket_files alice/clean >"$SCRATCH/before"
+  run 0 "$NC" cleanup --repo --repo-id hf://buckets/alice/clean --all --dry-run --json || return
+  run 0 "$NC" cleanup --repo --repo-id hf://buckets/alice/clean --all --yes --json || return
+  equals "$(bucket_files alice/clean)" "$(cat "$SCRATCH/before")"
+}
+
+run_tests

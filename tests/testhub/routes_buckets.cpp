@@ -1,0 +1,385 @@
+// Storage Bucket routes of the test Hub (hub-buckets-and-limits.md §1.2): create, info,
+// delete, tree (paginated with Link), paths-info (<= 1,000 paths), Xet tokens, the NDJSON
+// batch (not transactional: 422 with the failed operations), and the plain `resolve`
+// download with Range. Writes need --xet (a file is added by its Xet hash). Bucket ids
+// and model repo ids are separate namespaces, as on the Hub: a model repo's name is no
+// bucket, and the reverse.
+
+#include <algorithm>
+#include <set>
+
+#include "hub_server.hpp"
+#include "hubcache/storage/repo_spec.hpp"
+
+namespace testhub {
+
+namespace {
+
+constexpr std::size_t k_max_paths_info = 1000;
+constexpr std::size_t k_max_batch_operations = 1000;
+constexpr std::size_t k_max_tree_limit = 10000;
+
+json parse_body(RequestContext& ctx)
+{
+  const auto text = ctx.body.read_all(16 * 1024 * 1024);
+  try {
+    return text.empty() ? json::object() : json::parse(text);
+  } catch (const json::exception&) {
+    throw HubError(400, "Invalid JSON in request body");
+  }
+}
+
+std::string iso8601_ms(std::int64_t ms)
+{
+  return iso8601(ms / 1000);
+}
+
+json file_json(const std::string& path, const BucketFile& file)
+{
+  return {{"type", "file"},
+          {"path", path},
+          {"size", file.size},
+          {"xetHash", file.xet_hash},
+          {"mtime", iso8601_ms(file.mtime_ms)},
+          {"uploadedAt", file.uploaded_at}};
+}
+
+// The gateway's and the bucket API's path rules: no leading or trailing '/', no '//', no
+// '.' or '..' component, no '\' or control character.
+bool is_valid_bucket_path(std::string_view path)
+{
+  if (path.empty() || path.front() == '/' || path.back() == '/' || path.find("//") != std::string_view::npos)
+    return false;
+  for (char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\')
+      return false;
+  }
+  for (const auto& part : split(path, '/')) {
+    if (part == "." || part == "..")
+      return false;
+  }
+  return true;
+}
+
+// The sorted tree under `folder`: every file and folder (recursive) or the direct ones.
+std::vector<std::pair<std::string, const BucketFile*>> tree_of(const Bucket& bucket, const std::string& folder,
+                                                               bool recursive)
+{
+  const auto base = folder.empty() ? std::string() : folder + "/";
+  std::map<std::string, const BucketFile*> entries; // folders map to nullptr
+  for (const auto& [path, file] : bucket.files) {
+    if (!path.starts_with(base))
+      continue;
+    const auto rest = std::string_view(path).substr(base.size());
+    std::size_t slash = rest.find('/');
+    while (slash != std::string_view::npos) {
+      entries.emplace(base + std::string(rest.substr(0, slash)), nullptr);
+      if (!recursive)
+        break;
+      slash = rest.find('/', slash + 1);
+    }
+    if (recursive || rest.find('/') == std::string_view::npos)
+      entries[path] = &file;
+  }
+  return {entries.begin(), entries.end()};
+}
+
+} // namespace
+
+Bucket& HubServer::require_bucket(RequestContext& ctx, const std::string& id, Access access)
+{
+  auto* bucket = m_buckets.find(id);
+  const bool readable = bucket && (!bucket->is_private || (ctx.user && is_member(*ctx.user, bucket->ns)));
+  if (ctx.bad_token)
+    throw HubError(401, "Invalid credentials in Authorization header");
+  if (!readable) {
+    // As for repos: anonymous callers cannot tell a private bucket from a missing one.
+    if (!ctx.user)
+      throw HubError(401, "Invalid username or password.", "RepoNotFound");
+    throw HubError(404, "Bucket not found", "RepoNotFound");
+  }
+  if (access == Access::write && (!ctx.user || ctx.user->role != "write" || !is_member(*ctx.user, bucket->ns)))
+    throw HubError(403, "You don't have the rights to write to the bucket " + id
+                          + ". Use a token with the write role from an account with access to this bucket.");
+  return *bucket;
+}
+
+Reply HubServer::bucket_create(RequestContext& ctx, std::string ns, const std::string& name)
+{
+  const auto body = parse_body(ctx);
+  if (!body.is_object())
+    throw HubError(400, "Expected a JSON object");
+  const auto& user = require_user(ctx);
+  if (ns == "me")
+    ns = user.name;
+  if (!hubcache::storage::is_valid_hub_repo_id(ns + "/" + name))
+    throw HubError(400, "Invalid bucket name: \"" + ns + "/" + name
+                          + "\". Use letters, digits, '-', '_' and '.', not starting or ending with '-' or '.', "
+                            "without '--' or '..', at most 96 characters.");
+  if (!is_member(user, ns) || user.role != "write")
+    throw HubError(403, "You don't have the rights to create a bucket under the namespace \"" + ns + "\"");
+  const bool is_private =
+    body.contains("private") && body.at("private").is_boolean() ? body.at("private").get<bool>() : false;
+  const auto url = ctx.base_url + "/buckets/" + ns + "/" + name;
+  std::lock_guard lock(m_buckets.mutex());
+  if (!m_buckets.create(ns, name, is_private)) {
+    const auto message = "You already created this bucket: " + ns + "/" + name;
+    auto reply = json_reply(409, json{{"error", message}, {"url", url}});
+    reply.header("X-Error-Message", message);
+    return reply;
+  }
+  return json_reply(200, json{{"url", url}, {"name", ns + "/" + name}, {"id", ns + "/" + name}});
+}
+
+Reply HubServer::bucket_info(RequestContext& ctx, const std::string& id)
+{
+  std::lock_guard lock(m_buckets.mutex());
+  const auto& bucket = require_bucket(ctx, id, Access::read);
+  std::uint64_t size = 0;
+  for (const auto& [path, file] : bucket.files)
+    size += file.size;
+  return json_reply(200, json{{"id", id},
+                              {"private", bucket.is_private},
+                              {"createdAt", bucket.created_at},
+                              {"updatedAt", bucket.updated_at},
+                              {"size", size},
+                              {"totalFiles", bucket.files.size()}});
+}
+
+Reply HubServer::bucket_delete(RequestContext& ctx, const std::string& id)
+{
+  ctx.body.drain();
+  std::lock_guard lock(m_buckets.mutex());
+  require_bucket(ctx, id, Access::write);
+  m_buckets.remove(id);
+  return json_reply(200, json::object());
+}
+
+Reply HubServer::bucket_tree(RequestContext& ctx, const std::string& id, const std::string& prefix)
+{
+  std::string folder = prefix;
+  while (!folder.empty() && folder.back() == '/')
+    folder.pop_back();
+  const bool recursive = ctx.flag("recursive");
+  std::size_t limit = m_options.page_size;
+  if (const auto text = ctx.param("limit")) {
+    try {
+      limit = std::stoul(*text);
+    } catch (const std::exception&) {
+      throw HubError(400, "Invalid limit");
+    }
+  }
+  limit = std::clamp<std::size_t>(limit, 1, k_max_tree_limit);
+  std::string after; // the cursor names the last path of the previous page: stable while files change
+  if (const auto cursor = ctx.param("cursor")) {
+    const auto decoded = base64url_decode(*cursor);
+    if (!decoded || decoded->empty())
+      throw HubError(400, "Invalid cursor");
+    after = *decoded;
+  }
+  std::lock_guard lock(m_buckets.mutex());
+  const auto& bucket = require_bucket(ctx, id, Access::read);
+  const auto entries = tree_of(bucket, folder, recursive);
+  auto it = after.empty()
+              ? entries.begin()
+              : std::upper_bound(entries.begin(), entries.end(), after,
+                                 [](const std::string& value, const auto& entry) { return value < entry.first; });
+  json page = json::array();
+  for (; it != entries.end() && page.size() < limit; ++it) {
+    if (it->second)
+      page.push_back(file_json(it->first, *it->second));
+    else
+      page.push_back({{"type", "directory"}, {"path", it->first}, {"uploadedAt", bucket.updated_at}});
+  }
+  auto reply = json_reply(200, page);
+  if (it != entries.end()) {
+    std::string query;
+    const auto question = ctx.target.find('?');
+    if (question != std::string::npos) {
+      for (const auto& pair : split(std::string_view(ctx.target).substr(question + 1), '&')) {
+        if (!pair.empty() && pair.rfind("cursor=", 0) != 0)
+          query += pair + "&";
+      }
+    }
+    const auto cursor = base64url_encode(page.back().at("path").get<std::string>());
+    reply.header("Link", "<" + ctx.base_url + ctx.path + "?" + query + "cursor=" + cursor + ">; rel=\"next\"");
+  }
+  return reply;
+}
+
+Reply HubServer::bucket_paths_info(RequestContext& ctx, const std::string& id)
+{
+  const auto body = parse_body(ctx);
+  if (!body.is_object() || !body.contains("paths") || !body.at("paths").is_array())
+    throw HubError(400, "Expected {\"paths\": [...]}");
+  const auto& paths = body.at("paths");
+  if (paths.size() > k_max_paths_info)
+    throw HubError(400, "Too many paths: at most " + std::to_string(k_max_paths_info) + " per request");
+  std::lock_guard lock(m_buckets.mutex());
+  const auto& bucket = require_bucket(ctx, id, Access::read);
+  json answer = json::array();
+  for (const auto& item : paths) {
+    if (!item.is_string())
+      throw HubError(400, "Expected {\"paths\": [...]} of strings");
+    const auto path = item.get<std::string>();
+    if (const auto it = bucket.files.find(path); it != bucket.files.end())
+      answer.push_back(file_json(path, it->second));
+  }
+  return json_reply(200, answer);
+}
+
+Reply HubServer::bucket_xet_token(RequestContext& ctx, const std::string& id, bool write)
+{
+  if (!m_xet)
+    throw HubError(404, "Xet storage is not enabled on this Hub");
+  std::lock_guard lock(m_buckets.mutex());
+  require_bucket(ctx, id, write ? Access::write : Access::read);
+  return json_reply(200, xet_token(ctx, "buckets/" + id, write ? "write" : "read"));
+}
+
+// One operation of a batch; empty when it succeeded, else why not.
+std::string HubServer::bucket_apply(Bucket& bucket, const json& op, bool& lied)
+{
+  if (!op.is_object() || !op.contains("type") || !op.contains("path") || !op.at("path").is_string())
+    return "Malformed operation";
+  const auto type = op.at("type").get<std::string>();
+  const auto path = op.at("path").get<std::string>();
+  if (!is_valid_bucket_path(path))
+    return "Invalid path";
+  if (type == "deleteFile") {
+    bucket.files.erase(path);
+    return {};
+  }
+  if (type != "addFile" && type != "copyFile")
+    return "Unknown operation type \"" + type + "\"";
+  const auto hash = op.value("xetHash", std::string());
+  const auto object = m_buckets.object(hash);
+  const auto known = hash == k_empty_xet_hash ? std::optional<XetFile>(XetFile{hash, {}, 0, {}})
+                                              : (m_xet ? m_xet->file(hash) : std::nullopt);
+  if (!object || !known)
+    return "Xet file " + hash + " not found";
+  auto& lie = m_buckets.lie();
+  if (type == "addFile" && lie.remaining > 0 && path.find(lie.match) != std::string::npos) {
+    lied = true; // reported as added, not applied
+    return {};
+  }
+  BucketFile file{known->size, hash, unix_now() * 1000, iso8601_now()};
+  if (op.contains("mtime") && op.at("mtime").is_number_integer())
+    file.mtime_ms = op.at("mtime").get<std::int64_t>();
+  bucket.files[path] = file;
+  return {};
+}
+
+Reply HubServer::bucket_batch(RequestContext& ctx, const std::string& id)
+{
+  const auto text = ctx.body.read_all(64 * 1024 * 1024);
+  std::vector<json> operations;
+  for (const auto& line : split(text, '\n')) {
+    if (line.empty())
+      continue;
+    try {
+      operations.push_back(json::parse(line));
+    } catch (const json::exception&) {
+      throw HubError(400, "Invalid NDJSON line in the batch");
+    }
+  }
+  if (operations.size() > k_max_batch_operations)
+    throw HubError(400, "Too many operations: at most " + std::to_string(k_max_batch_operations) + " per batch");
+  std::lock_guard lock(m_buckets.mutex());
+  auto& bucket = require_bucket(ctx, id, Access::write);
+  json failed = json::array();
+  bool lied = false;
+  for (const auto& op : operations) {
+    if (auto error = bucket_apply(bucket, op, lied); !error.empty())
+      failed.push_back({{"path", op.is_object() ? op.value("path", std::string()) : std::string()}, {"error", error}});
+  }
+  if (lied)
+    --m_buckets.lie().remaining;
+  m_buckets.save(bucket);
+  const auto processed = operations.size();
+  return json_reply(failed.empty() ? 200 : 422, json{{"success", failed.empty()},
+                                                     {"processed", processed},
+                                                     {"succeeded", processed - failed.size()},
+                                                     {"failed", failed}});
+}
+
+Reply HubServer::bucket_resolve(RequestContext& ctx, const std::string& id, const std::string& path)
+{
+  std::lock_guard lock(m_buckets.mutex());
+  const auto& bucket = require_bucket(ctx, id, Access::read);
+  const auto it = bucket.files.find(path);
+  if (it == bucket.files.end())
+    throw HubError(404, "Entry not found", "EntryNotFound");
+  const auto object = m_buckets.object(it->second.xet_hash);
+  if (!object)
+    throw HubError(404, "Entry not found", "EntryNotFound");
+  Reply reply;
+  reply.content_type = content_type_for(path);
+  reply.header("X-Xet-Hash", it->second.xet_hash);
+  return serve_file(ctx, std::move(reply), *object, it->second.size);
+}
+
+// /_test/buckets/lie {"match", "count"}: the next `count` batches report the additions whose
+// path contains `match` as done without applying them. /_test/buckets/inject-entry
+// {"bucket", "path", "size", "xetHash"}: a raw listing entry, path unchecked.
+Reply HubServer::bucket_control(RequestContext& ctx)
+{
+  const auto body = parse_body(ctx);
+  std::lock_guard lock(m_buckets.mutex());
+  if (ctx.segments.size() == 3 && ctx.segments[2] == "lie") {
+    m_buckets.lie() = BatchLie{body.value("match", std::string()), body.value("count", 1)};
+    return json_reply(200, json{{"ok", true}});
+  }
+  if (ctx.segments.size() == 3 && ctx.segments[2] == "inject-entry") {
+    auto* bucket = m_buckets.find(body.value("bucket", std::string()));
+    if (!bucket)
+      throw HubError(404, "Bucket not found");
+    bucket->files[body.value("path", std::string())] = BucketFile{
+      body.value("size", std::uint64_t{0}), body.value("xetHash", std::string(k_empty_xet_hash)), 0, iso8601_now()};
+    m_buckets.save(*bucket);
+    return json_reply(200, json{{"ok", true}});
+  }
+  throw HubError(404, "Unknown control route");
+}
+
+std::function<Reply()> HubServer::route_buckets(RequestContext& ctx)
+{
+  const auto& s = ctx.segments;
+  const auto& m = ctx.method;
+  const bool get = m == "GET" || m == "HEAD";
+  const auto named = [&ctx](std::string name, std::function<Reply()> handler) {
+    ctx.route = std::move(name);
+    return handler;
+  };
+  const auto rest = [&s](std::size_t from) {
+    std::string out;
+    for (std::size_t i = from; i < s.size(); ++i)
+      out += (out.empty() ? "" : "/") + s[i];
+    return out;
+  };
+  if (s[0] == "buckets" && s.size() >= 5 && s[3] == "resolve" && get) // {E}/buckets/{id}/resolve/{path}
+    return named("resolve",
+                 [this, &ctx, id = s[1] + "/" + s[2], path = rest(4)] { return bucket_resolve(ctx, id, path); });
+  if (s[0] != "api" || s.size() < 4)
+    return named("unknown", [] { return error_reply(404, "Sorry, we can't find the page you are looking for."); });
+  const auto id = s[2] + "/" + s[3];
+  const auto verb = s.size() > 4 ? s[4] : std::string();
+  if (s.size() == 4 && m == "POST")
+    return named("bucket_create", [this, &ctx, ns = s[2], name = s[3]] { return bucket_create(ctx, ns, name); });
+  if (s.size() == 4 && get)
+    return named("bucket_info", [this, &ctx, id] { return bucket_info(ctx, id); });
+  if (s.size() == 4 && m == "DELETE")
+    return named("bucket_delete", [this, &ctx, id] { return bucket_delete(ctx, id); });
+  if (verb == "tree" && get)
+    return named("bucket_tree", [this, &ctx, id, prefix = rest(5)] { return bucket_tree(ctx, id, prefix); });
+  if (verb == "paths-info" && s.size() == 5 && m == "POST")
+    return named("bucket_paths_info", [this, &ctx, id] { return bucket_paths_info(ctx, id); });
+  if (verb == "batch" && s.size() == 5 && m == "POST")
+    return named("bucket_batch", [this, &ctx, id] { return bucket_batch(ctx, id); });
+  if ((verb == "xet-write-token" || verb == "xet-read-token") && s.size() == 5 && get)
+    return named("xet_token",
+                 [this, &ctx, id, write = verb == "xet-write-token"] { return bucket_xet_token(ctx, id, write); });
+  return named("unknown", [] { return error_reply(404, "Sorry, we can't find the page you are looking for."); });
+}
+
+} // namespace testhub
