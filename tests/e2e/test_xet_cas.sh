@@ -4,23 +4,7 @@
 # write tokens that expire in the middle of a push (refreshed, or one clear outcome: never
 # a commit naming content the CAS does not hold).
 source "$(dirname "$0")/lib.sh"
-
-MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
-HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
-VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
-TOKEN=hf_alice_xet_write_token
-export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
-
-start_hub() {
-  launch_test_hub --user "alice:$TOKEN:write" --lfs-threshold 1024 --xet "$@" || return 1
-  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
-}
-
-stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }
-fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "cannot inject $1"; }
-clear_faults() { curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null; }
-reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
-tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+source "$(dirname "$0")/xet_lib.sh"
 
 # recompile CACHE COUNT [MARK]: COUNT new entries, each an existing one "recompiled" with a
 # small change (MARK written over its NEFF near the end), under a new module name.

@@ -5,21 +5,8 @@
 # through Xet is downloaded byte for byte by the JS client through its Xet path (XetBlob:
 # v2 reconstruction, multi-range xorb fetches). tests/hub-js/xet_roundtrip.mjs drives it.
 source "$(dirname "$0")/lib.sh"
-
-MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
-HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
+source "$(dirname "$0")/xet_lib.sh"
 JS="$SOURCE_DIR/tests/hub-js/xet_roundtrip.mjs"
-VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
-TOKEN=hf_alice_xet_write_token
-export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
-
-start_hub() {
-  launch_test_hub --user "alice:$TOKEN:write" --lfs-threshold 1024 --xet "$@" || return 1
-  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
-}
-stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }
-reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
-tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 # js MODE REPO DIR: runs the JS client; its JSON summary in $OUT.
 js() {
