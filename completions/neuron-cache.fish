@@ -246,6 +246,7 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l dry-run -l dry
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l no-xet -l no_xet -d 'Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
@@ -261,6 +262,7 @@ complete -c neuron-cache -n '__neuron_cache_using push' -l dry-run -l dry_run -d
 complete -c neuron-cache -n '__neuron_cache_using push' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
 complete -c neuron-cache -n '__neuron_cache_using push' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using push' -l no-xet -l no_xet -d 'Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1)'
 complete -c neuron-cache -n '__neuron_cache_using push' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
@@ -282,6 +284,7 @@ complete -c neuron-cache -n '__neuron_cache_using pull' -l max-size -l max_size 
 complete -c neuron-cache -n '__neuron_cache_using pull' -s y -l yes -d 'Download even beyond --max-size without asking'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using pull' -l no-xet -l no_xet -d 'Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1)'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using pull' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
 complete -c neuron-cache -n '__neuron_cache_using pull' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
@@ -373,6 +376,7 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l continue-on-error -l c
 complete -c neuron-cache -n '__neuron_cache_using add' -l force -d 'Compile even configurations the repo already registers'
 complete -c neuron-cache -n '__neuron_cache_using add' -l timeout -d 'Terminate a command running longer than this' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using add' -l no-xet -l no_xet -d 'Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1)'
 complete -c neuron-cache -n '__neuron_cache_using add' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x
@@ -415,6 +419,7 @@ complete -c neuron-cache -n '__neuron_cache_using sync' -l dry-run -l dry_run -d
 complete -c neuron-cache -n '__neuron_cache_using sync' -l clean-failed -l clean_failed -d 'Before pushing, delete failed entries (model.log without model.neff) from the local cache'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l clear-stale-locks -l clear_stale_locks -d 'Before pushing, delete *.lock files older than MINUTES, unless a neuronx-cc process runs on this host' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
+complete -c neuron-cache -n '__neuron_cache_using sync' -l no-xet -l no_xet -d 'Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
 complete -c neuron-cache -n '__neuron_cache_using sync' -l region -d 'AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region, then us-east-1)' -x

@@ -520,6 +520,7 @@ CommandSpec make_add_command()
     {"", "force", ValueKind::flag, "", "Compile even configurations the repo already registers.", {}, {}},
     {"", "timeout", ValueKind::integer, "SECONDS", "Terminate a command running longer than this.", {}, {}},
     max_workers_option(),
+    no_xet_option(),
     token_option(),
   };
   for (auto& option : aws_options()) {

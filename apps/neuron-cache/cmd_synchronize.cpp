@@ -579,6 +579,7 @@ CommandSpec make_synchronize_command()
      {},
      {}},
     max_workers_option(),
+    no_xet_option(),
     token_option(),
   };
   for (auto& option : aws_options()) {

@@ -67,6 +67,13 @@ OptionSpec max_workers_option()
           {}};
 }
 
+OptionSpec no_xet_option()
+{
+  return {
+    "", "no-xet", ValueKind::flag, "", "Move Hub files through Git LFS only, never Xet (as HF_HUB_DISABLE_XET=1).",
+    {}, {}};
+}
+
 std::size_t max_workers(const Invocation& invocation)
 {
   constexpr long long k_most = 64;
@@ -184,6 +191,9 @@ std::unique_ptr<hubcache::storage::Repository> open_repository(Invocation& invoc
     }
     if (option.long_name == "max-workers") {
       options.max_workers = max_workers(invocation);
+    }
+    if (option.long_name == "no-xet") {
+      options.no_xet = invocation.has("no-xet");
     }
   }
   if (spec.kind == hubcache::storage::RepoKind::hub || spec.kind == hubcache::storage::RepoKind::bucket) {

@@ -25,6 +25,8 @@ OptionSpec token_option();
 // --max-workers N: files moved (and hashed) at once; default 8, as the hf CLI.
 OptionSpec max_workers_option();
 std::size_t max_workers(const Invocation& invocation);
+// --no-xet: Hub transfers through LFS only (HF_HUB_DISABLE_XET=1 does the same).
+OptionSpec no_xet_option();
 // --profile, --region, --endpoint-url, --no-sign-request: the AWS CLI's options, for the
 // commands that may open an S3 repo or compile cache.
 std::vector<OptionSpec> aws_options();

@@ -263,10 +263,12 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   data["files_hashed"] = files_hashed;
   data["cleaned"] = cleaned;
   data["commits"] = result.commits;
-  if (result.xet_new_bytes + result.xet_deduplicated_bytes > 0) {
-    data["xet"] = {{"new_bytes", result.xet_new_bytes}, {"deduplicated_bytes", result.xet_deduplicated_bytes}};
+  if (result.xet_new_bytes + result.xet_deduplicated_bytes + result.xet_stored_bytes > 0) {
+    data["xet"] = {{"new_bytes", result.xet_new_bytes},
+                   {"deduplicated_bytes", result.xet_deduplicated_bytes},
+                   {"stored_bytes", result.xet_stored_bytes}};
     human += " (Xet: " + human_size(result.xet_new_bytes) + " new, " + human_size(result.xet_deduplicated_bytes)
-             + " deduplicated)";
+             + " deduplicated, " + human_size(result.xet_stored_bytes) + " already in the CAS)";
   }
   for (const auto& warning : result.warnings) {
     invocation.out().warning(warning);

@@ -203,6 +203,12 @@ test_pull_reads_xet_files_from_the_cas() {
   equals "$(tree "$SCRATCH/fresh2/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
   equals "$(stat_of '.by_route.cas_reconstruction // 0')" 0
   [[ "$(stat_of '.by_route.lfs_cdn // 0')" -ge 4 ]] || fail "the LFS path was not used"
+  # --no-xet: the same, from the command line (push and pull take it too).
+  reset_stats
+  run 0 "$NC" pull --no-xet --repo-id alice/pull --cache-dir "$SCRATCH/fresh3" --json || return
+  equals "$(tree "$SCRATCH/fresh3/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  equals "$(stat_of '.by_route.cas_reconstruction // 0')" 0
+  [[ "$(stat_of '.by_route.lfs_cdn // 0')" -ge 4 ]] || fail "--no-xet did not take the LFS path"
 }
 
 # lying_pull FAULT EXPECTED: the pull fails with EXPECTED in its error and installs nothing.
@@ -221,8 +227,8 @@ test_a_lying_cas_installs_nothing() {
   xet_backed_cache || return
   lying_pull '{"match":"/cas/xorb-data/","action":"corrupt_body","count":1000}' "Xet CAS answered" || return
   lying_pull '{"match":"/cas/xorb-data/","action":"wrong_size","size":100,"count":1000}' "partial file" || return
-  lying_pull '{"match":"/cas/v1/reconstructions/","action":"malformed_json","count":1000}' "not JSON" || return
-  lying_pull '{"match":"/cas/v1/reconstructions/","action":"status","status":404,"count":1000}' \
+  lying_pull '{"match":"/reconstructions/","action":"malformed_json","count":1000}' "not JSON" || return
+  lying_pull '{"match":"/reconstructions/","action":"status","status":404,"count":1000}' \
     "refused the reconstruction" || return
   # Once the CAS tells the truth again, the same pull succeeds.
   clear_faults
@@ -275,6 +281,14 @@ test_push_falls_back_to_lfs_with_one_warning() {
   HF_HUB_DISABLE_XET=1 run 0 "$NC" synchronize --repo-id alice/noxet --cache-dir "$SCRATCH/cache" --json || return
   equals "$(stat_of '.by_route.cas_xorb // 0')" 0
   [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "no LFS upload"
+  # --no-xet does the same from the command line.
+  run 0 "$NC" create alice/noxet2 -q || return
+  reset_stats
+  run 0 "$NC" push --no-xet --repo-id alice/noxet2 --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(stat_of '.by_route.cas_xorb // 0')" 0
+  equals "$(stat_of '.by_route.cas_shard // 0')" 0
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "--no-xet did not upload through LFS"
+  equals "$(json_get "$OUT" '.xet // "none"')" none
 }
 
 if [[ ! -x "$HUB_BIN" || ! -x "$PACK" ]]; then

@@ -17,6 +17,7 @@ const std::map<std::string, Fault::Action>& action_names()
     {"corrupt_body", Fault::Action::corrupt_body},
     {"truncate_body", Fault::Action::truncate_body},
     {"wrong_size", Fault::Action::wrong_size},
+    {"short_body", Fault::Action::short_body},
   };
   return names;
 }

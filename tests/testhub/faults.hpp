@@ -14,7 +14,7 @@
 namespace testhub {
 
 struct Fault {
-  enum class Action { status, drop_after_bytes, malformed_json, corrupt_body, truncate_body, wrong_size };
+  enum class Action { status, drop_after_bytes, malformed_json, corrupt_body, truncate_body, wrong_size, short_body };
   std::uint64_t id = 0;
   std::string match;        // substring of the request path (decoded) or raw target (path + query)
   std::string method = "*"; // GET|HEAD|POST|PUT|DELETE|*

@@ -394,6 +394,14 @@ void HubServer::send(const RequestContext& ctx, Reply reply, httplib::Response& 
 {
   response.status = reply.status;
   response.set_header("X-Request-Id", "Root=1-" + random_hex(8) + "-" + random_hex(24));
+  if (body_fault && body_fault->action == Fault::Action::short_body) { // a whole answer, just shorter
+    const auto size = reply.body_size();
+    const auto cut = body_fault->bytes > 0 ? std::min(body_fault->bytes, size) : size / 2;
+    if (reply.file)
+      reply.file->length -= cut;
+    else
+      reply.body.resize(size - cut);
+  }
   const auto real_size = reply.body_size();
   std::uint64_t advertised = real_size;
   if (size_fault) {

@@ -43,8 +43,9 @@ struct HubOptions {
   // alike), `bandwidth_mbps` megabits per second per connection each way (0: no cap).
   std::uint64_t latency_ms = 0;
   double bandwidth_mbps = 0;
-  LimitOptions limits; // the real Hub's limits, on by default
-  bool xet = false;    // speak Xet (tokens, CAS, batch "xet" transfer, resolve headers)
+  LimitOptions limits;                      // the real Hub's limits, on by default
+  bool xet = false;                         // speak Xet (tokens, CAS, batch "xet" transfer, resolve headers)
+  std::int64_t xet_token_lifetime_s = 3600; // short ones make clients refresh in the middle of a push
 };
 
 // Holds a byte stream to a rate: each call waits until `bytes` more fit the budget since

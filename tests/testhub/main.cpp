@@ -3,11 +3,12 @@
 //   neuron-cache-test-hub --port 0 --data DIR [--user NAME:TOKEN:ROLE[:PLAN]]... [--org ORG:USER[,USER...]]...
 //                         [--page-size N] [--lfs-threshold BYTES] [--multipart-chunk-size BYTES]
 //                         [--no-lfs-verify] [--threads N] [--latency-ms N] [--bandwidth-mbps N] [--xet]
-//                         [limit options, below]
+//                         [--xet-token-lifetime SECONDS] [limit options, below]
 //
 // --xet: speak Xet like the Hub (xet-read/write-token, a verifying CAS under /cas, the LFS
 // batch's "xet" transfer when offered, X-Xet-Hash and Link headers on resolve, `xetHash` in
-// tree listings). Without it the server behaves exactly as before.
+// tree listings). Without it the server behaves exactly as before. --xet-token-lifetime
+// issues short-lived Xet tokens, so that clients must refresh them in the middle of a push.
 //
 // The real Hub's limits are on by default, with the Hub's values (hub-buckets-and-limits.md §2);
 // tests set small ones:
@@ -66,6 +67,8 @@
 //            truncate_body     full Content-Length advertised, fewer bytes sent ("bytes": K, default
 //                              half), then the connection drops.
 //            corrupt_body      same size, every byte altered.
+//            short_body        a whole answer, "bytes" (default half) shorter than the real one
+//                              (Content-Length says so): a server that lies about a range.
 //            wrong_size        X-Linked-Size (LFS 302) or Content-Length advertises "size" (default
 //                              real size + 1); a GET then sends the real bytes and drops if short.
 //          Body faults (drop/truncate/corrupt) skip HEAD requests and 3xx answers, so matching a
@@ -173,7 +176,8 @@ int main(int argc, char** argv)
     "latency-ms", "delay added before every response", cxxopts::value<std::uint64_t>()->default_value("0"))(
     "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
     cxxopts::value<double>()->default_value("0"))("xet", "speak Xet (token endpoints, CAS, batch xet transfer)")(
-    "h,help", "help");
+    "xet-token-lifetime", "seconds a Xet access token lives (default 3600)",
+    cxxopts::value<std::int64_t>()->default_value("3600"))("h,help", "help");
   add_limit_options(cli);
   testhub::HubOptions options;
   try {
@@ -206,6 +210,9 @@ int main(int argc, char** argv)
     options.bandwidth_mbps = args["bandwidth-mbps"].as<double>();
     options.limits = parse_limit_options(args);
     options.xet = args.count("xet") > 0;
+    options.xet_token_lifetime_s = args["xet-token-lifetime"].as<std::int64_t>();
+    if (options.xet_token_lifetime_s < 1 || options.xet_token_lifetime_s > 86400)
+      throw std::invalid_argument("--xet-token-lifetime must be between 1 and 86400 seconds");
     if (!(options.bandwidth_mbps >= 0) || options.latency_ms > 600000)
       throw std::invalid_argument("--bandwidth-mbps must be >= 0 and --latency-ms at most 600000");
     if (options.page_size == 0 || options.multipart_chunk_size == 0)

@@ -2,18 +2,15 @@
 // /cas (xorb and shard uploads, v1 and v2 reconstructions, signed xorb byte URLs), and the
 // Hub-side glue: the LFS batch's "xet" transfer, the resolve headers and tree `xetHash`.
 
+#include <map>
 #include <shared_mutex>
+
+#include "hubcache/util/fs.hpp"
 
 #include "hub_server.hpp"
 #include "hubcache/xet/shard.hpp"
 
 namespace testhub {
-
-namespace {
-
-constexpr std::int64_t k_token_lifetime = 3600;
-
-} // namespace
 
 std::string HubServer::xet_token_url(const RequestContext& ctx, const std::string& repo_id, const std::string& scope,
                                      const std::string& revision) const
@@ -23,7 +20,7 @@ std::string HubServer::xet_token_url(const RequestContext& ctx, const std::strin
 
 json HubServer::xet_token(const RequestContext& ctx, const std::string& repo_id, const std::string& scope) const
 {
-  const auto exp = unix_now() + k_token_lifetime;
+  const auto exp = unix_now() + m_options.xet_token_lifetime_s;
   const auto body = scope + "." + base64url_encode(repo_id) + "." + std::to_string(exp);
   return json{
     {"accessToken", "xet." + body + "." + sign("xet-token/" + body)}, {"exp", exp}, {"casUrl", ctx.base_url + "/cas"}};
@@ -94,8 +91,37 @@ Reply HubServer::cas_shard_upload(RequestContext& ctx)
   return json_reply(200, json{{"result", static_cast<int>(!files.empty())}});
 }
 
-// v1 ({terms, fetch_info}) or v2 ({terms, xorbs}) reconstruction of a file, or of the
-// bytes a `Range: bytes=a-b` asks for.
+namespace {
+
+// The physical bytes [first, last] of chunks [start, end) of a stored xorb.
+std::pair<std::uint64_t, std::uint64_t> xorb_bytes(const hubcache::xet::XorbLayout& layout, std::uint32_t start,
+                                                   std::uint32_t end)
+{
+  const auto& last = layout.chunks[end - 1];
+  return {layout.chunks[start].header_offset,
+          last.header_offset + hubcache::xet::chunk_header_size + last.stored_size - 1};
+}
+
+// Chunk ranges of one xorb, sorted, overlapping and touching ones merged: what a v2 answer
+// signs into one URL (one multi-range request per xorb).
+std::vector<std::pair<std::uint32_t, std::uint32_t>> merged(std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges)
+{
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  for (const auto& range : ranges) {
+    if (!out.empty() && range.first <= out.back().second)
+      out.back().second = std::max(out.back().second, range.second);
+    else
+      out.push_back(range);
+  }
+  return out;
+}
+
+} // namespace
+
+// v1 ({terms, fetch_info}: a URL and byte range per term) or v2 ({terms, xorbs}: per xorb
+// one URL signing all its ranges, fetched in one multi-range request) reconstruction of a
+// file, or of the bytes a `Range: bytes=a-b` asks for.
 Reply HubServer::cas_reconstruction(RequestContext& ctx, const std::string& file_id, int version)
 {
   xet_authorize(ctx, false);
@@ -108,6 +134,7 @@ Reply HubServer::cas_reconstruction(RequestContext& ctx, const std::string& file
     throw HubError(416, "Range not satisfiable");
   json terms = json::array();
   json fetch = json::object();
+  std::map<std::string, std::vector<std::pair<std::uint32_t, std::uint32_t>>> needed; // v2: per xorb
   std::uint64_t start = 0;
   std::optional<std::uint64_t> offset_into_first;
   for (const auto& term : file->terms) {
@@ -119,36 +146,74 @@ Reply HubServer::cas_reconstruction(RequestContext& ctx, const std::string& file
       terms.push_back({{"hash", term.xorb},
                        {"unpacked_length", term.size},
                        {"range", {{"start", term.chunk_start}, {"end", term.chunk_end}}}});
-      const auto layout = m_xet->xorb_layout(term.xorb);
-      const auto first_byte = layout.chunks[term.chunk_start].header_offset;
-      const auto& last = layout.chunks[term.chunk_end - 1];
-      const auto last_byte = last.header_offset + hubcache::xet::chunk_header_size + last.stored_size - 1;
-      const auto url = ctx.base_url + "/cas/xorb-data/" + term.xorb + "?sig=" + sign("xorb/" + term.xorb);
-      const json chunks = {{"start", term.chunk_start}, {"end", term.chunk_end}};
-      const json bytes = {{"start", first_byte}, {"end", last_byte}};
-      auto& entries = fetch[term.xorb];
-      if (entries.is_null())
-        entries = json::array();
-      if (version == 1)
-        entries.push_back({{"range", chunks}, {"url", url}, {"url_range", bytes}});
-      else // one signed URL per term: single ranges, no multipart answers needed
-        entries.push_back({{"url", url}, {"ranges", json::array({{{"chunks", chunks}, {"bytes", bytes}}})}});
+      if (version == 1) {
+        const auto [first_byte, last_byte] =
+          xorb_bytes(m_xet->xorb_layout(term.xorb), term.chunk_start, term.chunk_end);
+        const auto url = ctx.base_url + "/cas/xorb-data/" + term.xorb + "?sig=" + sign("xorb/" + term.xorb);
+        auto& entries = fetch[term.xorb];
+        if (entries.is_null())
+          entries = json::array();
+        entries.push_back({{"range", {{"start", term.chunk_start}, {"end", term.chunk_end}}},
+                           {"url", url},
+                           {"url_range", {{"start", first_byte}, {"end", last_byte}}}});
+      } else {
+        needed[term.xorb].emplace_back(term.chunk_start, term.chunk_end);
+      }
     }
     start = end;
+  }
+  for (const auto& [xorb, chunk_ranges] : needed) {
+    const auto layout = m_xet->xorb_layout(xorb);
+    json ranges = json::array();
+    std::string signed_set;
+    for (const auto& [first, last] : merged(chunk_ranges)) {
+      const auto [first_byte, last_byte] = xorb_bytes(layout, first, last);
+      ranges.push_back(
+        {{"chunks", {{"start", first}, {"end", last}}}, {"bytes", {{"start", first_byte}, {"end", last_byte}}}});
+      signed_set += (signed_set.empty() ? "" : ",") + std::to_string(first_byte) + "-" + std::to_string(last_byte);
+    }
+    const auto url = ctx.base_url + "/cas/xorb-data/" + xorb + "?ranges=" + signed_set
+                     + "&sig=" + sign("xorb/" + xorb + "/" + signed_set);
+    fetch[xorb] = json::array({{{"url", url}, {"ranges", ranges}}});
   }
   json answer = {{"offset_into_first_range", offset_into_first.value_or(0)}, {"terms", terms}};
   answer[version == 1 ? "fetch_info" : "xorbs"] = fetch;
   return json_reply(200, answer);
 }
 
+// Xorb bytes at a signed URL. A v2 URL signs a set of ranges: the request must ask for
+// exactly that set (as the real CAS's signed URLs), answered as multipart/byteranges when it
+// holds several. A v1 URL signs the whole xorb.
 Reply HubServer::cas_xorb_data(RequestContext& ctx, const std::string& hash)
 {
-  if (!signature_ok(ctx, "xorb/" + hash) || !m_xet->has_xorb(hash))
+  const auto ranges = ctx.param("ranges");
+  if (!signature_ok(ctx, ranges ? "xorb/" + hash + "/" + *ranges : "xorb/" + hash) || !m_xet->has_xorb(hash))
     throw HubError(403, "Signature does not match");
   const auto path = m_xet->xorb_path(hash);
   Reply reply;
   reply.content_type = "application/octet-stream";
-  return serve_file(ctx, std::move(reply), path, stdfs::file_size(path));
+  if (!ranges)
+    return serve_file(ctx, std::move(reply), path, stdfs::file_size(path));
+  if (ctx.request.get_header_value("Range") != "bytes=" + *ranges)
+    throw HubError(403, "The Range header does not match the signed ranges");
+  const auto parts = split(*ranges, ',');
+  if (parts.size() == 1)
+    return serve_file(ctx, std::move(reply), path, stdfs::file_size(path));
+  const auto content = hubcache::util::read_file(path, hubcache::xet::max_xorb_input_bytes);
+  const auto boundary = "xet-" + random_hex(16);
+  for (const auto& part : parts) {
+    const auto dash = part.find('-');
+    const auto first = std::stoull(part.substr(0, dash));
+    const auto last = std::stoull(part.substr(dash + 1));
+    if (last < first || last >= content.size())
+      throw HubError(416, "Range not satisfiable");
+    reply.body += "--" + boundary + "\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes " + part + "/"
+                  + std::to_string(content.size()) + "\r\n\r\n" + content.substr(first, last - first + 1) + "\r\n";
+  }
+  reply.body += "--" + boundary + "--\r\n";
+  reply.status = 206;
+  reply.content_type = "multipart/byteranges; boundary=" + boundary;
+  return reply;
 }
 
 std::function<Reply()> HubServer::route_cas(RequestContext& ctx)
@@ -168,10 +233,16 @@ std::function<Reply()> HubServer::route_cas(RequestContext& ctx)
   if (s.size() == 4 && (s[1] == "v1" || s[1] == "v2") && s[2] == "reconstructions" && get)
     return named("cas_reconstruction",
                  [this, &ctx] { return cas_reconstruction(ctx, ctx.segments[3], ctx.segments[1] == "v1" ? 1 : 2); });
-  if (s.size() == 5 && s[1] == "v1" && s[2] == "chunks" && get) // global dedup: optional, never a hit here
+  if (s.size() == 5 && s[1] == "v1" && s[2] == "chunks" && (s[3] == "default" || s[3] == "default-merkledb") && get)
     return named("cas_chunks", [this, &ctx] {
       xet_authorize(ctx, false);
-      return error_reply(404, "Chunk not found");
+      auto answer = m_xet->dedup_answer(ctx.segments[4]);
+      if (!answer)
+        return error_reply(404, "Chunk not found");
+      Reply reply;
+      reply.content_type = "application/octet-stream";
+      reply.body = std::move(*answer);
+      return reply;
     });
   if (s.size() == 3 && s[1] == "xorb-data" && get)
     return named("cas_xorb_data", [this, &ctx] { return cas_xorb_data(ctx, ctx.segments[2]); });
@@ -188,7 +259,7 @@ std::optional<json> HubServer::xet_upload_action(const RequestContext& ctx, cons
                {{"X-Xet-Cas-Url", token.at("casUrl")},
                 {"X-Xet-Access-Token", token.at("accessToken")},
                 {"X-Xet-Token-Expiration", std::to_string(token.at("exp").get<std::int64_t>())}}},
-              {"expires_in", k_token_lifetime}};
+              {"expires_in", m_options.xet_token_lifetime_s}};
 }
 
 std::optional<std::string> HubServer::xet_hash_of(const FileEntry& entry) const

@@ -37,6 +37,10 @@ XetCas::XetCas(stdfs::path root) : m_root(std::move(root))
   stdfs::create_directories(m_root / "xorbs");
   stdfs::create_directories(m_root / "files");
   stdfs::create_directories(m_root / "sha256");
+  stdfs::create_directories(m_root / "dedup");
+  const auto key = random_hex(64);
+  for (std::size_t i = 0; i < xet::hash_size; ++i)
+    m_dedup_key.bytes[i] = static_cast<std::uint8_t>(std::stoi(key.substr(2 * i, 2), nullptr, 16) | (i == 0 ? 1 : 0));
 }
 
 stdfs::path XetCas::xorb_path(const std::string& hash) const
@@ -157,6 +161,7 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
   }
   for (const auto& file : added)
     record(file.file);
+  index_for_dedup(shard);
   return added;
 }
 

@@ -7,6 +7,7 @@
 //   xorbs/<hash>.chunks    its chunk hashes, 32 bytes each, in order
 //   files/<file hash>.json {"size", "sha256", "terms": [{"xorb", "start", "end", "size"}]}
 //   sha256/<sha256>        the file hash a sha256 maps to
+//   dedup/<chunk hash>     the xorbs a global dedup query for that chunk answers with
 
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "hubcache/xet/shard.hpp"
 #include "hubcache/xet/xorb.hpp"
 #include "storage.hpp"
 
@@ -57,15 +59,25 @@ public:
   // verification entries and a sha256 (a Git repo commits it as an LFS pointer).
   std::vector<XetShardFile> put_shard(const std::string& body, const stdfs::path& temp_dir);
 
+  // Global dedup (xet_dedup.cpp): a shard with a footer whose xorb section lists the xorbs
+  // holding `chunk_hash`'s chunk and their shard's others, chunk hashes HMAC'd with a key
+  // of this CAS; nullopt (a 404) for a chunk no accepted shard made eligible.
+  std::optional<std::string> dedup_answer(const std::string& chunk_hash) const;
+
   std::optional<XetFile> file(const std::string& file_hash) const;
   std::optional<std::string> file_hash_of_sha256(const std::string& sha256) const;
 
 private:
   std::vector<hubcache::xet::MerkleHash> chunk_hashes(const std::string& xorb) const;
   void record(const XetFile& file);
+  // Indexes a verified shard's eligible chunks: each file's first, and every chunk whose
+  // hash is 0 mod 1024 (spec `deduplication.md`).
+  void index_for_dedup(const hubcache::xet::Shard& shard);
+  hubcache::xet::XorbInfo xorb_info(const std::string& hash) const;
 
   stdfs::path m_root;
-  mutable std::mutex m_mutex; // xorb and file records are written whole, renamed into place
+  hubcache::xet::MerkleHash m_dedup_key; // random per run, never zero
+  mutable std::mutex m_mutex;            // xorb and file records are written whole, renamed into place
 };
 
 } // namespace testhub

@@ -159,3 +159,108 @@ TEST_CASE("a lying reconstruction is refused")
 }
 
 TEST_SUITE_END();
+
+namespace {
+
+// The dedup answer a CAS gives for the xorbs of `earlier`: their chunks HMAC'd with `key`.
+Shard dedup_answer(const Packed& earlier, const MerkleHash& key)
+{
+  Shard answer;
+  for (auto xorb : earlier.shard.xorbs) {
+    for (auto& chunk : xorb.chunks) {
+      chunk.hash = hmac(chunk.hash, key);
+    }
+    answer.xorbs.push_back(std::move(xorb));
+  }
+  answer.footer = ShardFooter{};
+  answer.footer->chunk_hash_hmac_key = key;
+  return parse_shard(serialize_shard(answer)); // as it comes over the wire
+}
+
+} // namespace
+
+TEST_CASE("global dedup: chunks the CAS holds are referenced in its xorbs, not uploaded")
+{
+  const auto original = xet_test::splitmix64_data(900000, 11);
+  const auto earlier = pack({original});
+  // The same file recompiled: a few bytes changed near its end.
+  auto changed = original;
+  for (std::size_t i = 850000; i < 850010; ++i) {
+    changed[i] ^= 0x5a;
+  }
+  MerkleHash key;
+  key.bytes[0] = 7;
+  std::vector<MerkleHash> asked;
+  std::map<MerkleHash, std::vector<std::uint8_t>> uploaded;
+  UploadPacker packer([&](const MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { uploaded[hash] = bytes; },
+                      [&](const MerkleHash& chunk) -> std::optional<Shard> {
+                        asked.push_back(chunk);
+                        return dedup_answer(earlier, key);
+                      });
+  const auto file = packer.add_bytes(changed);
+  const auto shard = parse_shard(packer.finish());
+  const auto& stats = packer.stats();
+  CHECK(asked.size() == 1); // the file's first chunk; later ones wait for 4 MB of new chunks
+  CHECK(stats.dedup_queries == 1);
+  CHECK(stats.stored_bytes > 700000);
+  CHECK(stats.new_bytes < 200000);
+  CHECK(stats.new_bytes + stats.stored_bytes == changed.size());
+  REQUIRE(shard.files.size() == 1);
+  CHECK(shard.files[0].file_hash == file.file_hash);
+  // The terms name the stored xorb for the shared chunks and the new one for the rest; the
+  // shard describes only the new xorb.
+  REQUIRE(earlier.shard.xorbs.size() == 1);
+  bool names_stored = false;
+  for (const auto& term : shard.files[0].terms) {
+    names_stored = names_stored || term.xorb_hash == earlier.shard.xorbs[0].xorb_hash;
+  }
+  CHECK(names_stored);
+  REQUIRE(shard.xorbs.size() == 1);
+  CHECK(uploaded.count(shard.xorbs[0].xorb_hash) == 1);
+  CHECK(uploaded.count(earlier.shard.xorbs[0].xorb_hash) == 0);
+  // Rebuilt from both xorbs, it is the changed file byte for byte.
+  Packed both{earlier.xorbs, shard, {file}, stats};
+  both.xorbs.insert(uploaded.begin(), uploaded.end());
+  CHECK(rebuild(both, 0, reconstruction_of(both, 0), changed.size()) == changed);
+}
+
+TEST_CASE("global dedup: a miss or no answer uploads everything")
+{
+  const auto data = xet_test::splitmix64_data(300000, 12);
+  std::size_t asked = 0;
+  UploadPacker packer([](const MerkleHash&, const std::vector<std::uint8_t>&) {},
+                      [&](const MerkleHash&) -> std::optional<Shard> {
+                        ++asked;
+                        return std::nullopt;
+                      });
+  packer.add_bytes(data);
+  packer.add_bytes(xet_test::splitmix64_data(5000, 13)); // within 4 MB of the last query: not asked
+  packer.finish();
+  CHECK(asked == 1);
+  CHECK(packer.stats().stored_bytes == 0);
+  CHECK(packer.stats().new_bytes == data.size() + 5000);
+}
+
+TEST_CASE("a multi-range answer gives each range asked for, and a short or misplaced part is refused")
+{
+  const XorbFetch first{"http://cas/x", {}, 0, 1, 0, 3};
+  const XorbFetch second{"http://cas/x", {}, 4, 5, 10, 14};
+  const std::vector<const XorbFetch*> asked{&first, &second};
+  const std::string type = "multipart/byteranges; boundary=XYZ";
+  const auto part = [](const std::string& range, const std::string& data) {
+    return "--XYZ\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes " + range + "/100\r\n\r\n" + data
+           + "\r\n";
+  };
+  const auto good = part("0-3", "abcd") + part("10-14", "efghi") + "--XYZ--\r\n";
+  const auto parts = split_byteranges(good, type, asked);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0] == "abcd");
+  CHECK(parts[1] == "efghi");
+  // A part shorter than its range, a missing part, parts swapped, no multipart at all.
+  CHECK_THROWS_WITH_AS(split_byteranges(part("0-3", "abcd") + part("10-14", "efg") + "--XYZ--\r\n", type, asked),
+                       doctest::Contains("shorter"), IntegrityError);
+  CHECK_THROWS_AS(split_byteranges(part("0-3", "abcd") + "--XYZ--\r\n", type, asked), IntegrityError);
+  CHECK_THROWS_WITH_AS(split_byteranges(part("10-14", "efghi") + part("0-3", "abcd") + "--XYZ--\r\n", type, asked),
+                       doctest::Contains("other bytes"), IntegrityError);
+  CHECK_THROWS_AS(split_byteranges("abcdefghi", "application/octet-stream", asked), IntegrityError);
+}

@@ -188,6 +188,7 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   result.commits = commit.commits;
   result.xet_new_bytes = commit.xet_new_bytes;
   result.xet_deduplicated_bytes = commit.xet_deduplicated_bytes;
+  result.xet_stored_bytes = commit.xet_stored_bytes;
   result.warnings = std::move(commit.warnings);
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.

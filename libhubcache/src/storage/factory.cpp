@@ -53,6 +53,9 @@ std::unique_ptr<Repository> open_repository(const RepoSpec& spec, const util::En
     if (options.max_workers > 0) {
       config.workers = options.max_workers;
     }
+    if (options.no_xet) {
+      config.xet = false;
+    }
     if (config.xet) {
       config.xet_reader = make_xet_reader(config);
     }

@@ -406,6 +406,7 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
       const auto pushed = push_through_xet(m_api.config(), answer, source_of);
       m_xet.new_bytes += pushed.new_bytes;
       m_xet.deduplicated_bytes += pushed.deduplicated_bytes;
+      m_xet.stored_bytes += pushed.stored_bytes;
       m_xet.xorbs += pushed.xorbs;
       m_uploaded_lfs.merge(requested);
       return;
@@ -651,9 +652,9 @@ CommitResult HubCommitRun::run()
   if (m_progress && m_bytes_total > 0) {
     m_progress(m_bytes_total, m_bytes_total);
   }
-  return CommitResult{m_revision,         m_commits > 0, m_files_added,   m_files_deleted,
-                      files_of(m_locals), m_commits,     m_xet.new_bytes, m_xet.deduplicated_bytes,
-                      m_warnings};
+  return CommitResult{m_revision,         m_commits > 0,     m_files_added,   m_files_deleted,
+                      files_of(m_locals), m_commits,         m_xet.new_bytes, m_xet.deduplicated_bytes,
+                      m_warnings,         m_xet.stored_bytes};
 }
 
 } // namespace

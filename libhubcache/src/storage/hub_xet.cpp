@@ -46,8 +46,18 @@ std::optional<std::string> header_of(const hub::LfsAction& action, std::string_v
   return std::nullopt;
 }
 
-// The CAS token the batch handed out, or a fresh one from its refresh URL (on the Hub's
-// origin only: the Hub token goes nowhere else).
+// A fresh token from the batch's refresh URL (on the Hub's origin only: the Hub token goes
+// nowhere else).
+xet::CasToken refresh_write_token(const hub::HubConfig& config, const hub::LfsAction& action)
+{
+  if (http::url_origin(action.href) != http::url_origin(config.endpoint)) {
+    throw RemoteError("the Hub's Xet upload offer has no usable token", "retry later");
+  }
+  http::Client client;
+  return xet::fetch_cas_token(client, action.href, config.token);
+}
+
+// The CAS token the batch handed out, or a fresh one from its refresh URL.
 xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& action)
 {
   auto cas_url = header_of(action, "X-Xet-Cas-Url");
@@ -61,11 +71,7 @@ xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& ac
       return token;
     }
   }
-  if (http::url_origin(action.href) != http::url_origin(config.endpoint)) {
-    throw RemoteError("the Hub's Xet upload offer has no usable token", "retry later");
-  }
-  http::Client client;
-  return xet::fetch_cas_token(client, action.href, config.token);
+  return refresh_write_token(config, action);
 }
 
 } // namespace
@@ -87,8 +93,10 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
   options.stall_timeout = config.stall_timeout;
   options.retry = config.retry;
   xet::CasClient cas(write_token(config, *action), options);
+  cas.set_token_refresh([&config, refresh = *action] { return refresh_write_token(config, refresh); });
   xet::UploadPacker packer(
-    [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); });
+    [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); },
+    [&cas](const xet::MerkleHash& chunk) { return cas.query_chunk(chunk); });
   for (const auto& object : answer) {
     if (!object.upload) {
       continue;
@@ -105,7 +113,7 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
   }
   cas.upload_shard(packer.finish());
   const auto& stats = packer.stats();
-  return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.xorbs};
+  return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
 }
 
 } // namespace hubcache::storage

@@ -20,6 +20,7 @@ hub::XetReader make_xet_reader(const hub::HubConfig& config);
 struct XetPushStats {
   std::uint64_t new_bytes = 0;          // chunk bytes uploaded in xorbs
   std::uint64_t deduplicated_bytes = 0; // chunk bytes found earlier in the same push
+  std::uint64_t stored_bytes = 0;       // chunk bytes the CAS already held (global dedup)
   std::size_t xorbs = 0;
 };
 

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::size_t k_max_terms = 1u << 20;
 constexpr const char* k_retry_hint = "retry later; nothing was installed";
+constexpr std::int64_t k_token_margin_s = 60;
 
 [[noreturn]] void lying(const std::string& what)
 {
@@ -128,6 +129,7 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
   }
   ReconstructionPlan plan;
   plan.fetches = parse_fetches(answer);
+  plan.multi_range = answer.contains("xorbs");
   const auto& terms = answer.at("terms");
   if (terms.size() > k_max_terms) {
     lying("a reconstruction with too many terms");
@@ -197,17 +199,35 @@ std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch&
   return chunks;
 }
 
-http::Response CasClient::send(http::Request request, bool with_token)
+// The token to send: refreshed first when it expires within a minute (as the JS client
+// does) or when the CAS refused it.
+std::string CasClient::current_token(bool force_refresh)
 {
-  if (with_token) {
-    request.headers.emplace_back("Authorization", "Bearer " + m_token.access_token);
+  std::lock_guard lock(m_token_mutex);
+  const auto now =
+    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (m_refresh && (force_refresh || m_token.expires <= now + k_token_margin_s)) {
+    auto fresh = m_refresh();
+    if (fresh.cas_url != m_token.cas_url) {
+      throw RemoteError("the Hub moved the Xet CAS in the middle of a transfer", k_retry_hint);
+    }
+    m_token = std::move(fresh);
   }
-  request.stall_timeout = m_options.stall_timeout;
+  return m_token.access_token;
+}
+
+http::Response CasClient::send_once(const http::Request& request, const std::string& token)
+{
+  auto sent = request;
+  if (!token.empty()) {
+    sent.headers.emplace_back("Authorization", "Bearer " + token);
+  }
+  sent.stall_timeout = m_options.stall_timeout;
   for (int attempt = 1;; ++attempt) {
     http::Response response;
     try {
       auto client = m_clients.acquire();
-      response = client->perform(request);
+      response = client->perform(sent);
     } catch (const http::TransportError& error) {
       const auto delay = error.retryable() ? m_options.retry.delay_after(attempt, nullptr) : std::nullopt;
       if (!delay) {
@@ -225,6 +245,18 @@ http::Response CasClient::send(http::Request request, bool with_token)
     }
     std::this_thread::sleep_for(*delay);
   }
+}
+
+http::Response CasClient::send(http::Request request, bool with_token)
+{
+  if (!with_token) {
+    return send_once(request, {});
+  }
+  auto response = send_once(request, current_token(false));
+  if (response.status == 401 && m_refresh) {
+    response = send_once(request, current_token(true));
+  }
+  return response;
 }
 
 std::string CasClient::fetch_range(const XorbFetch& fetch)
@@ -249,12 +281,41 @@ std::string CasClient::fetch_range(const XorbFetch& fetch)
   return std::move(response.body);
 }
 
+namespace {
+
+// The fetches that go in one request: each alone (v1), or all those sharing a URL (v2).
+std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& plan, std::vector<std::size_t>& group_of)
+{
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::size_t> by_url;
+  group_of.assign(plan.fetches.size(), 0);
+  for (std::size_t i = 0; i < plan.fetches.size(); ++i) {
+    const auto [found, added] =
+      plan.multi_range ? by_url.emplace(plan.fetches[i].url, groups.size()) : std::pair{by_url.end(), true};
+    if (added) {
+      groups.emplace_back();
+    }
+    group_of[i] = added ? groups.size() - 1 : found->second;
+    groups[group_of[i]].push_back(i);
+  }
+  return groups;
+}
+
+} // namespace
+
 void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
                             const std::function<void(std::string_view)>& write)
 {
-  http::Request request;
-  request.url = m_token.cas_url + "/v1/reconstructions/" + file_hash.hex();
-  const auto response = send(std::move(request), true);
+  // v2 (one signed URL per xorb, multi-range fetches), v1 where the CAS has no v2.
+  http::Response response;
+  for (const char* version : {"/v2/reconstructions/", "/v1/reconstructions/"}) {
+    http::Request request;
+    request.url = m_token.cas_url + version + file_hash.hex();
+    response = send(std::move(request), true);
+    if (response.status != 404 && response.status != 501) {
+      break;
+    }
+  }
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused the reconstruction of " + file_hash.hex() + " (HTTP "
                         + std::to_string(response.status) + ")",
@@ -267,22 +328,34 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   for (const auto& term : plan.terms) {
     ++uses[term.fetch];
   }
+  std::vector<std::size_t> group_of;
+  const auto groups = request_groups(plan, group_of);
   std::map<std::size_t, std::string> fetched;
   std::vector<HashedNode> nodes;
   const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
   std::size_t next = 0; // the first term not yet written
   while (next < plan.terms.size()) {
-    // Fetch, in parallel, the missing ranges of the next terms, at most `window` at once.
-    std::map<std::size_t, std::future<std::string>> pending;
+    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests.
+    std::map<std::size_t, std::future<std::vector<std::string>>> pending; // by group
     for (auto t = next; t < plan.terms.size() && pending.size() < window; ++t) {
-      const auto index = plan.terms[t].fetch;
-      if (!fetched.count(index) && !pending.count(index)) {
-        pending.emplace(
-          index, std::async(std::launch::async, [this, &plan, index] { return fetch_range(plan.fetches[index]); }));
+      const auto group = group_of[plan.terms[t].fetch];
+      if (!fetched.count(plan.terms[t].fetch) && !pending.count(group)) {
+        pending.emplace(group, std::async(std::launch::async, [this, &plan, &members = groups[group]] {
+                          std::vector<const XorbFetch*> asked;
+                          for (const auto member : members) {
+                            asked.push_back(&plan.fetches[member]);
+                          }
+                          return fetch_ranges(asked);
+                        }));
       }
     }
-    for (auto& [index, future] : pending) {
-      fetched.emplace(index, future.get());
+    for (auto& [group, future] : pending) {
+      auto parts = future.get();
+      for (std::size_t m = 0; m < groups[group].size(); ++m) {
+        if (uses[groups[group][m]] > 0) {
+          fetched[groups[group][m]] = std::move(parts[m]);
+        }
+      }
     }
     while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
       const auto& term = plan.terms[next];
@@ -323,6 +396,26 @@ void CasClient::upload_shard(const std::vector<std::uint8_t>& bytes)
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused the shard (HTTP " + std::to_string(response.status) + ")", k_retry_hint);
+  }
+}
+
+} // namespace hubcache::xet
+
+namespace hubcache::xet {
+
+std::optional<Shard> CasClient::query_chunk(const MerkleHash& chunk)
+{
+  http::Request request;
+  request.url = m_token.cas_url + "/v1/chunks/default/" + chunk.hex();
+  request.body_limit = max_shard_bytes + shard_footer_size;
+  const auto response = send(std::move(request), true);
+  if (!response.ok()) {
+    return std::nullopt;
+  }
+  try {
+    return parse_shard(Bytes(reinterpret_cast<const std::uint8_t*>(response.body.data()), response.body.size()));
+  } catch (const FormatError&) {
+    return std::nullopt; // a shard that does not parse is no answer: upload the chunks
   }
 }
 

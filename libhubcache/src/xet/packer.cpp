@@ -50,6 +50,42 @@ public:
   }
 };
 
+std::optional<UploadPacker::Location> UploadPacker::stored_location(const MerkleHash& hash) const
+{
+  for (const auto& answer : m_remote) {
+    const auto listed = answer.key.is_zero() ? hash : hmac(hash, answer.key);
+    if (const auto found = answer.chunks.find(listed); found != answer.chunks.end()) {
+      return found->second;
+    }
+  }
+  return std::nullopt;
+}
+
+// Queries the CAS for an eligible chunk (not more often than dedup_query_interval) and
+// keeps every chunk its answer lists, so that later chunks of those xorbs match too.
+std::optional<UploadPacker::Location> UploadPacker::ask_cas(const MerkleHash& hash, bool first_of_file)
+{
+  if (!m_query || m_bytes_since_query < dedup_query_interval || !is_global_dedup_eligible(hash, first_of_file)) {
+    return std::nullopt;
+  }
+  m_bytes_since_query = 0;
+  ++m_stats.dedup_queries;
+  const auto answer = m_query(hash);
+  if (!answer) {
+    return std::nullopt;
+  }
+  RemoteChunks known{answer->footer ? answer->footer->chunk_hash_hmac_key : MerkleHash{}, {}};
+  for (const auto& xorb : answer->xorbs) {
+    const auto index = remote_xorb | m_remote_xorbs.size();
+    m_remote_xorbs.push_back(xorb.xorb_hash);
+    for (std::uint32_t c = 0; c < xorb.chunks.size(); ++c) {
+      known.chunks.emplace(xorb.chunks[c].hash, Location{index, c});
+    }
+  }
+  m_remote.push_back(std::move(known));
+  return stored_location(hash);
+}
+
 void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data)
 {
   const auto size = static_cast<std::uint32_t>(data.size());
@@ -58,6 +94,16 @@ void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes da
     file.append(found->second, hash, size);
     return;
   }
+  auto stored = stored_location(hash);
+  if (!stored) {
+    stored = ask_cas(hash, file.nodes.empty());
+  }
+  if (stored) {
+    m_stats.stored_bytes += size;
+    file.append(*stored, hash, size);
+    return;
+  }
+  m_bytes_since_query += size;
   if (!m_builder.add(hash, data)) {
     close_xorb();
     m_builder.add(hash, data);
@@ -125,7 +171,9 @@ std::vector<std::uint8_t> UploadPacker::finish()
   Shard shard;
   for (auto& file : m_files) {
     for (std::size_t t = 0; t < file.info.terms.size(); ++t) {
-      file.info.terms[t].xorb_hash = m_xorb_hashes.at(file.term_xorbs[t]);
+      const auto index = file.term_xorbs[t];
+      file.info.terms[t].xorb_hash =
+        (index & remote_xorb) != 0 ? m_remote_xorbs.at(index & ~remote_xorb) : m_xorb_hashes.at(index);
     }
     shard.files.push_back(std::move(file.info));
   }

@@ -85,7 +85,8 @@ struct PushResult {
   std::optional<PushStopped> stopped;             // set when the commit quota stopped the push
   std::uint64_t xet_new_bytes = 0;                // Hub pushes through Xet (CommitResult's)
   std::uint64_t xet_deduplicated_bytes = 0;
-  std::vector<std::string> warnings; // a failure the push recovered from (Xet -> LFS)
+  std::uint64_t xet_stored_bytes = 0; // already in the Xet CAS (global dedup)
+  std::vector<std::string> warnings;  // a failure the push recovered from (Xet -> LFS)
 };
 
 // Uploads the plan, in one commit when the store takes it whole, else in several made of

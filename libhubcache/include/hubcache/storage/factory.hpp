@@ -16,6 +16,8 @@ struct BackendOptions {
   // Transfers (and hashes) a backend runs at once inside one call, e.g. a commit's
   // uploads; 0 keeps the backend's default.
   std::size_t max_workers = 0;
+  // --no-xet: Hub transfers through LFS only, as HF_HUB_DISABLE_XET=1.
+  bool no_xet = false;
   // S3: --profile, --region, --endpoint-url, --no-sign-request.
   aws::Overrides aws;
 };

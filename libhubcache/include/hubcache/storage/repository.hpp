@@ -116,6 +116,7 @@ struct CommitResult {
   std::uint64_t xet_new_bytes = 0;
   std::uint64_t xet_deduplicated_bytes = 0;
   std::vector<std::string> warnings = {}; // e.g. a Xet failure the push recovered from (LFS)
+  std::uint64_t xet_stored_bytes = 0;     // chunk bytes the Xet CAS already held (global dedup)
 };
 
 // The store's commit quota stopped a request part way: every commit it made is complete

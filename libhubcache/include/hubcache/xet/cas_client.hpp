@@ -6,9 +6,11 @@
 
 #include "hubcache/http/client.hpp"
 #include "hubcache/xet/hash.hpp"
+#include "hubcache/xet/shard.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +50,15 @@ struct ReconstructionTerm {
 struct ReconstructionPlan {
   std::vector<ReconstructionTerm> terms;
   std::vector<XorbFetch> fetches;
+  // v2: a URL signs all its ranges together, so the fetches sharing a URL go in one
+  // multi-range request (v1 URLs are fetched one range at a time).
+  bool multi_range = false;
 };
+
+// The parts of a multipart/byteranges answer to a request for `fetches` (in that order);
+// IntegrityError unless there is one part per range, each exactly the bytes asked for.
+std::vector<std::string> split_byteranges(std::string_view body, std::string_view content_type,
+                                          const std::vector<const XorbFetch*>& fetches);
 
 // Parses a v1 (`fetch_info`) or v2 (`xorbs`) reconstruction of a whole file of
 // `expected_size` bytes; IntegrityError when its terms do not add up to it or a term has
@@ -78,11 +88,24 @@ public:
   void reconstruct(const MerkleHash& file_hash, std::uint64_t size, const std::function<void(std::string_view)>& write);
   void upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes);
   void upload_shard(const std::vector<std::uint8_t>& bytes);
+  // Global dedup: the shard the CAS answers for a chunk it holds; nullopt when it does not
+  // (404) or gives no usable answer (the query is optional: a miss only costs an upload).
+  std::optional<Shard> query_chunk(const MerkleHash& chunk);
+
+  // Where a fresh token comes from when this one is about to expire, or the CAS answers 401
+  // (a token that expired in the middle of a push): the request is then sent again once.
+  using TokenRefresh = std::function<CasToken()>;
+  void set_token_refresh(TokenRefresh refresh) { m_refresh = std::move(refresh); }
 
 private:
   http::Response send(http::Request request, bool with_token);
+  http::Response send_once(const http::Request& request, const std::string& token);
+  std::string current_token(bool force_refresh);
   std::string fetch_range(const XorbFetch& fetch);
+  std::vector<std::string> fetch_ranges(const std::vector<const XorbFetch*>& fetches);
 
+  std::mutex m_token_mutex;
+  TokenRefresh m_refresh;
   CasToken m_token;
   CasOptions m_options;
   http::ClientPool m_clients;

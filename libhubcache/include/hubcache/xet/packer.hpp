@@ -3,6 +3,8 @@
 // Packs the files of one upload into xorbs and one shard: chunks already packed in this
 // upload are referenced, not stored again (dedup within a push), and small files share
 // xorbs. Each xorb is handed to a sink as soon as it is full, so memory stays at one xorb.
+// With a dedup query (the CAS's global dedup, spec `deduplication.md`), chunks the CAS
+// already holds are referenced in its xorbs instead of uploaded.
 
 #include "hubcache/xet/hash.hpp"
 #include "hubcache/xet/shard.hpp"
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,14 +29,24 @@ struct PackedFile {
 struct PackStats {
   std::uint64_t new_bytes = 0;          // chunk bytes packed into xorbs
   std::uint64_t deduplicated_bytes = 0; // chunk bytes found earlier in the same upload
+  std::uint64_t stored_bytes = 0;       // chunk bytes the CAS already held (global dedup)
   std::size_t xorbs = 0;
+  std::size_t dedup_queries = 0;
 };
+
+// Asks the CAS whether it holds a chunk: a shard whose xorb section lists stored xorbs
+// (chunk hashes HMAC'd with its footer's key when that key is not zero), or nullopt.
+using DedupQuery = std::function<std::optional<Shard>(const MerkleHash& chunk)>;
+
+// Global dedup queries at most once per this many bytes of new chunks, as the JS client
+// (INTERVAL_BETWEEN_REMOTE_DEDUP): a push of many small files costs a few queries.
+inline constexpr std::uint64_t dedup_query_interval = 4'000'000;
 
 class UploadPacker {
 public:
   // Receives each finished xorb: its hash and serialized bytes.
   using XorbSink = std::function<void(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)>;
-  explicit UploadPacker(XorbSink sink) : m_sink(std::move(sink)) {}
+  explicit UploadPacker(XorbSink sink, DedupQuery query = {}) : m_sink(std::move(sink)), m_query(std::move(query)) {}
 
   PackedFile add_file(const std::filesystem::path& path);
   PackedFile add_bytes(Bytes data);
@@ -43,8 +56,14 @@ public:
 
 private:
   struct Location {
-    std::size_t xorb = 0; // index among this upload's xorbs
+    std::size_t xorb = 0; // index among this upload's xorbs, or remote_xorb | index in m_remote_xorbs
     std::uint32_t chunk = 0;
+  };
+  static constexpr std::size_t remote_xorb = std::size_t{1} << 63;
+  // The chunks of one dedup answer, by their hash as it lists them (HMAC'd with `key`).
+  struct RemoteChunks {
+    MerkleHash key;
+    std::map<MerkleHash, Location> chunks;
   };
   struct PendingFile {
     FileInfo info; // term xorb hashes filled in at finish()
@@ -53,6 +72,8 @@ private:
   class FileBuilder;
   void add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data);
   void close_xorb();
+  std::optional<Location> stored_location(const MerkleHash& hash) const;
+  std::optional<Location> ask_cas(const MerkleHash& hash, bool first_of_file);
 
   XorbSink m_sink;
   XorbBuilder m_builder;
@@ -60,6 +81,10 @@ private:
   std::vector<XorbInfo> m_xorb_infos;
   std::map<MerkleHash, Location> m_packed;
   std::vector<PendingFile> m_files;
+  DedupQuery m_query;
+  std::vector<MerkleHash> m_remote_xorbs;
+  std::vector<RemoteChunks> m_remote;
+  std::uint64_t m_bytes_since_query = dedup_query_interval;
   PackStats m_stats;
 };
 

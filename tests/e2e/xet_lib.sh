@@ -1,0 +1,17 @@
+# Shared by the Xet suites (test_xet_cas.sh, test_xet_js.sh), sourced after lib.sh: the
+# test Hub with --xet and a writer alice, its stats and faults, a tree's digests.
+MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
+HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
+VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
+TOKEN=hf_alice_xet_write_token
+export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
+
+start_hub() {
+  launch_test_hub --user "alice:$TOKEN:write" --lfs-threshold 1024 --xet "$@" || return 1
+  export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
+}
+stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }
+fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "cannot inject $1"; }
+clear_faults() { curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null; }
+reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
+tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }

@@ -1,0 +1,91 @@
+// The test CAS's global dedup (spec `deduplication.md`, `api.md` GET /v1/chunks): accepted
+// shards index their eligible chunks; a query for one answers a shard with a footer whose
+// xorb section lists the xorbs to reference, chunk hashes HMAC'd with the footer's key, as
+// the real CAS does (the client HMACs its own chunk hashes to find matches).
+
+#include <ctime>
+
+#include "http_util.hpp"
+#include "hubcache/util/fs.hpp"
+#include "xet_cas.hpp"
+
+namespace testhub {
+
+namespace xet = hubcache::xet;
+
+namespace {
+
+constexpr std::size_t k_max_answer_xorbs = 32;
+constexpr std::uint64_t k_key_lifetime_s = 86400;
+
+} // namespace
+
+void XetCas::index_for_dedup(const xet::Shard& shard)
+{
+  std::vector<std::string> shard_xorbs;
+  for (const auto& xorb : shard.xorbs)
+    shard_xorbs.push_back(xorb.xorb_hash.hex());
+  // The xorb holding the chunk first, then the shard's own, each once.
+  const auto index = [&](const xet::MerkleHash& chunk, const std::string& holder) {
+    std::string listing = holder + "\n";
+    std::size_t listed = 1;
+    for (const auto& other : shard_xorbs) {
+      if (other != holder && listed < k_max_answer_xorbs) {
+        listing += other + "\n";
+        ++listed;
+      }
+    }
+    hubcache::util::write_file_atomically(m_root / "dedup" / chunk.hex(), listing);
+  };
+  std::lock_guard lock(m_mutex);
+  for (const auto& file : shard.files) {
+    if (file.terms.empty())
+      continue;
+    const auto& first = file.terms.front();
+    const auto holder = first.xorb_hash.hex();
+    index(chunk_hashes(holder).at(first.chunk_start), holder);
+  }
+  for (const auto& xorb : shard.xorbs) {
+    for (const auto& chunk : xorb.chunks) {
+      if (xet::is_global_dedup_eligible(chunk.hash, false))
+        index(chunk.hash, xorb.xorb_hash.hex());
+    }
+  }
+}
+
+xet::XorbInfo XetCas::xorb_info(const std::string& hash) const
+{
+  const auto hashes = chunk_hashes(hash);
+  const auto layout = xorb_layout(hash);
+  xet::XorbInfo info;
+  info.xorb_hash = *xet::MerkleHash::from_hex(hash);
+  for (std::size_t i = 0; i < hashes.size() && i < layout.chunks.size(); ++i) {
+    info.chunks.push_back({xet::hmac(hashes[i], m_dedup_key), info.unpacked_size, layout.chunks[i].size, 0});
+    info.unpacked_size += layout.chunks[i].size;
+  }
+  info.serialized_size = static_cast<std::uint32_t>(layout.chunks_end);
+  return info;
+}
+
+std::optional<std::string> XetCas::dedup_answer(const std::string& chunk_hash) const
+{
+  if (!is_hex(chunk_hash, 64))
+    return std::nullopt;
+  const auto listing = hubcache::util::read_file_if_exists(m_root / "dedup" / chunk_hash);
+  if (!listing)
+    return std::nullopt;
+  xet::Shard shard;
+  for (const auto& xorb : split(*listing, '\n')) {
+    if (has_xorb(xorb))
+      shard.xorbs.push_back(xorb_info(xorb));
+  }
+  xet::ShardFooter footer;
+  footer.chunk_hash_hmac_key = m_dedup_key;
+  footer.creation_timestamp = static_cast<std::uint64_t>(std::time(nullptr));
+  footer.key_expiry = footer.creation_timestamp + k_key_lifetime_s;
+  shard.footer = footer;
+  const auto bytes = xet::serialize_shard(shard);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+} // namespace testhub
