@@ -26,7 +26,7 @@ test_push_and_pull_through_the_gateway_and_its_cdn() {
   run 0 "$NC" create s3://nc-gateway/cache --endpoint-url "$endpoint" --json || { stop_servers; return; }
   run 0 "$NC" synchronize --cache-dir "$SCRATCH/cache" --endpoint-url "$endpoint" --json || { stop_servers; return; }
   equals "$(json_get "$OUT" ".transferred | length")" "5"
-  contains "$SCRATCH/proxy.log" "PUT /$NAMESPACE/nc-gateway/cache/$VERSION_DIR/"
+  contains "$SCRATCH/proxy.log" "PUT /$NAMESPACE/nc-gateway/cache/$(logged "$VERSION_DIR")/"
   grep -q "model.neff?partNumber=3&uploadId=" "$SCRATCH/proxy.log" || fail "the big NEFF was not uploaded in parts"
   # Pulled onto a fresh host: every object comes from the CDN, unsigned.
   run 0 "$NC" synchronize --pull --cache-dir "$SCRATCH/fresh" --endpoint-url "$endpoint" --json \
