@@ -11,10 +11,15 @@ buckets that unsigned requests may read (others deny them, 403 AccessDenied).
 And S3's multipart ETags: s3rver gives an object completed from parts the MD5 of its whole
 content, S3 the MD5 of the part MD5s followed by "-N"; the proxy gives what S3 gives, in
 the completion's answer, listings and HEAD/GET answers, until the key is written again.
+With --gateway-prefix NS it plays the Hugging Face S3 gateway (https://s3.hf.co/NS): every
+request path starts with /NS (signed as sent, forwarded without it), an aws-chunked or
+chunked body is refused, and a GetObject is answered 302 to a second loopback server (the
+CDN), which serves the bytes once and refuses any request carrying credentials. Every
+breach of those rules is logged as "GATEWAY-VIOLATION ..." for the test to fail on.
 
   sigv4_proxy.py --upstream http://127.0.0.1:PORT --keys KEYS.json [--region-of BUCKET=REGION]...
                  [--deny BUCKET]... [--public BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
-                 [--log FILE]
+                 [--gateway-prefix NS] [--log FILE]
 KEYS.json maps access key ids to {"secret": ..., "token": ... or null}. Prints the port.
 """
 import argparse
@@ -23,6 +28,7 @@ import http.client
 import http.server
 import json
 import re
+import secrets
 import socketserver
 import sys
 import threading
@@ -128,10 +134,33 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             return "signature mismatch; canonical request was:\n" + canonical
         return None
 
+    def gateway_violation(self):
+        """What breaks the gateway's rules in this request (None: nothing)."""
+        prefix = "/" + self.server.gateway_prefix + "/"
+        if not self.path.startswith(prefix):
+            return f"the path does not start with {prefix}"
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return "a chunked body"
+        if "aws-chunked" in self.headers.get("Content-Encoding", "").lower():
+            return "an aws-chunked body"
+        if self.headers.get("x-amz-content-sha256", "").startswith("STREAMING-"):
+            return "a streaming (aws-chunked) payload signature"
+        if "x-amz-trailer" in self.headers or "x-amz-decoded-content-length" in self.headers:
+            return "an aws-chunked trailer"
+        return None
+
     def handle_any(self):
+        if self.server.gateway_prefix:
+            problem = self.gateway_violation()
+            if problem:
+                self.note(f"GATEWAY-VIOLATION {self.command} {self.path}: {problem}")
+                self.close_connection = True
+                return self.answer(501, error_xml("NotImplemented", problem))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        path = urllib.parse.urlsplit(self.path)
+        # What s3rver is asked: the gateway's namespace is part of the endpoint, not a bucket.
+        self.upstream_path = self.path[len(self.server.gateway_prefix) + 1:] if self.server.gateway_prefix else self.path
+        path = urllib.parse.urlsplit(self.upstream_path)
         bucket = path.path.lstrip("/").split("/", 1)[0]
         query = urllib.parse.parse_qs(path.query, keep_blank_values=True)
         line = f"{self.command} {self.path}"
@@ -177,12 +206,14 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         # Verified here: s3rver gets the request anonymously (it knows none of the test keys).
         dropped = ("expect", "authorization", "x-amz-security-token")
         headers = {name: value for name, value in self.headers.items() if name.lower() not in dropped}
-        upstream.request(self.command, self.path, body=body if body or self.command in ("PUT", "POST") else None,
-                         headers=headers)
+        upstream.request(self.command, self.upstream_path,
+                         body=body if body or self.command in ("PUT", "POST") else None, headers=headers)
         response = upstream.getresponse()
         data = response.read()
         self.note(f"{line} -> {response.status}")
         data, etag = self.as_s3_etags(path, query, body, response.status, data)
+        if self.server.cdn and self.command == "GET" and response.status == 200 and self.is_object(path, query):
+            return self.redirect_to_cdn(response, data, etag, line)
         corrupt = self.server.corrupt_get
         if self.command == "GET" and response.status == 200 and corrupt and corrupt in path.path and data:
             middle = len(data) // 2
@@ -201,6 +232,22 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         upstream.close()
+
+    @staticmethod
+    def is_object(path, query):
+        return "/" in path.path.lstrip("/") and not query
+
+    def redirect_to_cdn(self, response, data, etag, line):
+        """The gateway's GetObject: 302 to the CDN, which serves the bytes once (with S3's ETag)."""
+        headers = [(name, f'"{etag}"' if etag and name.lower() == "etag" else value)
+                   for name, value in response.getheaders()
+                   if name.lower() not in ("transfer-encoding", "connection", "content-length")]
+        token = secrets.token_hex(16)
+        with self.server.lock:
+            self.server.cdn.objects[token] = (headers, data)
+        location = f"http://127.0.0.1:{self.server.cdn.server_address[1]}/cdn/{token}"
+        self.note(f"{line} -> 302 {location}")
+        self.answer(302, b"", [("Location", location)])
 
     def as_s3_etags(self, path, query, body, status, data):
         """The answer's body, and the ETag header S3 would give (None: s3rver's is right)."""
@@ -239,6 +286,36 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
+class Cdn(http.server.BaseHTTPRequestHandler):
+    """The CDN a gateway GetObject redirects to: another host, which must never see credentials."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        proxy = self.server.proxy
+        credentials = [name for name in self.headers.keys()
+                       if name.lower() in ("authorization", "x-amz-security-token", "x-amz-date",
+                                           "x-amz-content-sha256")]
+        token = self.path.rsplit("/", 1)[-1]
+        with proxy.lock:
+            found = self.server.objects.pop(token, None)
+            if credentials:
+                proxy.log.write(f"GATEWAY-VIOLATION CDN GET {self.path}: sent {', '.join(credentials)}\n")
+            else:
+                proxy.log.write(f"CDN GET {self.path} -> {200 if found else 404}\n")
+            proxy.log.flush()
+        status, headers, data = (400, [], b"credentials sent to the CDN") if credentials else (
+            (200, *found) if found else (404, [], b"no such object"))
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--upstream", required=True)
@@ -250,6 +327,7 @@ def main():
     parser.add_argument("--slowdown", type=int, default=0)
     parser.add_argument("--fail-part", type=int, default=0)
     parser.add_argument("--corrupt-get", default="", help="flip a byte of every object GET whose path has this")
+    parser.add_argument("--gateway-prefix", default="", help="play the HF S3 gateway at /PREFIX, with its CDN")
     parser.add_argument("--log", default="/dev/null")
     args = parser.parse_args()
     server = Server(("127.0.0.1", 0), Proxy)
@@ -267,6 +345,15 @@ def main():
     server.multipart_etags = {}  # "/bucket/key" -> S3's ETag of an object completed from parts
     server.lock = threading.Lock()
     server.log = open(args.log, "a")
+    server.gateway_prefix = args.gateway_prefix.strip("/")
+    server.cdn = None
+    if server.gateway_prefix:
+        server.cdn = Server(("127.0.0.1", 0), Cdn)
+        server.cdn.proxy = server
+        server.cdn.objects = {}  # token -> (headers, bytes)
+        threading.Thread(target=server.cdn.serve_forever, daemon=True).start()
+        server.log.write(f"CDN listening on {server.cdn.server_address[1]}\n")
+        server.log.flush()
     print(server.server_address[1], flush=True)
     server.serve_forever()
 

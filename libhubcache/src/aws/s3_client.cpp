@@ -94,6 +94,42 @@ private:
   bool m_forwarding = false;
 };
 
+// A GetObject (or HeadObject) answered with a redirect to where the bytes are: the Hugging
+// Face S3 gateway sends 302 to its CDN. S3's own 301/307 for a bucket in another region
+// (x-amz-bucket-region) are not this: those are signed again for that region.
+bool is_object_redirect(const S3Client::Call& call, const http::Response& response)
+{
+  const bool moved = response.status == 302 || response.status == 303 || response.status == 307;
+  return moved && !call.key.empty() && (call.method == "GET" || call.method == "HEAD")
+         && response.headers.get("location") && !response.headers.get("x-amz-bucket-region");
+}
+
+// Follows an object redirect with a plain request: no signature, no session token, no
+// x-amz-* header. The redirect URL is the authorisation, and the CDN it points at is
+// another host that must never see the caller's credentials.
+http::Response follow_object_redirect(http::Client& client, const S3Client::Call& call, http::Response response,
+                                      http::BodySink* sink, RoutingSink& routing, std::chrono::seconds stall_timeout)
+{
+  constexpr int k_max_hops = 5;
+  for (int hop = 0; hop < k_max_hops; ++hop) {
+    auto location = response.headers.get("location").value_or("");
+    auto url = location.starts_with("/") ? http::url_origin(response.url) + location : location;
+    if (location.size() > 8192 || !(url.starts_with("https://") || url.starts_with("http://"))) {
+      throw RemoteError("S3 redirected " + where(call) + " to an unusable location '" + printable(location) + "'");
+    }
+    http::Request plain;
+    plain.method = call.method;
+    plain.url = url;
+    plain.stall_timeout = stall_timeout;
+    routing = RoutingSink(sink);
+    response = client.perform(plain, &routing);
+    if (!is_object_redirect(call, response)) {
+      return response;
+    }
+  }
+  throw RemoteError("S3 redirected " + where(call) + " more than " + std::to_string(k_max_hops) + " times");
+}
+
 } // namespace
 
 bool is_valid_bucket_name(std::string_view name) noexcept
@@ -250,6 +286,9 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
     try {
       auto client = m_clients.acquire();
       response = client->perform(request, &routing);
+      if (is_object_redirect(call, response)) {
+        response = follow_object_redirect(*client, call, std::move(response), sink, routing, m_config.stall_timeout);
+      }
     } catch (const http::TransportError& error) {
       auto delay = error.retryable() && !(routing.started() && sink != nullptr)
                      ? m_config.retry.delay_after(attempt, nullptr)

@@ -99,15 +99,20 @@ std::string rate_limit_bucket(std::string_view url)
   return {};
 }
 
-std::chrono::milliseconds RateLimitPacer::acquire(const std::string& origin, const std::string& bucket)
+long RateLimitPacer::reserve_of(long quota)
+{
+  return std::clamp(quota / 32, 0L, 16L); // none for a quota too small to spare one
+}
+
+RateLimitPacer::Grant RateLimitPacer::acquire(const std::string& origin, const std::string& bucket)
 {
   auto key = origin + ' ' + bucket;
-  std::chrono::milliseconds waited{0};
+  Grant grant;
   std::unique_lock lock(m_mutex);
   for (;;) {
     auto it = m_windows.find(key);
     if (it == m_windows.end()) {
-      return waited; // nothing known of this quota: the answer will tell
+      return grant; // nothing known of this quota: the answer will tell
     }
     auto& window = it->second;
     auto now = Clock::now();
@@ -116,11 +121,13 @@ std::chrono::milliseconds RateLimitPacer::acquire(const std::string& origin, con
       // learns it).
       window.remaining = window.quota ? *window.quota - window.in_flight : 1;
       window.resets_at = now + std::chrono::seconds(window.window_seconds.value_or(1));
+      ++window.number;
     }
-    if (window.remaining > 0) {
+    if (window.remaining > (window.quota ? reserve_of(*window.quota) : 0)) {
       --window.remaining;
       ++window.in_flight;
-      return waited;
+      grant.window = window.number;
+      return grant;
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(window.resets_at - now) + k_reset_margin;
     auto observer = m_observer;
@@ -129,12 +136,13 @@ std::chrono::milliseconds RateLimitPacer::acquire(const std::string& origin, con
       observer(bucket, wait);
     }
     std::this_thread::sleep_for(wait);
-    waited += wait;
+    grant.waited += wait;
     lock.lock();
   }
 }
 
-void RateLimitPacer::settle(const std::string& origin, const std::string& bucket, const Headers& headers)
+void RateLimitPacer::settle(const std::string& origin, const std::string& bucket, const Headers& headers,
+                            std::optional<std::uint64_t> sent_in)
 {
   auto info = parse_rate_limit(headers);
   std::lock_guard lock(m_mutex);
@@ -150,7 +158,7 @@ void RateLimitPacer::settle(const std::string& origin, const std::string& bucket
   auto resets_at = now + std::chrono::seconds(info->reset_seconds);
   bool first_answer = it == m_windows.end();
   if (first_answer) {
-    it = m_windows.emplace(key, Window{resets_at, 0, 0, {}, {}}).first;
+    it = m_windows.emplace(key, Window{resets_at, 0, 0, {}, {}, 0}).first;
   }
   auto& window = it->second;
   window.quota = info->quota ? info->quota : window.quota;
@@ -161,6 +169,11 @@ void RateLimitPacer::settle(const std::string& origin, const std::string& bucket
   if (first_answer || (gap > k_same_window && resets_at > window.resets_at)) {
     window.resets_at = resets_at; // a newer window than we knew
     window.remaining = left;
+    window.number += first_answer ? 0 : 1;
+  } else if (sent_in && *sent_in < window.number && gap > k_same_window) {
+    // Sent before the window the pacer is in began, and counted in an earlier one: its
+    // `r` (0 for the last request of that window) is not what this window has left.
+    return;
   } else if (info->remaining == 0) {
     // Spent, and reset sooner than we thought (a 429's own `t`): wait for that reset only,
     // never for the longer window an earlier answer announced.
@@ -198,7 +211,7 @@ RateLimitTicket::RateLimitTicket(std::string_view url) : m_bucket(rate_limit_buc
     return;
   }
   m_origin = url_origin(url);
-  rate_limit_pacer().acquire(m_origin, m_bucket);
+  m_window = rate_limit_pacer().acquire(m_origin, m_bucket).window;
   m_open = true;
 }
 
@@ -213,7 +226,7 @@ void RateLimitTicket::settle(const Headers& headers)
 {
   if (m_open) {
     m_open = false;
-    rate_limit_pacer().settle(m_origin, m_bucket, headers);
+    rate_limit_pacer().settle(m_origin, m_bucket, headers, m_window);
   }
 }
 

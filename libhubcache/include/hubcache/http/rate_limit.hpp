@@ -3,6 +3,7 @@
 #include "hubcache/http/client.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -40,11 +41,26 @@ class RateLimitPacer {
 public:
   using Clock = std::chrono::steady_clock;
 
-  // Before a request: waits while the bucket's window is known spent, then counts the
-  // request as in flight. Returns how long it waited.
-  std::chrono::milliseconds acquire(const std::string& origin, const std::string& bucket);
-  // After the answer (its headers, possibly none): learns the window; ends the in-flight count.
-  void settle(const std::string& origin, const std::string& bucket, const Headers& headers);
+  // What acquire gave: how long it waited, and which of the bucket's windows (as the pacer
+  // counts them) the request was sent in.
+  struct Grant {
+    std::chrono::milliseconds waited{0};
+    std::uint64_t window = 0;
+  };
+
+  // The requests left unspent at a window's end when its quota is known: the few that may
+  // land on the other side of a reset the Hub tells only to the second (and that a
+  // request in flight at the reset is counted in) find room there instead of a 429.
+  static long reserve_of(long quota);
+
+  // Before a request: waits while the bucket's window is known spent (down to its
+  // reserve), then counts the request as in flight.
+  Grant acquire(const std::string& origin, const std::string& bucket);
+  // After the answer (its headers, possibly none) to a request sent in `sent_in`: learns
+  // the window; ends the in-flight count. An answer counted in a window older than the
+  // one the pacer has moved to (it arrived late) says nothing of the current one.
+  void settle(const std::string& origin, const std::string& bucket, const Headers& headers,
+              std::optional<std::uint64_t> sent_in = std::nullopt);
   // The request got no answer.
   void release(const std::string& origin, const std::string& bucket);
 
@@ -58,6 +74,7 @@ private:
     long in_flight = 0;
     std::optional<long> quota;
     std::optional<long> window_seconds;
+    std::uint64_t number = 0; // goes up each time a newer window begins
   };
   std::mutex m_mutex;
   std::map<std::string, Window> m_windows; // origin + ' ' + bucket
@@ -80,6 +97,7 @@ public:
 private:
   std::string m_origin;
   std::string m_bucket;
+  std::uint64_t m_window = 0;
   bool m_open = false;
 };
 
