@@ -48,6 +48,7 @@ _neuron_cache_option() {
     synchronize:--clean-failed | synchronize:--clean_failed) _nc_kind=flag ;;
     synchronize:--clear-stale-locks | synchronize:--clear_stale_locks) _nc_kind=integer ;;
     synchronize:--max-workers | synchronize:--max_workers) _nc_kind=integer ;;
+    synchronize:--no-xet | synchronize:--no_xet) _nc_kind=flag ;;
     synchronize:--token) _nc_kind=text ;;
     synchronize:--profile) _nc_kind=text ;;
     synchronize:--region) _nc_kind=text ;;
@@ -61,6 +62,7 @@ _neuron_cache_option() {
     push:--clean-failed | push:--clean_failed) _nc_kind=flag ;;
     push:--clear-stale-locks | push:--clear_stale_locks) _nc_kind=integer ;;
     push:--max-workers | push:--max_workers) _nc_kind=integer ;;
+    push:--no-xet | push:--no_xet) _nc_kind=flag ;;
     push:--token) _nc_kind=text ;;
     push:--profile) _nc_kind=text ;;
     push:--region) _nc_kind=text ;;
@@ -80,6 +82,7 @@ _neuron_cache_option() {
     pull:-y | pull:--yes) _nc_kind=flag ;;
     pull:--dry-run | pull:--dry_run) _nc_kind=flag ;;
     pull:--max-workers | pull:--max_workers) _nc_kind=integer ;;
+    pull:--no-xet | pull:--no_xet) _nc_kind=flag ;;
     pull:--token) _nc_kind=text ;;
     pull:--profile) _nc_kind=text ;;
     pull:--region) _nc_kind=text ;;
@@ -159,6 +162,7 @@ _neuron_cache_option() {
     add:--force) _nc_kind=flag ;;
     add:--timeout) _nc_kind=integer ;;
     add:--max-workers | add:--max_workers) _nc_kind=integer ;;
+    add:--no-xet | add:--no_xet) _nc_kind=flag ;;
     add:--token) _nc_kind=text ;;
     add:--profile) _nc_kind=text ;;
     add:--region) _nc_kind=text ;;
@@ -191,6 +195,7 @@ _neuron_cache_option() {
     sync:--clean-failed | sync:--clean_failed) _nc_kind=flag ;;
     sync:--clear-stale-locks | sync:--clear_stale_locks) _nc_kind=integer ;;
     sync:--max-workers | sync:--max_workers) _nc_kind=integer ;;
+    sync:--no-xet | sync:--no_xet) _nc_kind=flag ;;
     sync:--token) _nc_kind=text ;;
     sync:--profile) _nc_kind=text ;;
     sync:--region) _nc_kind=text ;;
@@ -223,18 +228,18 @@ _neuron_cache_option_names() {
     create) _nc_words='-n --name --public --exist-ok --exist_ok --no-set --no_set --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     set) _nc_words='-n --name --unset --token --format --json -q --quiet -v --verbose -h --help' ;;
     config) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
-    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
-    push) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
-    pull) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    synchronize) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --no-xet --no_xet --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    push) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --no-xet --no_xet --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    pull) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --max-workers --max_workers --no-xet --no_xet --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     status) _nc_words='--cache-dir --cache_dir --repo --repo-id --repo_id --token --format --json -q --quiet -v --verbose -h --help' ;;
     cleanup) _nc_words='--cache-dir --cache_dir --all --old-versions --old_versions --keep-version --keep_version --older-than --older_than --max-size --max_size --ttl --evict --stale-lock-age --stale_lock_age --wipe --repo --unregistered --repo-id --repo_id --token --max-workers --max_workers -y --yes --dry-run --dry_run --format --json -q --quiet -v --verbose -h --help' ;;
     lookup) _nc_words='--task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --dtype --auto-cast-type --auto_cast_type --instance-type --instance_type -v --compiler-version --compiler_version --registry-version --registry_version --optimum --mode --table --blocks --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
     list) _nc_words='-m --model --graphs -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
-    add) _nc_words='-m --model --task --precision --auto-cast-type --auto_cast_type --num-cores --num_cores --train-batch-size --train_batch_size --batch-size --batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    add) _nc_words='-m --model --task --precision --auto-cast-type --auto_cast_type --num-cores --num_cores --train-batch-size --train_batch_size --batch-size --batch_size --eval-batch-size --eval_batch_size --sequence-length --sequence_length --encoder-sequence-length --encoder_sequence_length --decoder-sequence-length --decoder_sequence_length --gradient-accumulation-steps --gradient_accumulation_steps --max-steps --max_steps --repo-id --repo_id --cache-dir --cache_dir --manifest -j --jobs --dry-run --dry_run --continue-on-error --continue_on_error --force --timeout --max-workers --max_workers --no-xet --no_xet --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     completion) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     man) _nc_words='--format --json -q --quiet -v --verbose -h --help' ;;
     env) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
-    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
+    sync) _nc_words='--repo-id --repo_id --cache-dir --cache_dir --pull --compiler-version --compiler_version --replace-failed --replace_failed --model --task --batch-size --batch_size --sequence-length --sequence_length --num-cores --num_cores --tensor-parallel-size --tensor_parallel_size --max-size --max_size -y --yes --dry-run --dry_run --clean-failed --clean_failed --clear-stale-locks --clear_stale_locks --max-workers --max_workers --no-xet --no_xet --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet -v --verbose -h --help' ;;
     ls) _nc_words='-m --model --graphs -v --version --compiler-version --compiler_version --repo-id --repo_id --max-workers --max_workers --token --profile --region --endpoint-url --endpoint_url --no-sign-request --no_sign_request --format --json -q --quiet --verbose -h --help' ;;
     '') _nc_words='-V --version -h --help --format --json -q --quiet --verbose' ;;
     *) _nc_words= ;;

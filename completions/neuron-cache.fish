@@ -217,10 +217,10 @@ complete -c neuron-cache -n '__neuron_cache_using set' -s n -l name -d 'Same as 
 complete -c neuron-cache -n '__neuron_cache_using set' -l unset -d 'Remove the recorded choice (both files)'
 complete -c neuron-cache -n '__neuron_cache_using set' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using set' -s v -d 'Show details (every skipped entry, each step) on standard error'
-complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix'
+complete -c neuron-cache -n '__neuron_cache_positional set 0' -a '(__neuron_cache_repos)' -d 'The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or s3://bucket/prefix or hf://buckets/ns/name'
 
 # config
-complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using config' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using config' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using config' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using config' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
@@ -230,7 +230,7 @@ complete -c neuron-cache -n '__neuron_cache_using config' -l no-sign-request -l 
 complete -c neuron-cache -n '__neuron_cache_using config' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # synchronize
-complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using synchronize' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
@@ -255,7 +255,7 @@ complete -c neuron-cache -n '__neuron_cache_using synchronize' -l no-sign-reques
 complete -c neuron-cache -n '__neuron_cache_using synchronize' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # push
-complete -c neuron-cache -n '__neuron_cache_using push' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using push' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using push' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using push' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
 complete -c neuron-cache -n '__neuron_cache_using push' -l dry-run -l dry_run -d 'Print what would be transferred and change nothing'
@@ -271,7 +271,7 @@ complete -c neuron-cache -n '__neuron_cache_using push' -l no-sign-request -l no
 complete -c neuron-cache -n '__neuron_cache_using push' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # pull
-complete -c neuron-cache -n '__neuron_cache_using pull' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using pull' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using pull' -l compiler-version -l compiler_version -d 'Only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
 complete -c neuron-cache -n '__neuron_cache_using pull' -l replace-failed -l replace_failed -d 'A complete repo entry replaces a local failed one (else skipped as differing)'
@@ -295,7 +295,7 @@ complete -c neuron-cache -n '__neuron_cache_using pull' -s v -d 'Show details (e
 # status
 complete -c neuron-cache -n '__neuron_cache_using status' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using status' -l repo -d 'Also tell which entries the cache repo in effect holds (needs the repo)'
-complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using status' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using status' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using status' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
@@ -312,7 +312,7 @@ complete -c neuron-cache -n '__neuron_cache_using cleanup' -l stale-lock-age -l 
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l wipe -d 'Remove everything in the cache (asks on a terminal unless --yes)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo -d 'Prune the cache repo instead of the local cache: failed entries, with --all incomplete ones, with --old-versions every version but --keep-version\'s, with --older-than and --unregistered those; registry entries naming a removed graph go too; one commit (asks unless --yes)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l unregistered -d 'With --repo: also remove the graphs no registry entry names (the unregistered graphs \'list\' counts)'
-complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using cleanup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using cleanup' -s y -l yes -d 'Do not ask before --wipe or --repo'
@@ -332,7 +332,7 @@ complete -c neuron-cache -n '__neuron_cache_using lookup' -l optimum -d 'Give op
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l mode -d 'Only training or inference entries (optimum 0.0.19 - 0.1.x); default all' -x -a 'training inference all'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l table -d 'Print a wide table (compiler version and model too) instead of optimum\'s'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l blocks -d 'Print optimum <= 0.3\'s \'*** N entries found ***\' key: value blocks instead of its table'
-complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using lookup' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using lookup' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
@@ -345,7 +345,7 @@ complete -c neuron-cache -n '__neuron_cache_positional lookup 0' -a '(__neuron_c
 complete -c neuron-cache -n '__neuron_cache_using list' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using list' -l graphs -d 'List the compiled graphs no registry entry names (no model registers)'
 complete -c neuron-cache -n '__neuron_cache_using list' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
-complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using list' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using list' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using list' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using list' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
@@ -367,7 +367,7 @@ complete -c neuron-cache -n '__neuron_cache_using add' -l encoder-sequence-lengt
 complete -c neuron-cache -n '__neuron_cache_using add' -l decoder-sequence-length -l decoder_sequence_length -d 'Decoder sequence length (encoder-decoder models)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l gradient-accumulation-steps -l gradient_accumulation_steps -d 'Gradient accumulation steps (default 1)' -x
 complete -c neuron-cache -n '__neuron_cache_using add' -l max-steps -l max_steps -d 'Training steps of the run (default 10)' -x
-complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using add' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using add' -l cache-dir -l cache_dir -d 'Local compile cache root (default: --cache_dir in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL, /var/tmp/neuron-compile-cache)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using add' -l manifest -d 'Add every configuration of a YAML manifest' -r -F
 complete -c neuron-cache -n '__neuron_cache_using add' -s j -l jobs -d 'Manifest configurations compiled at a time (default 1)' -x
@@ -393,7 +393,7 @@ complete -c neuron-cache -n '__neuron_cache_positional completion 0' -a 'bash zs
 complete -c neuron-cache -n '__neuron_cache_using man' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # env
-complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using env' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using env' -l cache-dir -l cache_dir -d 'The local compile cache to report on (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using env' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using env' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x
@@ -403,7 +403,7 @@ complete -c neuron-cache -n '__neuron_cache_using env' -l no-sign-request -l no_
 complete -c neuron-cache -n '__neuron_cache_using env' -s v -d 'Show details (every skipped entry, each step) on standard error'
 
 # sync
-complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using sync' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l cache-dir -l cache_dir -d 'The local compile cache (default: as the Neuron SDK resolves it)' -x -a '(__fish_complete_directories (__neuron_cache_word))'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l pull -d 'Download the repo\'s entries into the local cache instead of pushing'
 complete -c neuron-cache -n '__neuron_cache_using sync' -l compiler-version -l compiler_version -d 'With --pull (or a push from an S3 cache): only entries of this neuronx-cc version (full, or a prefix like 2.15)' -x
@@ -431,7 +431,7 @@ complete -c neuron-cache -n '__neuron_cache_using sync' -s v -d 'Show details (e
 complete -c neuron-cache -n '__neuron_cache_using ls' -s m -l model -d 'List every configuration of this model id' -x -a '(__neuron_cache_models)'
 complete -c neuron-cache -n '__neuron_cache_using ls' -l graphs -d 'List the compiled graphs no registry entry names (no model registers)'
 complete -c neuron-cache -n '__neuron_cache_using ls' -s v -l version -l compiler-version -l compiler_version -d 'Only this neuronx-cc version, or a prefix of it at a \'.\' or \'+\' (2.21)' -x
-complete -c neuron-cache -n '__neuron_cache_using ls' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix (s3://bucket/prefix)' -x -a '(__neuron_cache_repos)'
+complete -c neuron-cache -n '__neuron_cache_using ls' -l repo-id -l repo_id -d 'Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix (s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix])' -x -a '(__neuron_cache_repos)'
 complete -c neuron-cache -n '__neuron_cache_using ls' -l max-workers -l max_workers -d 'Files transferred (and hashed) at once, each on its own reused connection (default 8, at most 64)' -x
 complete -c neuron-cache -n '__neuron_cache_using ls' -l token -d 'Hugging Face token (default: $HF_TOKEN, then the token file in $HF_HOME)' -x
 complete -c neuron-cache -n '__neuron_cache_using ls' -l profile -d 'AWS profile for S3 repos and compile caches (default: $AWS_PROFILE, then default), as the AWS CLI\'s' -x

@@ -487,10 +487,12 @@ std::string render_main_help(std::size_t terminal_width)
   constexpr std::size_t summary_column = 16;
   std::ostringstream out;
   out << "Usage: neuron-cache [--version] [--help] COMMAND [OPTIONS]\n\n"
-      << reflow("Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo: a Hugging Face "
-                "Hub model repo (org/name), a directory (/path or file:///path) or an S3 prefix (s3://bucket/prefix).\n"
-                "Compatible with optimum-cli neuron cache.",
-                width)
+      << reflow(
+           "Manage Neuron compiled-model caches (neuronx-cc NEFF files) kept in a cache repo: a Hugging Face "
+           "Hub model repo (org/name), a directory (/path or file:///path), an S3 prefix (s3://bucket/prefix) or a "
+           "Storage Bucket (hf://buckets/ns/name).\n"
+           "Compatible with optimum-cli neuron cache.",
+           width)
       << "\n\nCommands:\n";
   for (const auto& command : all_commands()) {
     std::string left = "  " + command.name;

@@ -78,7 +78,8 @@ CommandSpec make_create_command()
   command.description =
     "NAME is a Hub repo (org/name, or name under your own account; default optimum-neuron-cache)\n"
     "or a directory (/abs/path, ./rel/path or file:///abs/path) on local disk, NFS or FSx for Lustre, made a\n"
-    "plain Neuron compile cache, or s3://bucket/prefix (the bucket is made when missing and allowed).\n"
+    "plain Neuron compile cache, s3://bucket/prefix (the bucket is made when missing and allowed), or a Storage\n"
+    "Bucket hf://buckets/ns/name (private unless --public).\n"
     "Hub repos are recorded in optimum-neuron's file, others in neuron-cache's own (see 'set').";
   command.positionals = {{"NAME", ValueKind::repo, "The repo to create (same as --name).", false}};
   command.options = {

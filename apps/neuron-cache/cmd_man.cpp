@@ -135,7 +135,9 @@ std::string man_page()
       << roff_line("neuron-cache manages caches of Neuron compiled models (the NEFF files neuronx-cc writes) kept "
                    "in a cache repo: a Hugging Face Hub model repo (org/name), byte-compatible with "
                    "optimum-neuron's aws-neuron/optimum-neuron-cache, a plain directory (/path or "
-                   "file:///path) on local disk, NFS or FSx for Lustre, or an S3 prefix (s3://bucket/prefix). It is "
+                   "file:///path) on local disk, NFS or FSx for Lustre, an S3 prefix (s3://bucket/prefix), or a "
+                   "Hugging Face Storage Bucket "
+                   "(hf://buckets/ns/name). It is "
                    "compatible with optimum-cli "
                    "neuron cache: the same commands, option names (--repo_id and --repo-id both work) and files.")
       << ".PP\n"

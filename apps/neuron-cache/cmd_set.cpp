@@ -88,7 +88,7 @@ CommandSpec make_set_command()
     "Without NAME, prints the repo this host uses and where that comes from; --unset removes the choice.";
   command.positionals = {{"NAME", ValueKind::repo,
                           "The cache repo: org/name, a directory (/abs/path, ./rel/path, file:///abs/path) or "
-                          "s3://bucket/prefix.",
+                          "s3://bucket/prefix or hf://buckets/ns/name.",
                           false}};
   command.options = {{"n", "name", ValueKind::repo, "NAME", "Same as the NAME argument (optimum v0.0.4 form).", {}, {}},
                      {"", "unset", ValueKind::flag, "", "Remove the recorded choice (both files).", {}, {}},

@@ -42,8 +42,8 @@ OptionSpec repo_id_option()
           "repo-id",
           ValueKind::repo,
           "REPO",
-          "Cache repo to use: a Hub id (org/name), a directory (/path, file:///path) or an S3 prefix "
-          "(s3://bucket/prefix). Default: "
+          "Cache repo to use: a Hub id (org/name), a directory (/path, file:///path), an S3 prefix "
+          "(s3://bucket/prefix) or a Storage Bucket (hf://buckets/ns/name[/prefix]). Default: "
           "$CUSTOM_CACHE_REPO, then the name saved by 'set', then aws-neuron/optimum-neuron-cache.",
           {},
           {}};
