@@ -55,9 +55,10 @@ std::string writable_hint(const std::filesystem::path& config_file)
          + " point at a writable directory";
 }
 
-} // namespace
-
-void write_custom_cache_repo(const std::filesystem::path& config_file, std::string_view name)
+// Makes the config file's folder, then runs `write` (which writes or probes the file),
+// each failure worded with the variable that moves the file elsewhere.
+template <class Write>
+void write_config_file(const std::filesystem::path& config_file, Write write)
 {
   std::error_code ec;
   std::filesystem::create_directories(config_file.parent_path(), ec);
@@ -66,25 +67,24 @@ void write_custom_cache_repo(const std::filesystem::path& config_file, std::stri
                   writable_hint(config_file));
   }
   try {
-    util::write_file_atomically(config_file, name);
+    write();
   } catch (const IoError& error) {
     throw IoError(std::string("cannot write the cache repo config file: ") + error.what(), writable_hint(config_file));
   }
 }
 
+} // namespace
+
+void write_custom_cache_repo(const std::filesystem::path& config_file, std::string_view name)
+{
+  write_config_file(config_file, [&] { util::write_file_atomically(config_file, name); });
+}
+
 void ensure_config_writable(const std::filesystem::path& config_file)
 {
-  std::error_code ec;
-  std::filesystem::create_directories(config_file.parent_path(), ec);
-  if (ec) {
-    throw IoError("cannot create " + config_file.parent_path().string() + ": " + ec.message(),
-                  writable_hint(config_file));
-  }
-  try {
+  write_config_file(config_file, [&] {
     util::AtomicFile probe(config_file); // removed unused by its destructor
-  } catch (const IoError& error) {
-    throw IoError(std::string("cannot write the cache repo config file: ") + error.what(), writable_hint(config_file));
-  }
+  });
 }
 
 std::filesystem::path own_config_path(const util::Environment& env)
