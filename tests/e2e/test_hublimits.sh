@@ -295,7 +295,9 @@ test_lost_commit_answer_is_recognised_not_repeated() {
   start_hub --page-size 100000 --commit-timeout-ms 600 --commit-cost-us-per-file 3000 || return
   create_repo lost
   run 0 push lost || return
-  equals "$(stats | jq -r '.by_status["504"] // 0')" 1
+  # At least the first answer is lost; on a loaded machine (a sanitizer build) the second
+  # commit may pass the budget too. Each lost answer must be recognised, never repeated.
+  [[ "$(stats | jq -r '.by_status["504"] // 0')" -ge 1 ]] || fail "no commit answer was lost"
   equals "$(json_get "$OUT" .commits)" 2
   equals "$(commit_ids alice/lost | wc -l)" 3 # the repo's first commit, then the push's two
   no_empty_commits alice/lost
