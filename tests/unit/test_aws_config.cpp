@@ -114,6 +114,12 @@ TEST_CASE("ISO 8601 expirations")
   CHECK(aws::parse_iso8601("2026-11-23T14:00:00.123Z").has_value());
   CHECK(!aws::parse_iso8601("yesterday").has_value());
   CHECK(!aws::parse_iso8601("2026-11-23T14:00:00+02:00").has_value());
+  // Fuzzing found an S3 LastModified in year 6667: the clock's nanoseconds overflowed.
+  CHECK(!aws::parse_iso8601("6667-11-20T10:00:00.000Z").has_value());
+  CHECK(!aws::parse_iso8601("2026-13-01T00:00:00Z").has_value());
+  CHECK(!aws::parse_iso8601("2026-11-23T24:00:00Z").has_value());
+  CHECK(!aws::parse_iso8601("1969-12-31T23:59:59Z").has_value());
+  CHECK(aws::parse_iso8601("2200-01-01T00:00:00Z").has_value());
 }
 
 TEST_SUITE_END();

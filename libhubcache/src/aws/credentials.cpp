@@ -120,6 +120,12 @@ std::optional<Clock::time_point> parse_iso8601(std::string_view text)
   if (!(copy.ends_with("Z") || copy.ends_with("+00:00"))) {
     return std::nullopt;
   }
+  // A date from a server or a file: out of range fields are refused, and so are years the
+  // clock's nanoseconds cannot hold (past 2262) or that no expiry or upload can carry.
+  if (year < 1970 || year > 2200 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23
+      || minute < 0 || minute > 59 || second < 0 || second > 60) {
+    return std::nullopt;
+  }
   parts.tm_year = year - 1900;
   parts.tm_mon = month - 1;
   parts.tm_mday = day;
