@@ -238,67 +238,48 @@ std::string ProcessResult::describe() const
   return "ended in an unknown state";
 }
 
-ProcessResult run_process(const ProcessSpec& spec)
-{
-  if (spec.argv.empty() || spec.argv.front().empty()) {
-    throw InvalidArgument("no command to run");
-  }
-  auto environment = spec.base_environment ? *spec.base_environment : current_environment();
-  for (const auto& [name, value] : spec.environment_overrides) {
-    if (value) {
-      environment[name] = *value;
-    } else {
-      environment.erase(name);
+namespace {
+
+// Everything exec needs, built before fork: after it only async-signal-safe calls are
+// allowed (other threads may hold malloc's lock). Not movable: argv and envp point into
+// the strings.
+class ExecImage {
+public:
+  explicit ExecImage(const ProcessSpec& spec)
+  {
+    auto environment = spec.base_environment ? *spec.base_environment : current_environment();
+    for (const auto& [name, value] : spec.environment_overrides) {
+      if (value) {
+        environment[name] = *value;
+      } else {
+        environment.erase(name);
+      }
+    }
+    m_program = find_program(spec.argv.front(), environment).string();
+    m_env_strings.reserve(environment.size());
+    for (const auto& [name, value] : environment) {
+      m_env_strings.push_back(name + "=" + value);
+    }
+    m_argv_strings = spec.argv;
+    m_envp = pointers_to(m_env_strings);
+    m_argv = pointers_to(m_argv_strings);
+    if (spec.working_directory) {
+      m_working_directory = spec.working_directory->string();
     }
   }
-  auto program = find_program(spec.argv.front(), environment);
+  ExecImage(const ExecImage&) = delete;
+  ExecImage& operator=(const ExecImage&) = delete;
 
-  // Everything the child needs is prepared before fork: after it only async-signal-safe
-  // calls are allowed (other threads may hold malloc's lock).
-  std::vector<std::string> env_strings;
-  env_strings.reserve(environment.size());
-  for (const auto& [name, value] : environment) {
-    env_strings.push_back(name + "=" + value);
-  }
-  std::vector<char*> envp;
-  for (auto& entry : env_strings) {
-    envp.push_back(entry.data());
-  }
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings = spec.argv;
-  std::vector<char*> argv;
-  for (auto& arg : argv_strings) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  std::string program_path = program.string();
-  std::string working_directory = spec.working_directory ? spec.working_directory->string() : std::string();
+  const std::string& working_directory() const { return m_working_directory; }
 
-  bool piped = static_cast<bool>(spec.on_line);
-  Fd out_read, out_write, err_read, err_write;
-  if (piped) {
-    std::tie(out_read, out_write) = make_pipe();
-    std::tie(err_read, err_write) = make_pipe();
-  }
-  auto [status_read, status_write] = make_pipe();
-  Fd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!dev_null) {
-    throw IoError(std::string("cannot open /dev/null: ") + std::strerror(errno));
-  }
-  int child_stdout = piped ? out_write.get() : spec.stdout_fd;
-  int child_stderr = piped ? err_write.get() : spec.stderr_fd;
-  pid_t parent_pid = ::getpid();
-
-  auto started = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    throw IoError(std::string("cannot start '") + spec.argv.front() + "': " + std::strerror(errno));
-  }
-  if (pid == 0) {
+  // The child's side of fork: its own process group, default signal handling, the given
+  // standard streams, then exec. An exec (or chdir) error goes back through status_fd.
+  [[noreturn]] void exec_in_child(pid_t parent, int stdin_fd, int stdout_fd, int stderr_fd, int status_fd) const
+  {
     ::setpgid(0, 0);
     // A SIGTERM when our parent dies, so a killed neuron-cache leaves no compiler behind.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent_pid) {
+    if (::getppid() != parent) {
       ::_exit(127);
     }
     struct sigaction default_action {};
@@ -309,65 +290,91 @@ ProcessResult run_process(const ProcessSpec& spec)
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(dev_null.get(), 0);
-    // dup2 onto the same fd keeps FD_CLOEXEC set; go through a temporary in that case.
-    auto redirect = [](int from, int to) {
-      if (from == to) {
-        int flags = ::fcntl(to, F_GETFD);
-        if (flags >= 0) {
-          ::fcntl(to, F_SETFD, flags & ~FD_CLOEXEC);
-        }
-      } else {
-        ::dup2(from, to);
-      }
-    };
-    redirect(child_stdout, 1);
-    redirect(child_stderr, 2);
-    if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0) {
-      int error = errno;
-      [[maybe_unused]] auto written = ::write(status_write.get(), &error, sizeof error);
-      ::_exit(127);
+    ::dup2(stdin_fd, 0);
+    redirect(stdout_fd, 1);
+    redirect(stderr_fd, 2);
+    if (m_working_directory.empty() || ::chdir(m_working_directory.c_str()) == 0) {
+      ::execve(m_program.c_str(), m_argv.data(), m_envp.data());
     }
-    ::execve(program_path.c_str(), argv.data(), envp.data());
     int error = errno;
-    [[maybe_unused]] auto written = ::write(status_write.get(), &error, sizeof error);
+    [[maybe_unused]] auto written = ::write(status_fd, &error, sizeof error);
     ::_exit(127);
   }
-  // Both sides set the group, so signalling it works whichever runs first.
-  ::setpgid(pid, pid);
-  status_write.reset();
-  out_write.reset();
-  err_write.reset();
 
+private:
+  static std::vector<char*> pointers_to(std::vector<std::string>& strings)
+  {
+    std::vector<char*> pointers;
+    pointers.reserve(strings.size() + 1);
+    for (auto& text : strings) {
+      pointers.push_back(text.data());
+    }
+    pointers.push_back(nullptr);
+    return pointers;
+  }
+  // dup2 onto the same fd keeps FD_CLOEXEC set; clear the flag in that case.
+  static void redirect(int from, int to)
+  {
+    if (from == to) {
+      int flags = ::fcntl(to, F_GETFD);
+      if (flags >= 0) {
+        ::fcntl(to, F_SETFD, flags & ~FD_CLOEXEC);
+      }
+    } else {
+      ::dup2(from, to);
+    }
+  }
+
+  std::string m_program;
+  std::vector<std::string> m_argv_strings;
+  std::vector<std::string> m_env_strings;
+  std::vector<char*> m_argv;
+  std::vector<char*> m_envp;
+  std::string m_working_directory;
+};
+
+// Waits for the child's exec verdict: the status pipe closes on a successful exec and
+// carries errno when exec (or chdir) failed, which becomes a clear error here.
+void throw_if_exec_failed(pid_t pid, const Fd& status_read, const ProcessSpec& spec, const ExecImage& image)
+{
   int exec_error = 0;
   ssize_t got = 0;
   do {
     got = ::read(status_read.get(), &exec_error, sizeof exec_error);
   } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof exec_error)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!working_directory.empty() && exec_error != 0 && ::access(working_directory.c_str(), F_OK) != 0) {
-      throw IoError("cannot run '" + spec.argv.front() + "' in " + working_directory + ": "
-                    + std::strerror(exec_error));
-    }
-    throw IoError("cannot run '" + spec.argv.front() + "': " + std::strerror(exec_error));
+  if (got != static_cast<ssize_t>(sizeof exec_error)) {
+    return;
   }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const auto& directory = image.working_directory();
+  if (!directory.empty() && exec_error != 0 && ::access(directory.c_str(), F_OK) != 0) {
+    throw IoError("cannot run '" + spec.argv.front() + "' in " + directory + ": " + std::strerror(exec_error));
+  }
+  throw IoError("cannot run '" + spec.argv.front() + "': " + std::strerror(exec_error));
+}
 
-  ProcessResult result;
-  std::deque<std::string> tail;
-  LineCollector out_lines(spec, ProcessStream::out, tail);
-  LineCollector err_lines(spec, ProcessStream::err, tail);
+// The parent's ends of the child's stdout and stderr pipes (piped mode), read as lines.
+class ChildOutput {
+public:
+  ChildOutput(const ProcessSpec& spec, Fd out_read, Fd err_read)
+    : m_out_read(std::move(out_read)), m_err_read(std::move(err_read)), m_out_lines(spec, ProcessStream::out, m_tail),
+      m_err_lines(spec, ProcessStream::err, m_tail)
+  {}
 
-  auto read_available = [&](int timeout_ms) {
+  bool open() const { return m_out_read || m_err_read; }
+
+  // Reads what is available within timeout_ms (just waits when nothing is piped).
+  void read_available(int timeout_ms)
+  {
     pollfd fds[2];
     nfds_t count = 0;
-    if (out_read) {
-      fds[count++] = {out_read.get(), POLLIN, 0};
+    if (m_out_read) {
+      fds[count++] = {m_out_read.get(), POLLIN, 0};
     }
-    if (err_read) {
-      fds[count++] = {err_read.get(), POLLIN, 0};
+    if (m_err_read) {
+      fds[count++] = {m_err_read.get(), POLLIN, 0};
     }
     if (count == 0) {
       if (timeout_ms > 0) {
@@ -379,20 +386,43 @@ ProcessResult run_process(const ProcessSpec& spec)
       return;
     }
     for (nfds_t i = 0; i < count; ++i) {
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
-        continue;
-      }
-      char buffer[8192];
-      auto size = ::read(fds[i].fd, buffer, sizeof buffer);
-      bool is_out = out_read && fds[i].fd == out_read.get();
-      if (size > 0) {
-        (is_out ? out_lines : err_lines).feed(std::string_view(buffer, static_cast<std::size_t>(size)));
-      } else if (size == 0 || (errno != EINTR && errno != EAGAIN)) {
-        (is_out ? out_read : err_read).reset();
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        read_one(fds[i].fd);
       }
     }
-  };
+  }
 
+  std::vector<std::string> finish()
+  {
+    m_out_lines.flush();
+    m_err_lines.flush();
+    return {m_tail.begin(), m_tail.end()};
+  }
+
+private:
+  void read_one(int fd)
+  {
+    char buffer[8192];
+    auto size = ::read(fd, buffer, sizeof buffer);
+    bool is_out = m_out_read && fd == m_out_read.get();
+    if (size > 0) {
+      (is_out ? m_out_lines : m_err_lines).feed(std::string_view(buffer, static_cast<std::size_t>(size)));
+    } else if (size == 0 || (errno != EINTR && errno != EAGAIN)) {
+      (is_out ? m_out_read : m_err_read).reset();
+    }
+  }
+
+  Fd m_out_read;
+  Fd m_err_read;
+  std::deque<std::string> m_tail;
+  LineCollector m_out_lines;
+  LineCollector m_err_lines;
+};
+
+// Runs until the group's leader exits: forwards our interrupt, enforces the timeout
+// (SIGTERM, then SIGKILL after the grace). Returns the leader's wait status.
+int supervise(pid_t pid, const ProcessSpec& spec, Clock::time_point started, ChildOutput& output, ProcessResult& result)
+{
   std::optional<Clock::time_point> kill_at; // SIGKILL deadline once we have sent SIGTERM
   auto terminate_group = [&](int signal) {
     if (!kill_at) {
@@ -400,15 +430,11 @@ ProcessResult run_process(const ProcessSpec& spec)
       kill_at = Clock::now() + spec.termination_grace;
     }
   };
-
   int status = 0;
-  bool leader_done = false;
-  while (!leader_done) {
-    read_available(50);
-    auto reaped = ::waitpid(pid, &status, WNOHANG);
-    if (reaped == pid) {
-      leader_done = true;
-      break;
+  while (true) {
+    output.read_available(50);
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      return status;
     }
     if (int signal = interrupt_signal(); signal != 0 && !result.interrupted_by) {
       result.interrupted_by = signal;
@@ -427,37 +453,82 @@ ProcessResult run_process(const ProcessSpec& spec)
       kill_at = Clock::now() + std::chrono::hours(24);
     }
   }
+}
+
+// The leader is gone; whatever it left running in its group goes too, so no compiler
+// keeps writing into the cache after we have scanned it.
+void end_group(pid_t group, std::chrono::milliseconds grace, ChildOutput& output)
+{
+  if (group_alive(group)) {
+    ::kill(-group, SIGTERM);
+    auto deadline = Clock::now() + grace;
+    while (group_alive(group) && Clock::now() < deadline) {
+      output.read_available(20);
+    }
+    if (group_alive(group)) {
+      ::kill(-group, SIGKILL);
+      auto last_wait = Clock::now() + std::chrono::milliseconds(500);
+      while (group_alive(group) && Clock::now() < last_wait) {
+        output.read_available(20);
+      }
+    }
+  }
+  // Drain what is left; a pipe held open by an unkillable straggler does not block us.
+  auto drain_until = Clock::now() + std::chrono::milliseconds(200);
+  while (output.open() && Clock::now() < drain_until) {
+    output.read_available(20);
+  }
+}
+
+} // namespace
+
+ProcessResult run_process(const ProcessSpec& spec)
+{
+  if (spec.argv.empty() || spec.argv.front().empty()) {
+    throw InvalidArgument("no command to run");
+  }
+  const ExecImage image(spec);
+  const bool piped = static_cast<bool>(spec.on_line);
+  Fd out_read, out_write, err_read, err_write;
+  if (piped) {
+    std::tie(out_read, out_write) = make_pipe();
+    std::tie(err_read, err_write) = make_pipe();
+  }
+  auto [status_read, status_write] = make_pipe();
+  Fd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!dev_null) {
+    throw IoError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  }
+  const int child_stdout = piped ? out_write.get() : spec.stdout_fd;
+  const int child_stderr = piped ? err_write.get() : spec.stderr_fd;
+  const pid_t parent_pid = ::getpid();
+
+  const auto started = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    throw IoError(std::string("cannot start '") + spec.argv.front() + "': " + std::strerror(errno));
+  }
+  if (pid == 0) {
+    image.exec_in_child(parent_pid, dev_null.get(), child_stdout, child_stderr, status_write.get());
+  }
+  // Both sides set the group, so signalling it works whichever runs first.
+  ::setpgid(pid, pid);
+  status_write.reset();
+  out_write.reset();
+  err_write.reset();
+  throw_if_exec_failed(pid, status_read, spec, image);
+
+  ProcessResult result;
+  ChildOutput output(spec, std::move(out_read), std::move(err_read));
+  const int status = supervise(pid, spec, started, output, result);
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);
   }
-
-  // The leader is gone; whatever it left running in its group goes too, so no compiler
-  // keeps writing into the cache after we have scanned it.
-  if (group_alive(pid)) {
-    ::kill(-pid, SIGTERM);
-    auto deadline = Clock::now() + spec.termination_grace;
-    while (group_alive(pid) && Clock::now() < deadline) {
-      read_available(20);
-    }
-    if (group_alive(pid)) {
-      ::kill(-pid, SIGKILL);
-      auto grace = Clock::now() + std::chrono::milliseconds(500);
-      while (group_alive(pid) && Clock::now() < grace) {
-        read_available(20);
-      }
-    }
-  }
-  // Drain what is left; a pipe held open by an unkillable straggler does not block us.
-  auto drain_until = Clock::now() + std::chrono::milliseconds(200);
-  while ((out_read || err_read) && Clock::now() < drain_until) {
-    read_available(20);
-  }
-  out_lines.flush();
-  err_lines.flush();
-  result.tail.assign(tail.begin(), tail.end());
+  end_group(pid, spec.termination_grace, output);
+  result.tail = output.finish();
   return result;
 }
 
