@@ -16,6 +16,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <limits>
+#include <memory>
 #include <unistd.h>
 
 namespace hubcache::http {
@@ -105,6 +106,27 @@ struct Client::Impl {
   util::Fd body_fd;
   std::uint64_t body_remaining = 0;
   const std::function<void(std::uint64_t)>* upload_progress = nullptr;
+
+  void begin(Response& answer, BodySink* body_sink, std::size_t limit)
+  {
+    response = &answer;
+    sink = body_sink;
+    sink_started = false;
+    sink_accepted = false;
+    body_limit = limit;
+    callback_error = nullptr;
+    body_bytes = nullptr;
+    body_position = 0;
+    body_fd.reset();
+    body_remaining = 0;
+    upload_progress = nullptr;
+  }
+  void end()
+  {
+    response = nullptr;
+    sink = nullptr;
+    upload_progress = nullptr;
+  }
 };
 
 namespace {
@@ -202,6 +224,131 @@ int on_transfer_info(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t 
   return 0;
 }
 
+// Where to connect and how patiently: TLS roots, timeouts, HTTP version, SigV4, agent.
+void set_transport_options(CURL* curl, const Request& request)
+{
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (const auto& ca = ca_bundle()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, ca->c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  if (request.connect_timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+  }
+  // HTTP/2 where the server offers it over TLS (one connection per handle, kept alive
+  // between requests), HTTP/1.1 keep-alive otherwise.
+  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (request.aws_sigv4) {
+    // libcurl computes the signature; the secret never leaves this handle. (libcurl
+    // copies string options, so the provider string need not outlive this call.)
+    const auto provider = "aws:amz:" + request.aws_sigv4->region + ":" + request.aws_sigv4->service;
+    curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, provider.c_str());
+    curl_easy_setopt(curl, CURLOPT_USERNAME, request.aws_sigv4->access_key_id.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, request.aws_sigv4->secret_access_key.c_str());
+  }
+  auto stall_timeout = request.stall_timeout.value_or(std::chrono::seconds(30));
+  if (stall_timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, request.min_rate));
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(stall_timeout.count()));
+  }
+  if (request.total_timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(request.total_timeout.count()));
+  }
+  const auto agent = user_agent();
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
+}
+
+// The method and the request body, in memory or a slice of a file streamed through on_read.
+void set_method_and_body(CURL* curl, Client::Impl& impl, const Request& request)
+{
+  // A POST or PUT always says how long its body is, even when empty: servers would
+  // otherwise wait for a body that never comes.
+  static const std::string k_empty_body;
+  bool sends_body_anyway = request.method == "POST" || request.method == "PUT" || request.method == "PATCH";
+  bool has_body = request.body.has_value() || request.body_file.has_value() || sends_body_anyway;
+  if (request.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (request.method != "GET" || has_body) {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+  if (!has_body) {
+    return;
+  }
+  std::uint64_t length = 0;
+  if (!request.body_file) {
+    impl.body_bytes = request.body ? &*request.body : &k_empty_body;
+    length = impl.body_bytes->size();
+  } else {
+    const auto& slice = *request.body_file;
+    if (slice.fd >= 0) {
+      impl.body_fd = util::Fd(::fcntl(slice.fd, F_DUPFD_CLOEXEC, 0));
+      if (!impl.body_fd) {
+        throw IoError("cannot read " + slice.path.string() + ": " + std::strerror(errno));
+      }
+    } else {
+      impl.body_fd = util::open_regular_file(slice.path);
+    }
+    // Always seek: a descriptor given by the caller may be anywhere (a dup shares the offset).
+    if (::lseek(impl.body_fd.get(), static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
+      throw IoError("cannot seek in " + slice.path.string() + ": " + std::strerror(errno));
+    }
+    impl.body_remaining = slice.length;
+    length = slice.length;
+  }
+  // UPLOAD streams through the read callback with a Content-Length, whatever the method.
+  curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+  curl_easy_setopt(curl, CURLOPT_READDATA, &impl);
+  curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
+  if (length >= static_cast<std::uint64_t>(k_transfer_buffer_size)) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_transfer_buffer_size);
+  }
+  if (request.on_upload_progress) {
+    impl.upload_progress = &request.on_upload_progress;
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_transfer_info);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &impl);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  }
+}
+
+using HeaderList = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
+
+HeaderList header_list_for(const Request& request)
+{
+  HeaderList list(nullptr, &curl_slist_free_all);
+  auto append = [&](const std::string& line) {
+    auto* next = curl_slist_append(list.get(), line.c_str());
+    if (next == nullptr) {
+      throw std::bad_alloc();
+    }
+    static_cast<void>(list.release());
+    list.reset(next);
+  };
+  if (!request.aws_sigv4) {
+    append("Expect:"); // no 100-continue round trip
+  }
+  // (libcurl 7.88 would sign the empty `Expect:` that removes the header, a header never sent.)
+  for (const auto& [name, value] : request.headers) {
+    append(name + ": " + value);
+  }
+  return list;
+}
+
+[[noreturn]] void throw_transport_error(CURLcode code, const std::string& url)
+{
+  bool permanent = code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY
+                   || code == CURLE_URL_MALFORMAT || code == CURLE_UNSUPPORTED_PROTOCOL
+                   || code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE
+                   || code == CURLE_SSL_CERTPROBLEM;
+  throw TransportError("network error talking to " + url_origin(url) + ": " + curl_easy_strerror(code),
+                       "check the network and HF_ENDPOINT, then retry", static_cast<int>(code), !permanent);
+}
+
 } // namespace
 
 Client::Client() : m_impl(std::make_unique<Impl>())
@@ -231,110 +378,19 @@ Response Client::perform(const Request& request, BodySink* sink)
 
   Response response;
   response.url = request.url;
-  impl.response = &response;
-  impl.sink = sink;
-  impl.sink_started = false;
-  impl.sink_accepted = false;
-  impl.body_limit = request.body_limit;
-  impl.callback_error = nullptr;
-  impl.body_bytes = nullptr;
-  impl.body_position = 0;
-  impl.body_fd.reset();
-  impl.body_remaining = 0;
-  impl.upload_progress = nullptr;
+  impl.begin(response, sink, request.body_limit);
   // The file is closed when the request ends, however it ends.
   struct CloseBody {
     util::Fd& fd;
     ~CloseBody() { fd.reset(); }
   } close_body{impl.body_fd};
 
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  if (const auto& ca = ca_bundle()) {
-    curl_easy_setopt(curl, CURLOPT_CAINFO, ca->c_str());
-  }
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  if (request.connect_timeout.count() > 0) {
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
-  } else {
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
-  }
-  // HTTP/2 where the server offers it over TLS (one connection per handle, kept alive
-  // between requests), HTTP/1.1 keep-alive otherwise.
-  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  std::string sigv4_provider;
-  if (request.aws_sigv4) {
-    // libcurl computes the signature; the secret never leaves this handle.
-    sigv4_provider = "aws:amz:" + request.aws_sigv4->region + ":" + request.aws_sigv4->service;
-    curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4_provider.c_str());
-    curl_easy_setopt(curl, CURLOPT_USERNAME, request.aws_sigv4->access_key_id.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, request.aws_sigv4->secret_access_key.c_str());
-  }
-  auto stall_timeout = request.stall_timeout.value_or(std::chrono::seconds(30));
-  if (stall_timeout.count() > 0) {
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, request.min_rate));
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(stall_timeout.count()));
-  }
-  if (request.total_timeout.count() > 0) {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(request.total_timeout.count()));
-  }
-  auto agent = user_agent();
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, agent.c_str());
+  set_transport_options(curl, request);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &impl);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &impl);
-
-  // A POST or PUT always says how long its body is, even when empty: servers would
-  // otherwise wait for a body that never comes.
-  static const std::string k_empty_body;
-  bool sends_body_anyway = request.method == "POST" || request.method == "PUT" || request.method == "PATCH";
-  bool has_body = request.body.has_value() || request.body_file.has_value() || sends_body_anyway;
-  if (request.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (request.method != "GET" || has_body) {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  }
-  if (has_body) {
-    std::uint64_t length = 0;
-    if (!request.body_file) {
-      impl.body_bytes = request.body ? &*request.body : &k_empty_body;
-      length = impl.body_bytes->size();
-    } else {
-      const auto& slice = *request.body_file;
-      if (slice.fd >= 0) {
-        impl.body_fd = util::Fd(::fcntl(slice.fd, F_DUPFD_CLOEXEC, 0));
-        if (!impl.body_fd) {
-          throw IoError("cannot read " + slice.path.string() + ": " + std::strerror(errno));
-        }
-      } else {
-        impl.body_fd = util::open_regular_file(slice.path);
-      }
-      // Always seek: a descriptor given by the caller may be anywhere (a dup shares the offset).
-      if (::lseek(impl.body_fd.get(), static_cast<off_t>(slice.offset), SEEK_SET) < 0) {
-        throw IoError("cannot seek in " + slice.path.string() + ": " + std::strerror(errno));
-      }
-      impl.body_remaining = slice.length;
-      length = slice.length;
-    }
-    // UPLOAD streams through the read callback with a Content-Length, whatever the method.
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &impl);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(length));
-    if (length >= static_cast<std::uint64_t>(k_transfer_buffer_size)) {
-      curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, k_transfer_buffer_size);
-    }
-    if (request.on_upload_progress) {
-      impl.upload_progress = &request.on_upload_progress;
-      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_transfer_info);
-      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &impl);
-      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    }
-  }
-
+  set_method_and_body(curl, impl, request);
   // Bigger buffers than libcurl's 16 KiB / 64 KiB for what may be large (a body of that
   // size, a download streamed to a sink): fewer callbacks and syscalls on multi-GB
   // transfers. libcurl allocates them for every request, and the many small ones (API
@@ -342,42 +398,17 @@ Response Client::perform(const Request& request, BodySink* sink)
   if (sink != nullptr) {
     curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_transfer_buffer_size);
   }
-
-  struct curl_slist* header_list = nullptr;
-  auto append_header = [&](const std::string& line) {
-    auto* next = curl_slist_append(header_list, line.c_str());
-    if (next == nullptr) {
-      curl_slist_free_all(header_list);
-      throw std::bad_alloc();
-    }
-    header_list = next;
-  };
-  if (!request.aws_sigv4) {
-    append_header("Expect:"); // no 100-continue round trip
-  }
-  // (libcurl 7.88 would sign the empty `Expect:` that removes the header, a header never sent.)
-  for (const auto& [name, value] : request.headers) {
-    append_header(name + ": " + value);
-  }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
+  const auto headers = header_list_for(request);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
 
   CURLcode code = curl_easy_perform(curl);
   quota.settle(response.headers);
-  curl_slist_free_all(header_list);
-  impl.response = nullptr;
-  impl.sink = nullptr;
-  impl.upload_progress = nullptr;
-
+  impl.end();
   if (impl.callback_error) {
     std::rethrow_exception(impl.callback_error);
   }
   if (code != CURLE_OK) {
-    bool permanent = code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY
-                     || code == CURLE_URL_MALFORMAT || code == CURLE_UNSUPPORTED_PROTOCOL
-                     || code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE
-                     || code == CURLE_SSL_CERTPROBLEM;
-    throw TransportError("network error talking to " + url_origin(request.url) + ": " + curl_easy_strerror(code),
-                         "check the network and HF_ENDPOINT, then retry", static_cast<int>(code), !permanent);
+    throw_transport_error(code, request.url);
   }
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
