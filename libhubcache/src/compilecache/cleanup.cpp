@@ -359,31 +359,33 @@ StaleLockAgeDefault default_stale_lock_age(const stdfs::path& root)
   return policy;
 }
 
-CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const CleanupOptions& options)
-{
-  CleanupPlan plan;
-  std::map<std::string, std::uint64_t> version_bytes;
-  std::map<std::string, std::size_t> version_entries;
-  for (const auto& entry : scan.entries) {
-    plan.size_before += entry.bytes();
-    version_bytes[version_of(entry.path)] += entry.bytes();
-    ++version_entries[version_of(entry.path)];
-  }
-  auto add = [&](Removal removal) {
-    plan.bytes += removal.bytes;
-    plan.removals.push_back(std::move(removal));
-  };
+namespace {
 
-  if (options.wipe) {
-    check_wipe_root(scan.root, options.home);
-    if (options.compiler_running) {
-      throw IoError("refusing to wipe " + scan.root.string() + ": a neuronx-cc process is running on this host",
+// Builds a cleanup plan step by step: each step adds removals (and what it keeps, with
+// why) for one of cleanup's reasons, in the order they are applied.
+class CleanupPlanner {
+public:
+  CleanupPlanner(const Scan& scan, const UsageRecords& records, const CleanupOptions& options)
+    : m_scan(scan), m_records(records), m_options(options)
+  {
+    for (const auto& entry : scan.entries) {
+      m_plan.size_before += entry.bytes();
+      m_version_bytes[version_of(entry.path)] += entry.bytes();
+      ++m_version_entries[version_of(entry.path)];
+    }
+  }
+
+  CleanupPlan wipe()
+  {
+    check_wipe_root(m_scan.root, m_options.home);
+    if (m_options.compiler_running) {
+      throw IoError("refusing to wipe " + m_scan.root.string() + ": a neuronx-cc process is running on this host",
                     "wait until it finishes");
     }
-    for (const auto& entry : scan.entries) {
-      auto locks = lock_state(entry, options);
+    for (const auto& entry : m_scan.entries) {
+      auto locks = lock_state(entry, m_options);
       if (!locks.held.empty()) {
-        throw IoError("refusing to wipe " + scan.root.string() + ": " + locks.held.front()
+        throw IoError("refusing to wipe " + m_scan.root.string() + ": " + locks.held.front()
                         + " is younger than the stale-lock age",
                       "a compiler on another host may hold it; wait until it finishes");
       }
@@ -394,14 +396,14 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
     }
     std::error_code ec;
     std::vector<std::string> names;
-    for (const auto& item : stdfs::directory_iterator(scan.root, ec)) {
+    for (const auto& item : stdfs::directory_iterator(m_scan.root, ec)) {
       names.push_back(item.path().filename().string());
     }
     std::sort(names.begin(), names.end());
-    std::set<std::string> versions(scan.versions.begin(), scan.versions.end());
+    const std::set<std::string> versions(m_scan.versions.begin(), m_scan.versions.end());
     for (const auto& name : names) {
       // The root lock is libneuronxla's own; in-flight temp names belong to live writers.
-      if (name == "lock" || (util::is_temp_name(name) && !is_leftover(scan.root / name, options.now))) {
+      if (name == "lock" || (util::is_temp_name(name) && !is_leftover(m_scan.root / name, m_options.now))) {
         continue;
       }
       Removal removal;
@@ -409,122 +411,157 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
       removal.reason = "wipe";
       if (versions.contains(name)) {
         removal.kind = "version";
-        removal.bytes = version_bytes[name];
-        removal.entries = version_entries[name];
+        removal.bytes = m_version_bytes[name];
+        removal.entries = m_version_entries[name];
       } else {
         removal.kind = util::is_temp_name(name) ? "leftover" : "other";
-        removal.bytes = tree_bytes(scan.root / name);
+        removal.bytes = tree_bytes(m_scan.root / name);
       }
       add(std::move(removal));
     }
-    return plan;
+    return std::move(m_plan);
   }
 
-  // Temp and trash names of writers that are gone, at the root and version levels.
-  for (const auto& skipped : scan.skipped) {
-    if (skipped.reason != "temp-file" || std::count(skipped.path.begin(), skipped.path.end(), '/') > 1) {
-      continue;
+  CleanupPlan selective()
+  {
+    leftovers();
+    locks();
+    if (m_options.old_versions) {
+      old_versions();
     }
-    auto path = scan.root / skipped.path;
-    if (is_leftover(path, options.now)) {
-      add({skipped.path, "leftover", "leftover", "", tree_bytes(path), 0, std::nullopt, ""});
+    m_remaining_bytes = m_plan.size_before;
+    for (const auto& removal : m_plan.removals) {
+      if (removal.kind == "version") {
+        m_remaining_bytes -= removal.bytes;
+      }
     }
+    entries();
+    if (m_options.max_size && m_remaining_bytes > *m_options.max_size) {
+      down_to_max_size();
+    }
+    return std::move(m_plan);
   }
 
-  std::set<std::string> doomed_versions;
-  std::map<std::string, std::size_t> held_in_version;
-  std::map<std::string, LockState> locks;
-  for (const auto& entry : scan.entries) {
-    auto state = lock_state(entry, options);
-    held_in_version[version_of(entry.path)] += state.held.size();
-    if (!options.stale_locks) {
-      held_in_version[version_of(entry.path)] += state.stale.size();
-    }
-    locks.emplace(entry.path, std::move(state));
-  }
-  if (options.stale_locks) {
-    for (const auto& entry : scan.entries) {
-      const auto& state = locks[entry.path];
-      for (const auto& lock : state.stale) {
-        add({lock, "lock", "stale-lock", "", 0, 0, std::nullopt, ""});
-      }
-      for (const auto& lock : state.held) {
-        plan.kept.push_back({lock, "lock-held",
-                             options.compiler_running ? "a neuronx-cc process is running on this host"
-                                                      : "younger than the stale-lock age"});
-      }
-    }
-  }
-
-  if (options.old_versions) {
-    for (const auto& name : scan.versions) {
-      auto version = name.substr(k_version_prefix.size());
-      bool keep = std::any_of(options.keep_versions.begin(), options.keep_versions.end(),
-                              [&](const std::string& filter) { return version_matches(version, filter); });
-      if (keep) {
-        continue;
-      }
-      if (held_in_version[name] > 0) {
-        plan.kept.push_back({name, "locked", std::to_string(held_in_version[name]) + " lock(s) a compiler may hold"});
-        continue;
-      }
-      doomed_versions.insert(name);
-      add({name, "version", "old-version", "", version_bytes[name], version_entries[name], std::nullopt, ""});
-    }
-  }
-
-  // Entries, each removed for the first reason that applies.
+private:
   struct Candidate {
     const Entry* entry;
     LastUse use;
   };
-  std::vector<Candidate> remaining;
-  std::uint64_t remaining_bytes = plan.size_before;
-  for (const auto& removal : plan.removals) {
-    if (removal.kind == "version") {
-      remaining_bytes -= removal.bytes;
-    }
-  }
-  for (const auto& entry : scan.entries) {
-    if (doomed_versions.contains(version_of(entry.path))) {
-      continue;
-    }
-    auto use = last_use(entry, records, options.use_atime);
-    bool removable_kind = entry.kind != EntryKind::registry && entry.state != EntryState::locked;
-    Removal removal{entry.path, "entry", "", category_of(entry), entry.bytes(), 1, use.seconds, to_string(use.source)};
-    if (entry.kind == EntryKind::module && entry.state == EntryState::failed && options.failed) {
-      removal.reason = "failed";
-    } else if (entry.kind == EntryKind::module && options.incomplete
-               && (entry.state == EntryState::incomplete || entry.state == EntryState::flags_mismatch)) {
-      if (options.compiler_running) {
-        // A compiler creates the directory before its lock: an empty entry may be one being born.
-        plan.kept.push_back(
-          {entry.path, "compiler-running", "incomplete, and a neuronx-cc process is running on this host"});
-        remaining.push_back({&entry, use});
-        continue;
-      }
-      removal.reason = "incomplete";
-    } else if (removable_kind && options.older_than && use.seconds < options.now - *options.older_than) {
-      removal.reason = "older-than";
-    }
-    if (removal.reason.empty()) {
-      // Locked entries are never removed whole (only their stale locks), nor registries.
-      remaining.push_back({&entry, use});
-      continue;
-    }
-    remaining_bytes -= removal.bytes;
-    add(std::move(removal));
+
+  void add(Removal removal)
+  {
+    m_plan.bytes += removal.bytes;
+    m_plan.removals.push_back(std::move(removal));
   }
 
-  if (options.max_size && remaining_bytes > *options.max_size) {
-    std::vector<Candidate> candidates;
-    for (const auto& candidate : remaining) {
-      const auto& entry = *candidate.entry;
-      if (entry.kind == EntryKind::registry || entry.state == EntryState::locked
-          || candidate.use.seconds >= options.now - options.ttl) {
+  // Temp and trash names of writers that are gone, at the root and version levels.
+  void leftovers()
+  {
+    for (const auto& skipped : m_scan.skipped) {
+      if (skipped.reason != "temp-file" || std::count(skipped.path.begin(), skipped.path.end(), '/') > 1) {
         continue;
       }
-      if (entry.kind == EntryKind::module && options.compiler_running && entry.state != EntryState::success
+      auto path = m_scan.root / skipped.path;
+      if (is_leftover(path, m_options.now)) {
+        add({skipped.path, "leftover", "leftover", "", tree_bytes(path), 0, std::nullopt, ""});
+      }
+    }
+  }
+
+  // Stale locks go (when asked); every lock a compiler may hold keeps its version.
+  void locks()
+  {
+    std::map<std::string, LockState> states;
+    for (const auto& entry : m_scan.entries) {
+      auto state = lock_state(entry, m_options);
+      m_held_in_version[version_of(entry.path)] += state.held.size();
+      if (!m_options.stale_locks) {
+        m_held_in_version[version_of(entry.path)] += state.stale.size();
+      }
+      states.emplace(entry.path, std::move(state));
+    }
+    if (!m_options.stale_locks) {
+      return;
+    }
+    for (const auto& entry : m_scan.entries) {
+      const auto& state = states[entry.path];
+      for (const auto& lock : state.stale) {
+        add({lock, "lock", "stale-lock", "", 0, 0, std::nullopt, ""});
+      }
+      for (const auto& lock : state.held) {
+        m_plan.kept.push_back({lock, "lock-held",
+                               m_options.compiler_running ? "a neuronx-cc process is running on this host"
+                                                          : "younger than the stale-lock age"});
+      }
+    }
+  }
+
+  void old_versions()
+  {
+    for (const auto& name : m_scan.versions) {
+      auto version = name.substr(k_version_prefix.size());
+      bool keep = std::any_of(m_options.keep_versions.begin(), m_options.keep_versions.end(),
+                              [&](const std::string& filter) { return version_matches(version, filter); });
+      if (keep) {
+        continue;
+      }
+      if (m_held_in_version[name] > 0) {
+        m_plan.kept.push_back(
+          {name, "locked", std::to_string(m_held_in_version[name]) + " lock(s) a compiler may hold"});
+        continue;
+      }
+      m_doomed_versions.insert(name);
+      add({name, "version", "old-version", "", m_version_bytes[name], m_version_entries[name], std::nullopt, ""});
+    }
+  }
+
+  // Entries, each removed for the first reason that applies.
+  void entries()
+  {
+    for (const auto& entry : m_scan.entries) {
+      if (m_doomed_versions.contains(version_of(entry.path))) {
+        continue;
+      }
+      auto use = last_use(entry, m_records, m_options.use_atime);
+      bool removable_kind = entry.kind != EntryKind::registry && entry.state != EntryState::locked;
+      Removal removal{entry.path,    "entry", "",          category_of(entry),
+                      entry.bytes(), 1,       use.seconds, to_string(use.source)};
+      if (entry.kind == EntryKind::module && entry.state == EntryState::failed && m_options.failed) {
+        removal.reason = "failed";
+      } else if (entry.kind == EntryKind::module && m_options.incomplete
+                 && (entry.state == EntryState::incomplete || entry.state == EntryState::flags_mismatch)) {
+        if (m_options.compiler_running) {
+          // A compiler creates the directory before its lock: an empty entry may be one being born.
+          m_plan.kept.push_back(
+            {entry.path, "compiler-running", "incomplete, and a neuronx-cc process is running on this host"});
+          m_remaining.push_back({&entry, use});
+          continue;
+        }
+        removal.reason = "incomplete";
+      } else if (removable_kind && m_options.older_than && use.seconds < m_options.now - *m_options.older_than) {
+        removal.reason = "older-than";
+      }
+      if (removal.reason.empty()) {
+        // Locked entries are never removed whole (only their stale locks), nor registries.
+        m_remaining.push_back({&entry, use});
+        continue;
+      }
+      m_remaining_bytes -= removal.bytes;
+      add(std::move(removal));
+    }
+  }
+
+  // Least recently used first, past the TTL, until the cache fits.
+  void down_to_max_size()
+  {
+    std::vector<Candidate> candidates;
+    for (const auto& candidate : m_remaining) {
+      const auto& entry = *candidate.entry;
+      if (entry.kind == EntryKind::registry || entry.state == EntryState::locked
+          || candidate.use.seconds >= m_options.now - m_options.ttl) {
+        continue;
+      }
+      if (entry.kind == EntryKind::module && m_options.compiler_running && entry.state != EntryState::success
           && entry.state != EntryState::failed) {
         continue;
       }
@@ -534,17 +571,35 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
       return a.use.seconds != b.use.seconds ? a.use.seconds < b.use.seconds : a.entry->path < b.entry->path;
     });
     for (const auto& candidate : candidates) {
-      if (remaining_bytes <= *options.max_size) {
+      if (m_remaining_bytes <= *m_options.max_size) {
         break;
       }
       const auto& entry = *candidate.entry;
-      remaining_bytes -= entry.bytes();
+      m_remaining_bytes -= entry.bytes();
       add({entry.path, "entry", "max-size", category_of(entry), entry.bytes(), 1, candidate.use.seconds,
            to_string(candidate.use.source)});
     }
-    plan.above_max_size = remaining_bytes > *options.max_size;
+    m_plan.above_max_size = m_remaining_bytes > *m_options.max_size;
   }
-  return plan;
+
+  const Scan& m_scan;
+  const UsageRecords& m_records;
+  const CleanupOptions& m_options;
+  CleanupPlan m_plan;
+  std::map<std::string, std::uint64_t> m_version_bytes;
+  std::map<std::string, std::size_t> m_version_entries;
+  std::map<std::string, std::size_t> m_held_in_version;
+  std::set<std::string> m_doomed_versions;
+  std::vector<Candidate> m_remaining;
+  std::uint64_t m_remaining_bytes = 0;
+};
+
+} // namespace
+
+CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const CleanupOptions& options)
+{
+  CleanupPlanner planner(scan, records, options);
+  return options.wipe ? planner.wipe() : planner.selective();
 }
 
 RemoveOutcome remove_safely(const stdfs::path& target, int lock_depth)
