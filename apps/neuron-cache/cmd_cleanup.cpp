@@ -162,17 +162,18 @@ void check_options(const Invocation& invocation)
   }
 }
 
-int run_cleanup(Invocation& invocation)
-{
-  if (invocation.has("repo")) {
-    return run_repo_cleanup(invocation);
-  }
-  auto start = std::chrono::steady_clock::now();
-  check_options(invocation);
-  bool dry_run = invocation.has("dry-run");
-  auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
-
+// What the options ask for, and the policies they chose, as the JSON report states them.
+struct LocalCleanupChoice {
   cc::CleanupOptions options;
+  nlohmann::json lock_age;
+  nlohmann::json policy = {{"max_size", nullptr}, {"ttl_seconds", nullptr}, {"source", nullptr}};
+  nlohmann::json keep_versions = nlohmann::json::array();
+};
+
+LocalCleanupChoice choose_cleanup(Invocation& invocation, const std::filesystem::path& root)
+{
+  LocalCleanupChoice choice;
+  auto& options = choice.options;
   options.incomplete = invocation.has("all");
   options.wipe = invocation.has("wipe");
   if (auto home = invocation.env().get("HOME")) {
@@ -182,76 +183,159 @@ int run_cleanup(Invocation& invocation)
   if (invocation.has("older-than")) {
     options.older_than = age_option(invocation, "older-than");
   }
-  nlohmann::json lock_age = {{"seconds", 0}, {"source", "option"}, {"reason", nullptr}};
   if (invocation.has("stale-lock-age")) {
     options.stale_lock_age = age_option(invocation, "stale-lock-age");
-    lock_age["seconds"] = options.stale_lock_age;
+    choice.lock_age = {{"seconds", options.stale_lock_age}, {"source", "option"}, {"reason", nullptr}};
   } else {
     // Shared storage, or a container: compilers that may hold a lock can be invisible here.
-    auto fallback = cc::default_stale_lock_age(root.path);
+    auto fallback = cc::default_stale_lock_age(root);
     options.stale_lock_age = fallback.seconds;
-    lock_age = {{"seconds", fallback.seconds},
-                {"source", "default"},
-                {"reason", fallback.reason.empty() ? nlohmann::json() : nlohmann::json(fallback.reason)}};
+    choice.lock_age = {{"seconds", fallback.seconds},
+                       {"source", "default"},
+                       {"reason", fallback.reason.empty() ? nlohmann::json() : nlohmann::json(fallback.reason)}};
     if (fallback.seconds > 0) {
       invocation.out().info("Locks younger than " + cc::format_age(fallback.seconds) + " are kept: " + fallback.reason
                             + " (--stale-lock-age AGE to change)");
     }
   }
-  nlohmann::json policy = {{"max_size", nullptr}, {"ttl_seconds", nullptr}, {"source", nullptr}};
   if (invocation.has("max-size")) {
     options.max_size = cc::parse_size(*invocation.value("max-size"));
     options.ttl = invocation.has("ttl") ? age_option(invocation, "ttl") : cc::k_sdk_default_ttl;
-    policy = {{"max_size", *options.max_size}, {"ttl_seconds", options.ttl}, {"source", "option"}};
+    choice.policy = {{"max_size", *options.max_size}, {"ttl_seconds", options.ttl}, {"source", "option"}};
   } else if (invocation.has("evict")) {
     auto sdk = cc::sdk_eviction_policy(invocation.env());
     options.max_size = sdk.max_size;
     options.ttl = sdk.ttl;
-    policy = {{"max_size", sdk.max_size},
-              {"ttl_seconds", sdk.ttl},
-              {"source", sdk.size_source == "default" && sdk.ttl_source == "default" ? "default" : "NEURON_CC_FLAGS"}};
+    choice.policy = {
+      {"max_size", sdk.max_size},
+      {"ttl_seconds", sdk.ttl},
+      {"source", sdk.size_source == "default" && sdk.ttl_source == "default" ? "default" : "NEURON_CC_FLAGS"}};
   }
+  return choice;
+}
 
-  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
-  auto scan = cc::scan(root.path, {}, &flags_memo);
-  flags_memo.save();
-  nlohmann::json keep_json = nlohmann::json::array();
-  if (options.old_versions) {
-    options.keep_versions = invocation.values("keep-version");
-    if (options.keep_versions.empty()) {
-      auto installed = cc::installed_compiler_version();
-      if (!installed) {
-        throw UsageError("cannot tell which neuronx-cc version is installed (no working neuronx-cc on PATH); "
-                         "name the versions to keep with --keep-version V");
-      }
-      options.keep_versions.push_back(*installed);
-      invocation.out().info("Installed compiler: neuronx-cc " + *installed);
-    } else {
-      std::string known;
+// --old-versions keeps the installed compiler's version, or the ones named, each of which
+// must match a version the cache has.
+void choose_kept_versions(Invocation& invocation, const cc::Scan& scan, const std::filesystem::path& root,
+                          LocalCleanupChoice& choice)
+{
+  auto& options = choice.options;
+  options.keep_versions = invocation.values("keep-version");
+  if (options.keep_versions.empty()) {
+    auto installed = cc::installed_compiler_version();
+    if (!installed) {
+      throw UsageError("cannot tell which neuronx-cc version is installed (no working neuronx-cc on PATH); "
+                       "name the versions to keep with --keep-version V");
+    }
+    options.keep_versions.push_back(*installed);
+    invocation.out().info("Installed compiler: neuronx-cc " + *installed);
+  } else {
+    std::string known;
+    for (const auto& name : scan.versions) {
+      known += (known.empty() ? "" : ", ") + name.substr(cc::k_version_prefix.size());
+    }
+    for (const auto& filter : options.keep_versions) {
+      bool found = false;
       for (const auto& name : scan.versions) {
-        known += (known.empty() ? "" : ", ") + name.substr(cc::k_version_prefix.size());
+        found = found || cc::version_matches(name.substr(cc::k_version_prefix.size()), filter);
       }
-      for (const auto& filter : options.keep_versions) {
-        bool found = false;
-        for (const auto& name : scan.versions) {
-          found = found || cc::version_matches(name.substr(cc::k_version_prefix.size()), filter);
-        }
-        if (!found) {
-          throw UsageError("--keep-version " + hubcache::compilecache::printable(filter)
-                           + " matches no compiler version in " + printable_path(root.path)
-                           + " (it has: " + (known.empty() ? "none" : known) + ")");
-        }
+      if (!found) {
+        throw UsageError("--keep-version " + hubcache::compilecache::printable(filter)
+                         + " matches no compiler version in " + printable_path(root)
+                         + " (it has: " + (known.empty() ? "none" : known) + ")");
       }
     }
-    keep_json = options.keep_versions;
   }
+  choice.keep_versions = options.keep_versions;
+}
 
+std::string cleanup_human(const cc::CleanupReport& report, const cc::CleanupPlan& plan,
+                          const cc::CleanupOptions& options, const std::filesystem::path& root, bool dry_run)
+{
+  std::string human;
+  if (report.removed.empty()) {
+    human = std::string(dry_run ? "Dry run: n" : "N") + "othing to clean up in " + printable_path(root) + ".";
+  } else {
+    human = std::string(dry_run ? "Would remove" : "Removed") + ":\n" + removal_table(report.removed) + "\n"
+            + (dry_run ? "Dry run: would remove " : "Removed ") + summary_parts(report.removed, options) + "; "
+            + (dry_run ? "would free " : "freed ") + human_size(report.bytes_freed) + " (cache "
+            + human_size(plan.size_before) + " -> "
+            + human_size(plan.size_before >= report.bytes_freed ? plan.size_before - report.bytes_freed : 0) + ").";
+  }
+  if (options.max_size && plan.above_max_size) {
+    human += "\nStill above " + human_size(*options.max_size) + ": the other entries were used within the last "
+             + cc::format_age(options.ttl) + " (the time-to-live) or are held by a compiler.";
+  }
+  if (!report.kept.empty()) {
+    human += "\nKept:";
+    for (std::size_t i = 0; i < report.kept.size() && i < 20; ++i) {
+      human += "\n  " + report.kept[i].path + ": " + report.kept[i].detail;
+    }
+    if (report.kept.size() > 20) {
+      human += "\n  ... and " + std::to_string(report.kept.size() - 20) + " more (see --json)";
+    }
+  }
+  return human;
+}
+
+nlohmann::json cleanup_json(const cc::CleanupReport& report, const cc::CleanupPlan& plan,
+                            const LocalCleanupChoice& choice, const cc::CacheRoot& root, bool dry_run)
+{
+  std::size_t locks = 0;
+  std::size_t entries = 0;
+  std::map<std::string, std::size_t> by_reason;
+  for (const auto& removal : report.removed) {
+    locks += removal.kind == "lock" ? 1 : 0;
+    entries += removal.entries;
+    ++by_reason[removal.reason];
+  }
+  const auto& options = choice.options;
+  return {
+    {"cache_dir", root.path.string()},
+    {"cache_dir_source", cc::to_string(root.source)},
+    {"dry_run", dry_run},
+    {"removed", removals_json(report.removed)},
+    {"removed_by_reason", by_reason},
+    {"entries_removed", entries},
+    {"locks_removed", locks},
+    {"bytes_freed", report.bytes_freed},
+    {"size_before", plan.size_before},
+    {"size_after", plan.size_before >= report.bytes_freed ? plan.size_before - report.bytes_freed : 0},
+    {"above_max_size", plan.above_max_size},
+    {"kept", skipped_json(report.kept)},
+    {"errors", skipped_json(report.errors)},
+    {"compiler_running", options.compiler_running},
+    {"stale_lock_age", choice.lock_age},
+    {"keep_versions", choice.keep_versions},
+    {"policy", choice.policy},
+    {"older_than_seconds", options.older_than ? nlohmann::json(*options.older_than) : nlohmann::json()},
+  };
+}
+
+int run_cleanup(Invocation& invocation)
+{
+  if (invocation.has("repo")) {
+    return run_repo_cleanup(invocation);
+  }
+  auto start = std::chrono::steady_clock::now();
+  check_options(invocation);
+  const bool dry_run = invocation.has("dry-run");
+  const auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
+  auto choice = choose_cleanup(invocation, root.path);
+  auto& options = choice.options;
+
+  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
+  const auto scan = cc::scan(root.path, {}, &flags_memo);
+  flags_memo.save();
+  if (options.old_versions) {
+    choose_kept_versions(invocation, scan, root.path, choice);
+  }
   options.compiler_running = cc::compiler_running();
   options.now = cc::unix_now();
-  auto access = cc::access_time_mode(root.path);
+  const auto access = cc::access_time_mode(root.path);
   options.use_atime = access.recorded;
   cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
-  auto plan = cc::plan_cleanup(scan, records, options);
+  const auto plan = cc::plan_cleanup(scan, records, options);
 
   cc::CleanupReport report;
   if (dry_run) {
@@ -270,92 +354,25 @@ int run_cleanup(Invocation& invocation)
     } else {
       report.kept = plan.kept;
     }
-    // Removed entries take their records with them.
-    std::set<std::string> gone_versions;
-    for (const auto& removal : report.removed) {
-      if (removal.kind == "entry") {
-        records.forget(removal.path);
-      } else if (removal.kind == "version") {
-        gone_versions.insert(removal.path);
-      }
-    }
-    for (const auto& entry : scan.entries) {
-      if (gone_versions.contains(entry.path.substr(0, entry.path.find('/')))) {
-        records.forget(entry.path);
-      }
-    }
+    cc::forget_removed(scan, report, records);
     if (!records.save()) {
       invocation.out().warning("cannot update the last-use records in " + printable_path(records.file()));
     }
   }
 
-  std::size_t locks = 0;
-  std::size_t entries = 0;
-  for (const auto& removal : report.removed) {
-    locks += removal.kind == "lock" ? 1 : 0;
-    entries += removal.entries;
-  }
-  std::string parts = summary_parts(report.removed, options);
-  std::string human;
-  if (report.removed.empty()) {
-    human = std::string(dry_run ? "Dry run: n" : "N") + "othing to clean up in " + printable_path(root.path) + ".";
-  } else {
-    human = std::string(dry_run ? "Would remove" : "Removed") + ":\n" + removal_table(report.removed) + "\n"
-            + (dry_run ? "Dry run: would remove " : "Removed ") + parts + "; " + (dry_run ? "would free " : "freed ")
-            + human_size(report.bytes_freed) + " (cache " + human_size(plan.size_before) + " -> "
-            + human_size(plan.size_before >= report.bytes_freed ? plan.size_before - report.bytes_freed : 0) + ").";
-  }
-  if (options.max_size && plan.above_max_size) {
-    human += "\nStill above " + human_size(*options.max_size) + ": the other entries were used within the last "
-             + cc::format_age(options.ttl) + " (the time-to-live) or are held by a compiler.";
-  }
-  if (!report.kept.empty()) {
-    human += "\nKept:";
-    for (std::size_t i = 0; i < report.kept.size() && i < 20; ++i) {
-      human += "\n  " + report.kept[i].path + ": " + report.kept[i].detail;
-    }
-    if (report.kept.size() > 20) {
-      human += "\n  ... and " + std::to_string(report.kept.size() - 20) + " more (see --json)";
-    }
-  }
   for (const auto& error : report.errors) {
     invocation.out().warning("not removed: " + error.path + ": " + error.detail);
-  }
-
-  std::map<std::string, std::size_t> by_reason;
-  for (const auto& removal : report.removed) {
-    ++by_reason[removal.reason];
   }
   std::string quiet;
   for (const auto& removal : report.removed) {
     quiet += removal.path + "\n";
   }
-  nlohmann::json data = {
-    {"cache_dir", root.path.string()},
-    {"cache_dir_source", cc::to_string(root.source)},
-    {"dry_run", dry_run},
-    {"removed", removals_json(report.removed)},
-    {"removed_by_reason", by_reason},
-    {"entries_removed", entries},
-    {"locks_removed", locks},
-    {"bytes_freed", report.bytes_freed},
-    {"size_before", plan.size_before},
-    {"size_after", plan.size_before >= report.bytes_freed ? plan.size_before - report.bytes_freed : 0},
-    {"above_max_size", plan.above_max_size},
-    {"kept", skipped_json(report.kept)},
-    {"errors", skipped_json(report.errors)},
-    {"compiler_running", options.compiler_running},
-    {"stale_lock_age", lock_age},
-    {"keep_versions", keep_json},
-    {"policy", policy},
-    {"older_than_seconds", options.older_than ? nlohmann::json(*options.older_than) : nlohmann::json()},
-    {"last_use",
-     {{"access_times", access.recorded},
-      {"mount_option", access.mount_option},
-      {"records_file", records.file().string()}}},
-    {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
-  };
-  invocation.out().result(human, data, quiet);
+  auto data = cleanup_json(report, plan, choice, root, dry_run);
+  data["last_use"] = {{"access_times", access.recorded},
+                      {"mount_option", access.mount_option},
+                      {"records_file", records.file().string()}};
+  data["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  invocation.out().result(cleanup_human(report, plan, options, root.path, dry_run), data, quiet);
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 

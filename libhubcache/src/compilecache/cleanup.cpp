@@ -602,6 +602,23 @@ CleanupPlan plan_cleanup(const Scan& scan, const UsageRecords& records, const Cl
   return options.wipe ? planner.wipe() : planner.selective();
 }
 
+void forget_removed(const Scan& scan, const CleanupReport& report, UsageRecords& records)
+{
+  std::set<std::string> gone_versions;
+  for (const auto& removal : report.removed) {
+    if (removal.kind == "entry") {
+      records.forget(removal.path);
+    } else if (removal.kind == "version") {
+      gone_versions.insert(removal.path);
+    }
+  }
+  for (const auto& entry : scan.entries) {
+    if (gone_versions.contains(version_of(entry.path))) {
+      records.forget(entry.path);
+    }
+  }
+}
+
 RemoveOutcome remove_safely(const stdfs::path& target, int lock_depth)
 {
   auto name = target.filename().string();

@@ -121,6 +121,10 @@ struct CleanupReport {
 // IoError, before removing anything, when a directory it must change is not writable.
 CleanupReport apply_cleanup(const Scan& scan, const CleanupPlan& plan);
 
+// Drops the last-use records of what a cleanup removed (its entries, and every entry of a
+// removed compiler version), so a recompiled entry starts afresh.
+void forget_removed(const Scan& scan, const CleanupReport& report, UsageRecords& records);
+
 enum class RemoveOutcome { removed, vanished, taken };
 // Removes `target` (entry, version directory or file) by the rename-check-delete above.
 // `lock_depth`: how deep below target a compiler's lock may appear (1 for an entry, 2 for
