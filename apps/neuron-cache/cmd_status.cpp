@@ -116,42 +116,37 @@ std::string source_text(const cc::CacheStatus& status, const cc::UsageRecords& r
   return text;
 }
 
-int run_status(Invocation& invocation)
+// With --repo: how many of the local entries the repo holds too (a warning, not a failure,
+// when it cannot be asked).
+struct RepoPresence {
+  nlohmann::json data;
+  std::string line;
+};
+
+RepoPresence repo_presence(Invocation& invocation, const cc::Scan& scan, cc::CacheStatus& status)
 {
-  auto start = std::chrono::steady_clock::now();
-  bool ask_repo = invocation.has("repo") || invocation.has("repo-id");
-  auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
-  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
-  auto scan = cc::scan(root.path, {}, &flags_memo);
-  flags_memo.save();
-  auto access = cc::access_time_mode(root.path);
-  cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
-  auto status = cc::cache_status(scan, records, access, cc::compiler_running());
-  // Status records what it sees: access times move (a read, a copy), records stay.
-  cc::record_scan(records, scan, access.recorded);
-  records.save();
-  auto now = cc::unix_now();
-
-  nlohmann::json repo_data;
-  std::string repo_line;
-  if (ask_repo) {
-    auto resolved = resolve_repo(invocation);
-    repo_data = {
-      {"repo", resolved.spec.canonical()}, {"reachable", false}, {"error", nullptr}, {"entries_in_repo", nullptr}};
-    try {
-      auto repo = open_existing_repository(invocation, resolved);
-      auto present = cc::entries_in_repo(scan, cc::list_remote_for(*repo, scan));
-      cc::add_repo_presence(status, present, scan);
-      repo_data["reachable"] = true;
-      repo_data["entries_in_repo"] = present.size();
-      repo_line = std::to_string(present.size()) + " of " + std::to_string(status.total.entries)
-                  + " entries are also in " + repo->spec() + " (same files and sizes)";
-    } catch (const hubcache::Error& error) {
-      repo_data["error"] = error.what();
-      invocation.out().warning("cannot tell which entries " + resolved.spec.canonical() + " has: " + error.what());
-    }
+  RepoPresence presence;
+  auto resolved = resolve_repo(invocation);
+  presence.data = {
+    {"repo", resolved.spec.canonical()}, {"reachable", false}, {"error", nullptr}, {"entries_in_repo", nullptr}};
+  try {
+    auto repo = open_existing_repository(invocation, resolved);
+    auto present = cc::entries_in_repo(scan, cc::list_remote_for(*repo, scan));
+    cc::add_repo_presence(status, present, scan);
+    presence.data["reachable"] = true;
+    presence.data["entries_in_repo"] = present.size();
+    presence.line = std::to_string(present.size()) + " of " + std::to_string(status.total.entries)
+                    + " entries are also in " + repo->spec() + " (same files and sizes)";
+  } catch (const hubcache::Error& error) {
+    presence.data["error"] = error.what();
+    invocation.out().warning("cannot tell which entries " + resolved.spec.canonical() + " has: " + error.what());
   }
+  return presence;
+}
 
+// One row (and one JSON object) per compiler version.
+std::pair<Output::Table, nlohmann::json> versions_of(const cc::CacheStatus& status, bool ask_repo)
+{
   Output::Table table;
   table.headers = {"VERSION"};
   for (const auto& column : k_columns) {
@@ -190,27 +185,13 @@ int run_status(Invocation& invocation)
       {"entries_in_repo", version.entries_in_repo ? nlohmann::json(*version.entries_in_repo) : nlohmann::json()},
     });
   }
+  return {std::move(table), std::move(versions)};
+}
 
-  std::string human = "Cache: " + printable_path(root.path) + " (" + cc::to_string(root.source) + ")\n";
-  human += "File system: " + file_system_text(status.file_system) + "\n";
-  human += "Total: " + human_size(status.total.bytes) + " in " + std::to_string(status.files) + " files, "
-           + std::to_string(status.total.entries) + " entries, " + std::to_string(status.versions.size())
-           + (status.versions.size() == 1 ? " compiler version\n" : " compiler versions\n");
-  if (!status.by_state.empty()) {
-    std::string states;
-    for (const auto& [state, tally] : status.by_state) {
-      states += (states.empty() ? "" : ", ") + state + " " + std::to_string(tally.entries) + " ("
-                + human_size(tally.bytes) + ")";
-    }
-    human += "By state: " + states + "\n";
-  }
-  human += source_text(status, records) + "\n";
-  if (!status.versions.empty()) {
-    human += "\n" + format_table(table);
-  }
-  if (!repo_line.empty()) {
-    human += "\n" + repo_line + "\n";
-  }
+// The locks and odd items under the table, each with what to do about it.
+std::string status_notes(const cc::CacheStatus& status, std::int64_t now)
+{
+  std::string human;
   if (!status.stale_locks.empty()) {
     human +=
       "\nStale locks (no neuronx-cc process runs on this host): " + std::to_string(status.stale_locks.size()) + "\n";
@@ -231,6 +212,55 @@ int run_status(Invocation& invocation)
     human += "\n" + std::to_string(status.skipped) + (status.skipped == 1 ? " other item" : " other items")
              + " (temp files, odd names) not part of any entry; 'neuron-cache synchronize --dry-run' lists them.\n";
   }
+  return human;
+}
+
+std::string status_human(const cc::CacheRoot& root, const cc::CacheStatus& status, const cc::UsageRecords& records,
+                         const Output::Table& table, const std::string& repo_line, std::int64_t now)
+{
+  std::string human = "Cache: " + printable_path(root.path) + " (" + cc::to_string(root.source) + ")\n";
+  human += "File system: " + file_system_text(status.file_system) + "\n";
+  human += "Total: " + human_size(status.total.bytes) + " in " + std::to_string(status.files) + " files, "
+           + std::to_string(status.total.entries) + " entries, " + std::to_string(status.versions.size())
+           + (status.versions.size() == 1 ? " compiler version\n" : " compiler versions\n");
+  if (!status.by_state.empty()) {
+    std::string states;
+    for (const auto& [state, tally] : status.by_state) {
+      states += (states.empty() ? "" : ", ") + state + " " + std::to_string(tally.entries) + " ("
+                + human_size(tally.bytes) + ")";
+    }
+    human += "By state: " + states + "\n";
+  }
+  human += source_text(status, records) + "\n";
+  if (!status.versions.empty()) {
+    human += "\n" + format_table(table);
+  }
+  if (!repo_line.empty()) {
+    human += "\n" + repo_line + "\n";
+  }
+  return human + status_notes(status, now);
+}
+
+int run_status(Invocation& invocation)
+{
+  auto start = std::chrono::steady_clock::now();
+  bool ask_repo = invocation.has("repo") || invocation.has("repo-id");
+  auto root = cc::resolve_cache_root(invocation.value("cache-dir"), invocation.env());
+  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
+  auto scan = cc::scan(root.path, {}, &flags_memo);
+  flags_memo.save();
+  auto access = cc::access_time_mode(root.path);
+  cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
+  auto status = cc::cache_status(scan, records, access, cc::compiler_running());
+  // Status records what it sees: access times move (a read, a copy), records stay.
+  cc::record_scan(records, scan, access.recorded);
+  records.save();
+  auto now = cc::unix_now();
+  RepoPresence presence;
+  if (ask_repo) {
+    presence = repo_presence(invocation, scan, status);
+  }
+  auto [table, versions] = versions_of(status, ask_repo);
 
   nlohmann::json last_use = {
     {"access_times", access.recorded}, {"mount_option", access.mount_option}, {"records_file", records.file().string()},
@@ -250,10 +280,11 @@ int run_status(Invocation& invocation)
     {"stale_locks", locks_json(status.stale_locks, now)},
     {"live_locks", locks_json(status.live_locks, now)},
     {"skipped", status.skipped},
-    {"repo", repo_data},
+    {"repo", presence.data},
     {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
   };
-  invocation.out().result(human, data, std::to_string(status.total.bytes));
+  invocation.out().result(status_human(root, status, records, table, presence.line, now), data,
+                          std::to_string(status.total.bytes));
   return k_exit_ok;
 }
 
