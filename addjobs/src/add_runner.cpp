@@ -227,31 +227,20 @@ JobResult Runner::run(const Job& job)
   return result;
 }
 
-JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult result)
-{
-  std::error_code ec;
-  stdfs::create_directories(root, ec);
-  if (ec) {
-    throw hubcache::IoError("cannot create the compile cache root " + root.string() + ": " + ec.message(),
-                            "pass a writable --cache-dir");
-  }
-  auto before = state_of(root);
-  auto notify = [&](const std::string& event) {
-    if (m_settings.on_event) {
-      m_settings.on_event(job, event);
-    }
-  };
+namespace {
 
+// The compile command as a process: the root as its cache (a --cache_dir in the flags
+// would win over NEURON_COMPILE_CACHE_URL in the SDK, so it is taken out), its timeout.
+hubcache::util::ProcessSpec compile_process(const Job& job, const stdfs::path& root,
+                                            const std::vector<std::string>& command, const Settings& settings)
+{
   hubcache::util::ProcessSpec process;
-  process.argv = result.command;
+  process.argv = command;
   for (const auto& [name, value] : job.environment) {
     process.environment_overrides[name] = value;
   }
-  // The root is passed as NEURON_COMPILE_CACHE_URL; a --cache_dir in the flags would
-  // win over it in the SDK, so it is taken out and every other flag kept.
-  const auto& cc_flags = m_settings.cc_flags;
   process.environment_overrides["NEURON_COMPILE_CACHE_URL"] = root.string();
-  auto kept_flags = without_cache_dir(cc_flags);
+  auto kept_flags = without_cache_dir(settings.cc_flags);
   process.environment_overrides["NEURON_CC_FLAGS"] =
     kept_flags.empty() ? std::optional<std::string>() : std::optional<std::string>(kept_flags);
   if (job.timeout) {
@@ -261,37 +250,39 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     process.timeout =
       *job.timeout < longest ? std::chrono::milliseconds(*job.timeout) : std::chrono::milliseconds::max();
   }
-  process.termination_grace = m_settings.termination_grace;
-  if (m_settings.on_line) {
-    process.on_line = [this, &job](hubcache::util::ProcessStream stream, std::string_view line) {
-      m_settings.on_line(job, stream, line);
+  process.termination_grace = settings.termination_grace;
+  if (settings.on_line) {
+    process.on_line = [&settings, &job](hubcache::util::ProcessStream stream, std::string_view line) {
+      settings.on_line(job, stream, line);
     };
   }
-  notify("compiling");
-  auto outcome = hubcache::util::run_process(process);
-  result.output_tail = outcome.tail;
+  return process;
+}
 
-  if (!outcome.succeeded()) {
-    // Our command and everything it started are gone: locks it left are stale, and would
-    // make the next run wait forever on them.
-    if (outcome.interrupted_by || outcome.timed_out || outcome.term_signal) {
-      std::error_code remove_error;
-      for (const auto& lock : state_of(root).lock_files) {
-        if (before.lock_files.count(lock) == 0) {
-          stdfs::remove(lock, remove_error);
-        }
+// A compile that did not succeed: our command and everything it started are gone, so the
+// locks it left are stale and would make the next run wait forever on them.
+void record_failed_compile(const hubcache::util::ProcessResult& outcome, const RootState& before,
+                           const stdfs::path& root, JobResult& result)
+{
+  if (outcome.interrupted_by || outcome.timed_out || outcome.term_signal) {
+    std::error_code remove_error;
+    for (const auto& lock : state_of(root).lock_files) {
+      if (before.lock_files.count(lock) == 0) {
+        stdfs::remove(lock, remove_error);
       }
     }
-    result.status = outcome.interrupted_by ? JobStatus::interrupted : JobStatus::failed;
-    result.message = "the command " + outcome.describe() + "; nothing was pushed";
-    result.hint = outcome.interrupted_by ? "run the same command again to continue"
-                                         : "see the command's output above; fix it and run again";
-    return result;
   }
+  result.status = outcome.interrupted_by ? JobStatus::interrupted : JobStatus::failed;
+  result.message = "the command " + outcome.describe() + "; nothing was pushed";
+  result.hint = outcome.interrupted_by ? "run the same command again to continue"
+                                       : "see the command's output above; fix it and run again";
+}
 
-  auto scan = cc::scan(root);
+// The successful entries the run created; failed ones are counted for the message.
+std::vector<const cc::Entry*> created_entries(const cc::Scan& scan, const RootState& before,
+                                              std::size_t& failed_entries)
+{
   std::vector<const cc::Entry*> created;
-  std::size_t failed_entries = 0;
   for (const auto& entry : scan.entries) {
     if (entry.kind != cc::EntryKind::module) {
       continue;
@@ -302,51 +293,26 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
       ++failed_entries;
     }
   }
-  if (created.empty()) {
-    result.status = JobStatus::failed;
-    result.message = "the command succeeded but created no new compile-cache entry in " + root.string();
-    if (failed_entries > 0) {
-      result.message += " (" + std::to_string(failed_entries) + " failed entries there)";
-    }
-    result.hint = "check that it compiles with NEURON_COMPILE_CACHE_URL as its cache";
-    result.created_nothing = true;
-    return result;
-  }
+  return created;
+}
 
-  // Registry entries the command wrote itself (an optimum export does): pushed as they
-  // are, and then ours is not written (optimum reads its own; a second copy would list
-  // the configuration twice).
-  std::map<std::string, stdfs::path> written;
-  for (const auto& [path, source] : state_of(root).registry_files) {
-    if (before.registry_files.count(path) == 0 && registry::parse_registry_path(path)) {
-      written.emplace(path, source);
-    }
-  }
-  // One registry entry per compiler version the run used (normally exactly one).
-  std::map<std::string, std::vector<const cc::Entry*>> by_version;
-  for (const auto* entry : created) {
-    by_version[entry->compiler_version].push_back(entry);
-  }
-  auto flags = compiler_flags(cc_flags);
-  hubcache::storage::CommitRequest commit;
-  commit.message = "Add " + job.model.model_id + " (" + job.configuration.task + ", " + job.configuration.summary()
-                   + ") to the Neuron cache.";
-  for (const auto* entry : created) {
-    for (const auto& file : entry->files) {
-      commit.additions.push_back({file.path, hubcache::storage::FileSource::from_file(scan.source_of(file))});
-    }
-    result.entries.push_back(entry->path);
-  }
-  // Registry files come last: they are what makes the configuration visible, and the
-  // one commit publishes them together with the entries.
+// Registry files last: they are what makes the configuration visible. Those the command
+// wrote itself (an optimum export does) are pushed as they are, and then ours is not
+// written (optimum reads its own; a second copy would list the configuration twice).
+// Otherwise one entry per compiler version the run used (normally exactly one).
+void add_registry_files(hubcache::storage::CommitRequest& commit, const Job& job,
+                        const std::map<std::string, stdfs::path>& written,
+                        const std::map<std::string, std::vector<const cc::Entry*>>& by_version,
+                        const std::vector<std::string>& flags, JobResult& result)
+{
   for (const auto& [path, source] : written) {
     commit.additions.push_back({path, hubcache::storage::FileSource::from_file(source)});
     result.registry_files.push_back(path);
   }
+  if (!written.empty()) {
+    return;
+  }
   for (const auto& [version, entries] : by_version) {
-    if (!written.empty()) {
-      break;
-    }
     // The config as optimum stores it (transformers' to_diff_dict()), so optimum >= 0.4.5
     // finds the entry under the digest directory of the architecture.
     auto entry = registry::make_registry_entry(job.model.model_id, job.configuration.task,
@@ -359,11 +325,13 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
       result.registry_files.push_back(path);
     }
   }
-  for (const auto& [version, entries] : by_version) {
-    result.compiler_version += (result.compiler_version.empty() ? "" : ",") + version;
-  }
-  // Which graphs this configuration produced, for `synchronize --pull --model`: one
-  // record per registry entry file (alias and digest copies share a name, so one).
+}
+
+// Which graphs this configuration produced, for `synchronize --pull --model`: one record
+// per registry entry file (alias and digest copies share a name, so one).
+void add_attribution_records(hubcache::storage::CommitRequest& commit, const Job& job,
+                             const std::vector<std::string>& flags, const JobResult& result)
+{
   std::set<std::pair<std::string, std::string>> recorded;
   for (const auto& path : result.registry_files) {
     auto location = registry::parse_registry_path(path);
@@ -386,6 +354,71 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
     commit.additions.push_back({registry::attribution_path(location->compiler_version, location->file_hash),
                                 hubcache::storage::FileSource::from_bytes(registry::dumps_indented(record))});
   }
+}
+
+} // namespace
+
+JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult result)
+{
+  std::error_code ec;
+  stdfs::create_directories(root, ec);
+  if (ec) {
+    throw hubcache::IoError("cannot create the compile cache root " + root.string() + ": " + ec.message(),
+                            "pass a writable --cache-dir");
+  }
+  auto before = state_of(root);
+  auto notify = [&](const std::string& event) {
+    if (m_settings.on_event) {
+      m_settings.on_event(job, event);
+    }
+  };
+  notify("compiling");
+  auto outcome = hubcache::util::run_process(compile_process(job, root, result.command, m_settings));
+  result.output_tail = outcome.tail;
+  if (!outcome.succeeded()) {
+    record_failed_compile(outcome, before, root, result);
+    return result;
+  }
+
+  auto scan = cc::scan(root);
+  std::size_t failed_entries = 0;
+  const auto created = created_entries(scan, before, failed_entries);
+  if (created.empty()) {
+    result.status = JobStatus::failed;
+    result.message = "the command succeeded but created no new compile-cache entry in " + root.string();
+    if (failed_entries > 0) {
+      result.message += " (" + std::to_string(failed_entries) + " failed entries there)";
+    }
+    result.hint = "check that it compiles with NEURON_COMPILE_CACHE_URL as its cache";
+    result.created_nothing = true;
+    return result;
+  }
+
+  std::map<std::string, stdfs::path> written;
+  for (const auto& [path, source] : state_of(root).registry_files) {
+    if (before.registry_files.count(path) == 0 && registry::parse_registry_path(path)) {
+      written.emplace(path, source);
+    }
+  }
+  std::map<std::string, std::vector<const cc::Entry*>> by_version;
+  for (const auto* entry : created) {
+    by_version[entry->compiler_version].push_back(entry);
+  }
+  const auto flags = compiler_flags(m_settings.cc_flags);
+  hubcache::storage::CommitRequest commit;
+  commit.message = "Add " + job.model.model_id + " (" + job.configuration.task + ", " + job.configuration.summary()
+                   + ") to the Neuron cache.";
+  for (const auto* entry : created) {
+    for (const auto& file : entry->files) {
+      commit.additions.push_back({file.path, hubcache::storage::FileSource::from_file(scan.source_of(file))});
+    }
+    result.entries.push_back(entry->path);
+  }
+  add_registry_files(commit, job, written, by_version, flags, result);
+  for (const auto& [version, entries] : by_version) {
+    result.compiler_version += (result.compiler_version.empty() ? "" : ",") + version;
+  }
+  add_attribution_records(commit, job, flags, result);
   if (hubcache::util::interrupt_signal() != 0) {
     result.status = JobStatus::interrupted;
     result.message = "interrupted before pushing; nothing was pushed";
