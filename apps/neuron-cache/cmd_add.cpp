@@ -296,29 +296,35 @@ std::string job_hint(const add::JobResult& result, const RunContext& context)
   return result.hint;
 }
 
-int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results)
-{
-  auto& out = invocation.out();
-  const auto repo = plan.repo_name.spec.canonical();
+// How the jobs ended, counted by status.
+struct AddTally {
   std::size_t added = 0, registered = 0, failed = 0, planned = 0, not_run = 0;
-  for (const auto& result : results) {
-    added += result.status == add::JobStatus::added ? 1 : 0;
-    registered += result.status == add::JobStatus::already_registered ? 1 : 0;
-    failed += result.status == add::JobStatus::failed ? 1 : 0;
-    planned += result.status == add::JobStatus::planned ? 1 : 0;
-    not_run += result.status == add::JobStatus::not_run || result.status == add::JobStatus::interrupted ? 1 : 0;
+
+  explicit AddTally(const std::vector<add::JobResult>& results)
+  {
+    for (const auto& result : results) {
+      added += result.status == add::JobStatus::added ? 1 : 0;
+      registered += result.status == add::JobStatus::already_registered ? 1 : 0;
+      failed += result.status == add::JobStatus::failed ? 1 : 0;
+      planned += result.status == add::JobStatus::planned ? 1 : 0;
+      not_run += result.status == add::JobStatus::not_run || result.status == add::JobStatus::interrupted ? 1 : 0;
+    }
   }
-  int signal = hubcache::util::interrupt_signal();
-  nlohmann::json data = {{"repo", repo},
+};
+
+nlohmann::json add_document(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results,
+                            const AddTally& tally, int signal)
+{
+  nlohmann::json data = {{"repo", plan.repo_name.spec.canonical()},
                          {"cache_dir", plan.cache_root.path.string()},
                          {"dry_run", plan.settings.dry_run},
                          {"results", nlohmann::json::array()},
                          {"summary",
-                          {{"added", added},
-                           {"already_registered", registered},
-                           {"failed", failed},
-                           {"would_run", planned},
-                           {"not_run", not_run}}}};
+                          {{"added", tally.added},
+                           {"already_registered", tally.registered},
+                           {"failed", tally.failed},
+                           {"would_run", tally.planned},
+                           {"not_run", tally.not_run}}}};
   if (signal != 0) {
     data["interrupted_by"] = std::string("SIG") + (sigabbrev_np(signal) != nullptr ? sigabbrev_np(signal) : "?");
   }
@@ -329,47 +335,54 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     }
     data["results"].push_back(item);
   }
-  int interrupted_code = k_exit_signal_base + (signal != 0 ? signal : SIGINT);
+  return data;
+}
 
-  if (!plan.manifest) {
-    const auto& result = results.front();
-    std::string human;
-    switch (result.status) {
-    case add::JobStatus::added:
-      human =
-        "Added " + result.label + " to " + repo + ": " + count_of(result.entries.size(), "compiled graph")
-        + " (compiler " + result.compiler_version + ") and the registry entry " + result.registry_files.front()
-        + (plan.repo_name.spec.kind == hubcache::storage::RepoKind::hub ? ", in one commit." : ", in one revision.");
-      break;
-    case add::JobStatus::already_registered:
-      human =
-        result.label + " is already registered in " + repo + "; nothing compiled (use --force to compile it again).";
-      break;
-    case add::JobStatus::planned:
-      human = "Would run: " + command_text(result.command) + "\nwith NEURON_COMPILE_CACHE_URL="
-              + plan.cache_root.path.string() + ", then push its new entries to " + repo + ".";
-      break;
-    default: {
-      // A failed configuration is the command's error: one report, with the results in json.
-      bool interrupted = result.status == add::JobStatus::interrupted;
-      std::string message = interrupted ? "interrupted: " + result.message
-                                        : "could not add " + result.label + " to the cache: " + result.message;
-      int code = interrupted ? interrupted_code : k_exit_error;
-      data["error"] = message;
-      data["hint"] = job_hint(result, invocation.context());
-      data["exit_code"] = code;
-      out.result("", data, "");
-      out.error_line(message, job_hint(result, invocation.context()));
-      return code;
-    }
-    }
-    out.result(human, data,
-               result.status == add::JobStatus::added     ? result.registry_files.front()
-               : result.status == add::JobStatus::planned ? command_text(result.command)
-                                                          : "");
-    return k_exit_ok;
+// One configuration given on the command line: one sentence, or its error.
+int report_single_add(Invocation& invocation, const AddPlan& plan, const add::JobResult& result, nlohmann::json& data,
+                      int interrupted_code)
+{
+  auto& out = invocation.out();
+  const auto repo = plan.repo_name.spec.canonical();
+  std::string human;
+  switch (result.status) {
+  case add::JobStatus::added:
+    human =
+      "Added " + result.label + " to " + repo + ": " + count_of(result.entries.size(), "compiled graph") + " (compiler "
+      + result.compiler_version + ") and the registry entry " + result.registry_files.front()
+      + (plan.repo_name.spec.kind == hubcache::storage::RepoKind::hub ? ", in one commit." : ", in one revision.");
+    break;
+  case add::JobStatus::already_registered:
+    human =
+      result.label + " is already registered in " + repo + "; nothing compiled (use --force to compile it again).";
+    break;
+  case add::JobStatus::planned:
+    human = "Would run: " + command_text(result.command) + "\nwith NEURON_COMPILE_CACHE_URL="
+            + plan.cache_root.path.string() + ", then push its new entries to " + repo + ".";
+    break;
+  default: {
+    // A failed configuration is the command's error: one report, with the results in json.
+    bool interrupted = result.status == add::JobStatus::interrupted;
+    std::string message = interrupted ? "interrupted: " + result.message
+                                      : "could not add " + result.label + " to the cache: " + result.message;
+    int code = interrupted ? interrupted_code : k_exit_error;
+    data["error"] = message;
+    data["hint"] = job_hint(result, invocation.context());
+    data["exit_code"] = code;
+    out.result("", data, "");
+    out.error_line(message, job_hint(result, invocation.context()));
+    return code;
   }
+  }
+  out.result(human, data,
+             result.status == add::JobStatus::added     ? result.registry_files.front()
+             : result.status == add::JobStatus::planned ? command_text(result.command)
+                                                        : "");
+  return k_exit_ok;
+}
 
+Output::Table manifest_table(const AddPlan& plan, const std::vector<add::JobResult>& results, const AddTally& tally)
+{
   Output::Table table;
   table.headers = {"STATUS", "MODEL", "TASK", "CONFIGURATION", "ENTRIES", "TIME"};
   table.right_aligned = {false, false, false, false, true, true};
@@ -380,10 +393,20 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
                           result.status == add::JobStatus::added ? std::to_string(result.entries.size()) : "-",
                           human_duration(static_cast<double>(result.elapsed.count()) / 1000.0)});
   }
-  table.footer = count_of(results.size(), "configuration") + ": " + std::to_string(added) + " added, "
-                 + std::to_string(registered) + " already registered, "
-                 + (planned > 0 ? std::to_string(planned) + " would run, " : "") + std::to_string(failed) + " failed"
-                 + (not_run > 0 ? ", " + std::to_string(not_run) + " not run" : "") + ".";
+  table.footer = count_of(results.size(), "configuration") + ": " + std::to_string(tally.added) + " added, "
+                 + std::to_string(tally.registered) + " already registered, "
+                 + (tally.planned > 0 ? std::to_string(tally.planned) + " would run, " : "")
+                 + std::to_string(tally.failed) + " failed"
+                 + (tally.not_run > 0 ? ", " + std::to_string(tally.not_run) + " not run" : "") + ".";
+  return table;
+}
+
+// A manifest run: a table of its configurations, the dry run's commands, and one error
+// (the first failure, or the interrupt) for the whole run.
+int report_manifest_add(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results,
+                        const AddTally& tally, nlohmann::json& data, int signal, int interrupted_code)
+{
+  auto& out = invocation.out();
   // A failing run reports as every failing command does: the error object's fields in the
   // document (beside the per-job results) and one error line on stderr.
   std::string error_message, error_hint;
@@ -392,13 +415,14 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     error_message = "interrupted; nothing half-pushed";
     error_hint = "run the same command again to continue";
     error_code = interrupted_code;
-  } else if (failed > 0) {
+  } else if (tally.failed > 0) {
     auto first = std::find_if(results.begin(), results.end(),
                               [](const add::JobResult& result) { return result.status == add::JobStatus::failed; });
-    error_message = failed == 1 ? "could not add " + first->label + " to the cache: " + first->message
-                                : std::to_string(failed) + " of " + count_of(results.size(), "configuration")
-                                    + " failed; the first: " + first->label + ": " + first->message;
-    error_hint = failed == 1 ? job_hint(*first, invocation.context()) : std::string();
+    error_message = tally.failed == 1
+                      ? "could not add " + first->label + " to the cache: " + first->message
+                      : std::to_string(tally.failed) + " of " + count_of(results.size(), "configuration")
+                          + " failed; the first: " + first->label + ": " + first->message;
+    error_hint = tally.failed == 1 ? job_hint(*first, invocation.context()) : std::string();
     error_hint += (error_hint.empty() ? "" : "; ") + std::string("a re-run skips the configurations already added");
     error_code = k_exit_error;
   }
@@ -419,14 +443,14 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     out.result("", data, "");
   } else {
     if (planned_quiet.empty() || out.is_human()) {
-      out.table(table, data, 1);
+      out.table(manifest_table(plan, results, tally), data, 1);
     }
     if (!planned_quiet.empty()) {
       out.result("\n" + planned_human, data, planned_quiet);
     }
   }
   // Each failure's details when there are several; one failure is the error line itself.
-  if (failed > 1 || signal != 0) {
+  if (tally.failed > 1 || signal != 0) {
     for (const auto& result : results) {
       if (result.status == add::JobStatus::failed) {
         auto hint = job_hint(result, invocation.context());
@@ -438,6 +462,18 @@ int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<ad
     out.error_line(error_message, error_hint);
   }
   return error_code;
+}
+
+int report_add(Invocation& invocation, const AddPlan& plan, const std::vector<add::JobResult>& results)
+{
+  const AddTally tally(results);
+  const int signal = hubcache::util::interrupt_signal();
+  auto data = add_document(invocation, plan, results, tally, signal);
+  const int interrupted_code = k_exit_signal_base + (signal != 0 ? signal : SIGINT);
+  if (!plan.manifest) {
+    return report_single_add(invocation, plan, results.front(), data, interrupted_code);
+  }
+  return report_manifest_add(invocation, plan, results, tally, data, signal, interrupted_code);
 }
 
 int run_add(Invocation& invocation)
