@@ -10,17 +10,23 @@
 
 namespace registry {
 
-Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, const CatalogOptions& options)
+namespace {
+
+// (compiler dir, registry version, hash) -> configuration, and the copy to read for it.
+// Keys and copies point into the index, which outlives them: tens of thousands of
+// entries are not copied again.
+using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+struct Found {
+  Configuration configuration;
+  const RegistryPath* first_path = nullptr;
+};
+using Configurations = std::map<Key, Found>;
+
+// The registry paths of each configuration (alias and digest copies), its names where the
+// alias path gives them.
+Configurations group_paths(const RegistryIndex& index, const CatalogOptions& options)
 {
-  // (compiler dir, registry version, hash) -> configuration, and the copy to read for it.
-  // Keys and copies point into the index, which outlives them: tens of thousands of
-  // entries are not copied again.
-  using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
-  struct Found {
-    Configuration configuration;
-    const RegistryPath* first_path = nullptr;
-  };
-  std::map<Key, Found> by_key;
+  Configurations by_key;
   for (const auto& path : index.entries) {
     if (options.compiler_version && !compiler_version_matches(path.compiler_version, *options.compiler_version)) {
       continue;
@@ -45,7 +51,12 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       found.first_path = &path; // prefer reading the alias copy (legacy entries need its model id)
     }
   }
+  return by_key;
+}
 
+// Reads the entries whose model is unknown (digest-only copies) or asked for.
+void read_entries(Configurations& by_key, const RepositoryOpener& open, const CatalogOptions& options, Catalog& catalog)
+{
   std::vector<RegistryPath> to_read;
   for (auto& [key, found] : by_key) {
     bool unknown = found.configuration.model_id.empty();
@@ -54,7 +65,6 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       to_read.push_back(*found.first_path);
     }
   }
-  Catalog catalog;
   auto report = load_entries(open, to_read, options.parallelism);
   catalog.files_read = to_read.size();
   catalog.warnings = std::move(report.warnings);
@@ -73,8 +83,12 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     }
     configuration.entry = std::make_shared<const CacheEntry>(std::move(loaded.entry));
   }
+}
 
-  // Sizes: a traced model's MODULE_<entry hash> folder, else the graphs add's record names.
+// Sizes: a traced model's MODULE_<entry hash> folder, else the graphs add's record names.
+void measure_sizes(Configurations& by_key, const RegistryIndex& index, const RepositoryOpener& open,
+                   const CatalogOptions& options)
+{
   std::vector<Configuration*> recorded;
   for (auto& [key, found] : by_key) {
     auto& configuration = found.configuration;
@@ -86,20 +100,25 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       recorded.push_back(&configuration);
     }
   }
-  if (!recorded.empty()) {
-    auto repo = open();
-    hubcache::util::parallel_for(recorded.size(), std::max(1U, options.parallelism), [&](std::size_t i) {
-      auto& configuration = *recorded[i];
-      auto path = attribution_path(configuration.compiler_version, configuration.hash);
-      try {
-        configuration.size =
-          folders_size(index, attributed_modules(repo->read_file(path), path, configuration.compiler_dir));
-      } catch (const hubcache::Error&) {
-        // A record gone or unreadable leaves the size unknown; the listing stands.
-      }
-    });
+  if (recorded.empty()) {
+    return;
   }
+  auto repo = open();
+  hubcache::util::parallel_for(recorded.size(), std::max(1U, options.parallelism), [&](std::size_t i) {
+    auto& configuration = *recorded[i];
+    auto path = attribution_path(configuration.compiler_version, configuration.hash);
+    try {
+      configuration.size =
+        folders_size(index, attributed_modules(repo->read_file(path), path, configuration.compiler_dir));
+    } catch (const hubcache::Error&) {
+      // A record gone or unreadable leaves the size unknown; the listing stands.
+    }
+  });
+}
 
+// The configurations the options select, from the registry and the legacy registry.json.
+void select_configurations(Configurations& by_key, const CatalogOptions& options, Catalog& catalog)
+{
   catalog.configurations.reserve(by_key.size());
   for (auto& [key, found] : by_key) {
     auto& configuration = found.configuration;
@@ -111,16 +130,22 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
     }
     catalog.configurations.push_back(std::move(configuration));
   }
-  if (options.legacy_registry) {
-    for (auto& configuration : legacy_configurations(*options.legacy_registry, catalog.warnings)) {
-      if ((options.compiler_version
-           && !compiler_version_matches(configuration.compiler_version, *options.compiler_version))
-          || (options.model_id && configuration.model_id != *options.model_id)) {
-        continue;
-      }
-      catalog.configurations.push_back(std::move(configuration));
-    }
+  if (!options.legacy_registry) {
+    return;
   }
+  for (auto& configuration : legacy_configurations(*options.legacy_registry, catalog.warnings)) {
+    if ((options.compiler_version
+         && !compiler_version_matches(configuration.compiler_version, *options.compiler_version))
+        || (options.model_id && configuration.model_id != *options.model_id)) {
+      continue;
+    }
+    catalog.configurations.push_back(std::move(configuration));
+  }
+}
+
+// Sorted by model, compiler, then shape; one summary per model.
+void sort_and_summarize(Catalog& catalog)
+{
   auto order = [](const Configuration& configuration) {
     EntryShape shape;
     if (configuration.entry) {
@@ -132,7 +157,6 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
   };
   std::sort(catalog.configurations.begin(), catalog.configurations.end(),
             [&](const Configuration& a, const Configuration& b) { return order(a) < order(b); });
-
   for (const auto& configuration : catalog.configurations) {
     if (catalog.models.empty() || catalog.models.back().model_id != configuration.model_id) {
       catalog.models.push_back(ModelSummary{configuration.model_id, {}, {}, 0, std::nullopt});
@@ -147,6 +171,18 @@ Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, 
       model.size = model.size.value_or(0) + *configuration.size;
     }
   }
+}
+
+} // namespace
+
+Catalog build_catalog(const RegistryIndex& index, const RepositoryOpener& open, const CatalogOptions& options)
+{
+  Catalog catalog;
+  auto by_key = group_paths(index, options);
+  read_entries(by_key, open, options, catalog);
+  measure_sizes(by_key, index, open, options);
+  select_configurations(by_key, options, catalog);
+  sort_and_summarize(catalog);
   return catalog;
 }
 
