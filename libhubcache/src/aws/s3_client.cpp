@@ -247,6 +247,94 @@ std::string S3Client::url_for(const Call& call, const std::string& region) const
   return "https://" + call.bucket + "." + base.substr(std::string_view("https://").size()) + "/" + key + query_text;
 }
 
+std::string S3Client::region_of(const std::string& bucket)
+{
+  std::lock_guard lock(m_region_mutex);
+  auto it = m_bucket_regions.find(bucket);
+  return it != m_bucket_regions.end() ? it->second : m_config.region;
+}
+
+http::Request S3Client::request_for(const Call& call, const Credentials& credentials, const std::string& region) const
+{
+  http::Request request;
+  request.method = call.method;
+  request.url = url_for(call, region);
+  request.body = call.body;
+  request.body_file = call.body_file;
+  request.headers = call.headers;
+  std::string payload = call.payload_sha256;
+  if (payload.empty()) {
+    payload = call.body        ? util::hex_digest(util::HashAlgorithm::sha256, *call.body)
+              : call.body_file ? std::string("UNSIGNED-PAYLOAD")
+                               : std::string(k_empty_sha256);
+  }
+  request.headers.emplace_back("x-amz-content-sha256", payload);
+  if (!credentials.session_token.empty()) {
+    request.headers.emplace_back("x-amz-security-token", credentials.session_token);
+  }
+  if (m_config.sign) {
+    request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
+  }
+  request.stall_timeout = m_config.stall_timeout;
+  return request;
+}
+
+namespace {
+
+bool is_expired_credentials(const std::string& code)
+{
+  return code == "ExpiredToken" || code == "TokenRefreshRequired" || code == "RequestExpired";
+}
+
+// The errors no retry mends, each as the typed error that names what to do.
+void throw_if_final(const S3Client::Call& call, const http::Response& response, const std::string& code,
+                    const std::string& detail, const Credentials& credentials, const std::string& region,
+                    const std::string& region_source)
+{
+  if (response.status == 301 || code == "PermanentRedirect") {
+    throw RemoteError("bucket " + call.bucket + " is not in region " + region + " (from " + region_source
+                        + ") and S3 did not say where it is",
+                      "set AWS_REGION to the bucket's region");
+  }
+  if (is_expired_credentials(code)) {
+    throw AuthError("the AWS credentials from " + credentials.source + " have expired (" + detail + ")",
+                    "renew them and run again");
+  }
+  if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken") {
+    throw AuthError("S3 rejected the AWS credentials from " + credentials.source + " (" + detail + ")",
+                    "check the keys and the session token");
+  }
+  if (code == "NoSuchBucket" || (response.status == 404 && call.key.empty())) {
+    throw RepoNotFound("S3 bucket " + call.bucket + " does not exist", "create it, or check the bucket name");
+  }
+  if (code == "NoSuchKey" || (response.status == 404 && call.method == "HEAD")) {
+    throw EntryNotFound(where(call) + " does not exist");
+  }
+  if (response.status == 403) {
+    throw AuthError("access to " + where(call) + " is denied for the AWS credentials from " + credentials.source + " ("
+                      + detail + ")",
+                    "use a bucket these credentials may use, or other credentials");
+  }
+}
+
+// How long to wait before trying again, when S3 says it is busy or failed for the moment.
+std::optional<std::chrono::milliseconds> retry_delay(const http::RetryPolicy& retry, const std::string& code,
+                                                     const http::Response& response, int attempt)
+{
+  if (code == "SlowDown" || code == "RequestTimeout") {
+    // S3 asks to slow down with 503 (or 400 for timeouts): back off whatever the status.
+    http::Response as_unavailable = response;
+    as_unavailable.status = 503;
+    return retry.delay_after(attempt, &as_unavailable);
+  }
+  if (code == "InternalError" || code == "ServiceUnavailable" || http::is_retryable_status(response.status)) {
+    return retry.delay_after(attempt, &response);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vector<long> expected)
 {
   bool refreshed = false;
@@ -254,33 +342,8 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
   for (int attempt = 1;; ++attempt) {
     auto credentials =
       m_config.sign ? m_credentials->get() : Credentials{{}, {}, {}, {}, "--no-sign-request (anonymous)"};
-    std::string region;
-    {
-      std::lock_guard lock(m_region_mutex);
-      auto it = m_bucket_regions.find(call.bucket);
-      region = it != m_bucket_regions.end() ? it->second : m_config.region;
-    }
-    http::Request request;
-    request.method = call.method;
-    request.url = url_for(call, region);
-    request.body = call.body;
-    request.body_file = call.body_file;
-    request.headers = call.headers;
-    std::string payload = call.payload_sha256;
-    if (payload.empty()) {
-      payload = call.body        ? util::hex_digest(util::HashAlgorithm::sha256, *call.body)
-                : call.body_file ? std::string("UNSIGNED-PAYLOAD")
-                                 : std::string(k_empty_sha256);
-    }
-    request.headers.emplace_back("x-amz-content-sha256", payload);
-    if (!credentials.session_token.empty()) {
-      request.headers.emplace_back("x-amz-security-token", credentials.session_token);
-    }
-    if (m_config.sign) {
-      request.aws_sigv4 = http::AwsSigV4{region, "s3", credentials.access_key_id, credentials.secret_access_key};
-    }
-    request.stall_timeout = m_config.stall_timeout;
-
+    const auto region = region_of(call.bucket);
+    const auto request = request_for(call, credentials, region);
     RoutingSink routing(sink);
     http::Response response;
     try {
@@ -330,46 +393,13 @@ http::Response S3Client::call(const Call& call, http::BodySink* sink, std::vecto
       ++region_moves;
       continue;
     }
-    if (response.status == 301 || code == "PermanentRedirect") {
-      throw RemoteError("bucket " + call.bucket + " is not in region " + region + " (from " + m_config.region_source
-                          + ") and S3 did not say where it is",
-                        "set AWS_REGION to the bucket's region");
+    if (is_expired_credentials(code) && !refreshed && m_config.sign) {
+      refreshed = true;
+      m_credentials->refresh();
+      continue;
     }
-    if (code == "ExpiredToken" || code == "TokenRefreshRequired" || code == "RequestExpired") {
-      if (!refreshed && m_config.sign) {
-        refreshed = true;
-        m_credentials->refresh();
-        continue;
-      }
-      throw AuthError("the AWS credentials from " + credentials.source + " have expired (" + detail + ")",
-                      "renew them and run again");
-    }
-    if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "InvalidToken") {
-      throw AuthError("S3 rejected the AWS credentials from " + credentials.source + " (" + detail + ")",
-                      "check the keys and the session token");
-    }
-    if (code == "NoSuchBucket" || (response.status == 404 && call.key.empty())) {
-      throw RepoNotFound("S3 bucket " + call.bucket + " does not exist", "create it, or check the bucket name");
-    }
-    if (code == "NoSuchKey" || (response.status == 404 && call.method == "HEAD")) {
-      throw EntryNotFound(where(call) + " does not exist");
-    }
-    if (response.status == 403) {
-      throw AuthError("access to " + where(call) + " is denied for the AWS credentials from " + credentials.source
-                        + " (" + detail + ")",
-                      "use a bucket these credentials may use, or other credentials");
-    }
-    auto delay = (code == "SlowDown" || code == "InternalError" || code == "ServiceUnavailable"
-                  || code == "RequestTimeout" || http::is_retryable_status(response.status))
-                   ? m_config.retry.delay_after(attempt, &response)
-                   : std::nullopt;
-    if (code == "SlowDown" || code == "RequestTimeout") {
-      // S3 asks to slow down with 503 (or 400 for timeouts): back off whatever the status.
-      http::Response as_unavailable = response;
-      as_unavailable.status = 503;
-      delay = m_config.retry.delay_after(attempt, &as_unavailable);
-    }
-    if (delay) {
+    throw_if_final(call, response, code, detail, credentials, region, m_config.region_source);
+    if (auto delay = retry_delay(m_config.retry, code, response, attempt)) {
       std::this_thread::sleep_for(*delay);
       continue;
     }

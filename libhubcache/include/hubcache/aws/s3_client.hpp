@@ -130,6 +130,8 @@ public:
 
 private:
   std::string url_for(const Call& call, const std::string& region) const;
+  std::string region_of(const std::string& bucket);
+  http::Request request_for(const Call& call, const Credentials& credentials, const std::string& region) const;
   std::string multipart_upload(const std::string& bucket, const std::string& key, const std::filesystem::path& file,
                                std::uint64_t size, const util::ProgressCallback& progress);
 
