@@ -211,9 +211,10 @@ std::vector<std::string> command_words(const std::string& text)
 // A manifest lists a few models and configurations; anything larger is not one.
 constexpr std::uint64_t k_max_manifest_size = 1 << 20;
 
-Manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file)
+namespace {
+
+YAML::Node load_root(std::string_view text, ManifestReader& reader)
 {
-  ManifestReader reader(file);
   YAML::Node root;
   if (text.size() > k_max_manifest_size) {
     reader.fail(YAML::Mark::null_mark(), "larger than " + std::to_string(k_max_manifest_size) + " bytes");
@@ -229,9 +230,111 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
     reader.fail(root.Mark(),
                 "a manifest must be a YAML mapping with a 'models' list, got " + ManifestReader::kind_of(root));
   }
+  return root;
+}
+
+// `env:` — variable names to string values.
+void read_environment(ManifestReader& reader, const YAML::Node& value, std::map<std::string, std::string>& environment)
+{
+  if (!value.IsMap()) {
+    reader.fail(value.Mark(),
+                "'env' must be a mapping of variable names to strings, got " + ManifestReader::kind_of(value));
+  }
+  for (const auto& item : value) {
+    if (!item.first.IsScalar()) { // as<std::string>() would throw a yaml-cpp conversion error
+      reader.fail(item.first.Mark(),
+                  "keys of 'env' must be variable names, got " + ManifestReader::kind_of(item.first));
+    }
+    auto name = item.first.Scalar();
+    if (name.empty() || name.find('=') != std::string::npos) {
+      reader.fail(item.first.Mark(), "'" + name + "' is not an environment variable name");
+    }
+    if (!item.second.IsScalar()) {
+      reader.fail(item.second.Mark(),
+                  "the value of " + name + " must be a string, got " + ManifestReader::kind_of(item.second));
+    }
+    environment[name] = item.second.Scalar();
+  }
+}
+
+// One configuration: the model's defaults, then its own keys; the required ones present.
+Configuration read_configuration(ManifestReader& reader, const YAML::Node& node, const Configuration& defaults,
+                                 const std::set<std::string>& default_keys, const std::string& model)
+{
+  Configuration configuration = defaults;
+  auto keys = default_keys;
+  for (const auto& [key, value] : reader.entries(node, "a configuration", k_configuration_keys)) {
+    reader.apply_configuration_key(configuration, keys, key, value);
+  }
+  for (const auto* required : {"task", "precision", "num_cores", "train_batch_size"}) {
+    if (keys.count(required) == 0 && !(std::string_view(required) == "precision" && keys.count("auto_cast_type"))) {
+      std::string name = required;
+      reader.fail(node.Mark(), "missing required key '" + name + "' in a configuration of '" + model + "'"
+                                 + (name == "train_batch_size" ? " (or batch_size)"
+                                    : name == "precision"      ? " (or auto_cast_type)"
+                                                               : ""));
+    }
+  }
+  try {
+    configuration.validate();
+  } catch (const hubcache::InvalidArgument& error) {
+    reader.fail(node.Mark(), error.what());
+  }
+  return configuration;
+}
+
+// One item of `models:`: the model, its command, defaults for its configurations, and them.
+ManifestModel read_model(ManifestReader& reader, const YAML::Node& node, const stdfs::path& base_dir)
+{
+  ManifestModel model;
+  Configuration defaults;
+  std::set<std::string> default_keys;
+  YAML::Node configurations;
+  bool has_configurations = false;
+  for (const auto& [key, value] :
+       reader.entries(node, "a model", with(k_configuration_keys, {"model", "command", "configurations"}))) {
+    if (key == "model") {
+      model.model = reader.string_value(value, key);
+    } else if (key == "command") {
+      model.command = reader.command_value(value);
+    } else if (key == "configurations") {
+      configurations = value;
+      has_configurations = true;
+    } else {
+      reader.apply_configuration_key(defaults, default_keys, key, value);
+    }
+  }
+  if (model.model.empty()) {
+    reader.fail(node.Mark(), "missing required key 'model' (a Hub model id or a directory)");
+  }
+  // A relative path that names a directory next to the manifest is that directory.
+  std::error_code ec;
+  if (stdfs::path(model.model).is_relative() && !model.model.starts_with("~")
+      && stdfs::is_directory(base_dir / model.model, ec)) {
+    model.model = stdfs::absolute(base_dir / model.model).lexically_normal().string();
+  }
+  if (!has_configurations) {
+    reader.fail(node.Mark(), "missing required key 'configurations' for model '" + model.model + "'");
+  }
+  if (!configurations.IsSequence() || configurations.size() == 0) {
+    reader.fail(configurations.Mark(),
+                "'configurations' must be a non-empty list, got " + ManifestReader::kind_of(configurations));
+  }
+  for (const auto& configuration_node : configurations) {
+    model.configurations.push_back(read_configuration(reader, configuration_node, defaults, default_keys, model.model));
+  }
+  return model;
+}
+
+} // namespace
+
+Manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file)
+{
+  ManifestReader reader(file);
+  const auto root = load_root(text, reader);
   Manifest manifest;
   manifest.file = file;
-  auto base_dir = file.has_parent_path() ? file.parent_path() : stdfs::path(".");
+  const auto base_dir = file.has_parent_path() ? file.parent_path() : stdfs::path(".");
   YAML::Node models;
   bool has_models = false;
   for (const auto& [key, value] : reader.entries(
@@ -247,25 +350,7 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
     } else if (key == "compiler_version") {
       manifest.compiler_version = reader.string_value(value, key);
     } else if (key == "env") {
-      if (!value.IsMap()) {
-        reader.fail(value.Mark(),
-                    "'env' must be a mapping of variable names to strings, got " + ManifestReader::kind_of(value));
-      }
-      for (const auto& item : value) {
-        if (!item.first.IsScalar()) { // as<std::string>() would throw a yaml-cpp conversion error
-          reader.fail(item.first.Mark(),
-                      "keys of 'env' must be variable names, got " + ManifestReader::kind_of(item.first));
-        }
-        auto name = item.first.Scalar();
-        if (name.empty() || name.find('=') != std::string::npos) {
-          reader.fail(item.first.Mark(), "'" + name + "' is not an environment variable name");
-        }
-        if (!item.second.IsScalar()) {
-          reader.fail(item.second.Mark(),
-                      "the value of " + name + " must be a string, got " + ManifestReader::kind_of(item.second));
-        }
-        manifest.environment[name] = item.second.Scalar();
-      }
+      read_environment(reader, value, manifest.environment);
     } else if (key == "models") {
       models = value;
       has_models = true;
@@ -278,64 +363,7 @@ Manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
     reader.fail(models.Mark(), "'models' must be a non-empty list, got " + ManifestReader::kind_of(models));
   }
   for (const auto& model_node : models) {
-    ManifestModel model;
-    Configuration defaults;
-    std::set<std::string> default_keys;
-    YAML::Node configurations;
-    bool has_configurations = false;
-    for (const auto& [key, value] :
-         reader.entries(model_node, "a model", with(k_configuration_keys, {"model", "command", "configurations"}))) {
-      if (key == "model") {
-        model.model = reader.string_value(value, key);
-      } else if (key == "command") {
-        model.command = reader.command_value(value);
-      } else if (key == "configurations") {
-        configurations = value;
-        has_configurations = true;
-      } else {
-        reader.apply_configuration_key(defaults, default_keys, key, value);
-      }
-    }
-    if (model.model.empty()) {
-      reader.fail(model_node.Mark(), "missing required key 'model' (a Hub model id or a directory)");
-    }
-    // A relative path that names a directory next to the manifest is that directory.
-    std::error_code ec;
-    if (stdfs::path(model.model).is_relative() && !model.model.starts_with("~")
-        && stdfs::is_directory(base_dir / model.model, ec)) {
-      model.model = stdfs::absolute(base_dir / model.model).lexically_normal().string();
-    }
-    if (!has_configurations) {
-      reader.fail(model_node.Mark(), "missing required key 'configurations' for model '" + model.model + "'");
-    }
-    if (!configurations.IsSequence() || configurations.size() == 0) {
-      reader.fail(configurations.Mark(),
-                  "'configurations' must be a non-empty list, got " + ManifestReader::kind_of(configurations));
-    }
-    for (const auto& configuration_node : configurations) {
-      Configuration configuration = defaults;
-      auto keys = default_keys;
-      for (const auto& [key, value] : reader.entries(configuration_node, "a configuration", k_configuration_keys)) {
-        reader.apply_configuration_key(configuration, keys, key, value);
-      }
-      for (const auto* required : {"task", "precision", "num_cores", "train_batch_size"}) {
-        if (keys.count(required) == 0 && !(std::string_view(required) == "precision" && keys.count("auto_cast_type"))) {
-          std::string name = required;
-          reader.fail(configuration_node.Mark(), "missing required key '" + name + "' in a configuration of '"
-                                                   + model.model + "'"
-                                                   + (name == "train_batch_size" ? " (or batch_size)"
-                                                      : name == "precision"      ? " (or auto_cast_type)"
-                                                                                 : ""));
-        }
-      }
-      try {
-        configuration.validate();
-      } catch (const hubcache::InvalidArgument& error) {
-        reader.fail(configuration_node.Mark(), error.what());
-      }
-      model.configurations.push_back(std::move(configuration));
-    }
-    manifest.models.push_back(std::move(model));
+    manifest.models.push_back(read_model(reader, model_node, base_dir));
   }
   return manifest;
 }
