@@ -332,6 +332,88 @@ std::vector<hubcache::storage::RepoFile> list_compiler_dirs(hubcache::storage::R
                                                         [&](std::size_t i) { return repo.list_files(dirs[i]); });
 }
 
+namespace {
+
+// A registry version folder (`neuronxcc-<v>/0_REGISTRY/<rv>`) and which of its folders
+// may hold the target's entries.
+struct RegistryRoot {
+  std::string path;
+  bool has_digest_dirs = false;
+  std::vector<std::string> wanted;
+};
+
+// What a registry root holds decides which folders to list whole: the target's digest
+// folders, and its alias folders (under every model type when the config is unknown).
+RegistryRoot describe_root(hubcache::storage::Repository& repo, std::string path, const LookupTarget& target)
+{
+  RegistryRoot root;
+  root.path = std::move(path);
+  auto children = repo.list_folders(root.path);
+  std::set<std::string> names(children.begin(), children.end());
+  for (const auto& name : children) {
+    if (is_arch_digest(name)) {
+      root.has_digest_dirs = true;
+      if (target.digests.count(name) != 0U) {
+        root.wanted.push_back(root.path + "/" + name);
+      }
+    }
+  }
+  if (target.model_type.empty()) {
+    // Config unknown: the model's alias folder under every model type of the root.
+    for (const auto& name : children) {
+      if (!is_arch_digest(name) && name != "inference" && name != "training") {
+        root.wanted.push_back(root.path + "/" + name + "/" + target.model_id);
+      }
+    }
+    for (const char* mode : {"inference", "training"}) {
+      if (names.count(mode) != 0U) {
+        for (const auto& type : repo.list_folders(root.path + "/" + mode)) {
+          root.wanted.push_back(root.path + "/" + mode + "/" + type + "/" + target.model_id);
+        }
+      }
+    }
+    return root;
+  }
+  if (names.count(target.model_type) != 0U) {
+    // Digest roots: only the model's own aliases; legacy roots: every alias of its type.
+    root.wanted.push_back(root.path + "/" + target.model_type
+                          + (root.has_digest_dirs ? "/" + target.model_id : std::string()));
+  }
+  for (const char* mode : {"inference", "training"}) {
+    if (names.count(mode) != 0U) {
+      root.wanted.push_back(root.path + "/" + mode + "/" + target.model_type);
+    }
+  }
+  return root;
+}
+
+// A root where the model's aliases name files our digest dirs lack: its digest was
+// computed another way, so its sibling digest dirs are found by listing the root whole.
+std::vector<std::string> roots_to_list_whole(const RegistryIndex& index, const std::vector<RegistryRoot>& roots,
+                                             const LookupTarget& target)
+{
+  std::set<std::string> listed_digest_files; // "<root>/<hash>"
+  std::set<std::string> whole;
+  for (const auto& path : index.entries) {
+    if (path.kind == RegistryPathKind::digest) {
+      listed_digest_files.insert(path.registry_root + "/" + path.file_hash);
+    }
+  }
+  for (const auto& path : index.entries) {
+    if (path.kind == RegistryPathKind::alias && path.model_id == target.model_id
+        && listed_digest_files.count(path.registry_root + "/" + path.file_hash) == 0U) {
+      for (const auto& root : roots) {
+        if (root.path == path.registry_root && root.has_digest_dirs) {
+          whole.insert(root.path);
+        }
+      }
+    }
+  }
+  return {whole.begin(), whole.end()};
+}
+
+} // namespace
+
 RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const LookupTarget& target,
                                  const std::optional<std::string>& compiler_version, unsigned parallelism)
 {
@@ -346,52 +428,9 @@ RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const Look
     return found;
   });
   // Level 3: what each registry version holds decides which folders to list whole.
-  struct Root {
-    std::string path;
-    bool has_digest_dirs = false;
-    std::vector<std::string> wanted;
-  };
-  std::vector<Root> described(roots.size());
-  hubcache::util::parallel_for(roots.size(), parallelism, [&](std::size_t i) {
-    auto& root = described[i];
-    root.path = roots[i];
-    auto children = repo.list_folders(root.path);
-    std::set<std::string> names(children.begin(), children.end());
-    for (const auto& name : children) {
-      if (is_arch_digest(name)) {
-        root.has_digest_dirs = true;
-        if (target.digests.count(name) != 0U) {
-          root.wanted.push_back(root.path + "/" + name);
-        }
-      }
-    }
-    if (target.model_type.empty()) {
-      // Config unknown: the model's alias folder under every model type of the root.
-      for (const auto& name : children) {
-        if (!is_arch_digest(name) && name != "inference" && name != "training") {
-          root.wanted.push_back(root.path + "/" + name + "/" + target.model_id);
-        }
-      }
-      for (const char* mode : {"inference", "training"}) {
-        if (names.count(mode) != 0U) {
-          for (const auto& type : repo.list_folders(root.path + "/" + mode)) {
-            root.wanted.push_back(root.path + "/" + mode + "/" + type + "/" + target.model_id);
-          }
-        }
-      }
-      return;
-    }
-    if (names.count(target.model_type) != 0U) {
-      // Digest roots: only the model's own aliases; legacy roots: every alias of its type.
-      root.wanted.push_back(root.path + "/" + target.model_type
-                            + (root.has_digest_dirs ? "/" + target.model_id : std::string()));
-    }
-    for (const char* mode : {"inference", "training"}) {
-      if (names.count(mode) != 0U) {
-        root.wanted.push_back(root.path + "/" + mode + "/" + target.model_type);
-      }
-    }
-  });
+  std::vector<RegistryRoot> described(roots.size());
+  hubcache::util::parallel_for(roots.size(), parallelism,
+                               [&](std::size_t i) { described[i] = describe_root(repo, roots[i], target); });
   std::vector<std::string> folders;
   for (const auto& root : described) {
     folders.insert(folders.end(), root.wanted.begin(), root.wanted.end());
@@ -404,28 +443,7 @@ RegistryIndex index_registry_for(hubcache::storage::Repository& repo, const Look
     return repo.list_files(folders[i]);
   });
   auto index = index_registry(files);
-
-  // A root where the model's aliases name files our digest dirs lack: its digest was
-  // computed another way, so its sibling digest dirs are found by listing the root.
-  std::set<std::string> listed_digest_files; // "<root>/<hash>"
-  std::set<std::string> roots_to_list;
-  for (const auto& path : index.entries) {
-    if (path.kind == RegistryPathKind::digest) {
-      listed_digest_files.insert(path.registry_root + "/" + path.file_hash);
-    }
-  }
-  for (const auto& path : index.entries) {
-    if (path.kind == RegistryPathKind::alias && path.model_id == target.model_id
-        && listed_digest_files.count(path.registry_root + "/" + path.file_hash) == 0U) {
-      for (const auto& root : described) {
-        if (root.path == path.registry_root && root.has_digest_dirs) {
-          roots_to_list.insert(root.path);
-        }
-      }
-    }
-  }
-  if (!roots_to_list.empty()) {
-    std::vector<std::string> whole(roots_to_list.begin(), roots_to_list.end());
+  if (auto whole = roots_to_list_whole(index, described, target); !whole.empty()) {
     auto more = parallel_listings<hubcache::storage::RepoFile>(
       whole.size(), parallelism, [&](std::size_t i) { return repo.list_files(whole[i]); });
     std::set<std::string> seen;
