@@ -158,13 +158,8 @@ nlohmann::json lookup_entry_json(const registry::LoadedEntry& loaded, registry::
 
 namespace {
 
-int run_lookup(Invocation& invocation)
+registry::Filters lookup_filters(Invocation& invocation)
 {
-  if (invocation.has("optimum")) {
-    return run_optimum_lookup(invocation);
-  }
-
-  auto model = *invocation.positional("MODEL");
   auto filters = shape_filters(invocation);
   filters.dtype = invocation.value("dtype");
   filters.instance_type = invocation.value("instance-type");
@@ -173,7 +168,57 @@ int run_lookup(Invocation& invocation)
   if (auto mode = invocation.value("mode"); mode && *mode != "all") {
     filters.mode = *mode;
   }
+  return filters;
+}
 
+// --table: one row per match (with the task when several tasks mix).
+Output::Table matches_table(const std::vector<registry::LookupMatch>& matches, const std::string& model)
+{
+  Output::Table table;
+  table.headers = {"BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE", "INSTANCE TYPE", "COMPILER VERSION", "MODEL"};
+  table.right_aligned = {true, true, true, false, false, false, false};
+  const bool with_task = registry::tasks_mix(matches);
+  if (with_task) { // rows of several tasks would otherwise look like duplicates
+    table.headers.emplace_back("TASK");
+    table.right_aligned.push_back(false);
+  }
+  for (const auto& match : matches) {
+    auto shape = registry::entry_shape(match.loaded.entry);
+    table.rows.push_back({optional_text(shape.batch_size), optional_text(shape.sequence_length),
+                          optional_text(shape.num_cores), shape.dtype.value_or("-"), shape.instance_type.value_or("-"),
+                          match.loaded.location.compiler_version, match.loaded.entry.model_id});
+    if (with_task) {
+      table.rows.back().push_back(match.loaded.entry.task.value_or("-"));
+    }
+  }
+  table.footer = count_of(matches.size(), "cached entry", "cached entries") + " for " + model;
+  return table;
+}
+
+// optimum-cli <= 0.3's format: a header, then one "key: value" block per entry.
+std::string matches_blocks(const std::vector<registry::LookupMatch>& matches, const std::string& model)
+{
+  std::ostringstream human;
+  human << "*** " << count_of(matches.size(), "entry", "entries") << " found in cache for " << model << " ***\n";
+  for (const auto& match : matches) {
+    human << "\n";
+    auto neuron = match.loaded.entry.neuron_config();
+    if (neuron.is_object()) {
+      for (const auto& [key, value] : neuron.items()) {
+        human << key << ": " << registry::python_str(value) << "\n";
+      }
+    }
+  }
+  return human.str();
+}
+
+int run_lookup(Invocation& invocation)
+{
+  if (invocation.has("optimum")) {
+    return run_optimum_lookup(invocation);
+  }
+  auto model = *invocation.positional("MODEL");
+  auto filters = lookup_filters(invocation);
   auto target = lookup_target_for(invocation, model, filters.task);
   if (!target.digest_exact) {
     invocation.out().detail("the architecture digest of " + model + " may differ from optimum's ("
@@ -196,21 +241,18 @@ int run_lookup(Invocation& invocation)
                              + " ignored at unexpected paths, e.g. " + outcome.unexpected.front().path + " ("
                              + outcome.unexpected.front().problem + ")");
   }
-  auto& matches = outcome.matches;
-  const auto& filtered_out = outcome.filtered_out;
-
+  const auto& matches = outcome.matches;
   nlohmann::json entries = nlohmann::json::array();
   std::string quiet;
   for (const auto& match : matches) {
-    const auto& location = match.loaded.location;
     entries.push_back(lookup_entry_json(match.loaded, match.reason));
-    quiet += location.path + "\n";
+    quiet += match.loaded.location.path + "\n";
   }
   nlohmann::json data = {{"model", model}, {"repo", resolved.spec.canonical()}, {"entries", std::move(entries)}};
 
   if (matches.empty()) {
     // What the repo caches for the model beside what was asked: in the JSON too (null: nothing).
-    auto nearby = registry::nearby_summary(filtered_out);
+    auto nearby = registry::nearby_summary(outcome.filtered_out);
     data["nearby"] = nearby.empty() ? nlohmann::json(nullptr) : nlohmann::json(nearby);
     invocation.out().result("No cached entries found for " + model + ".", data, "");
     if (!nearby.empty()) {
@@ -219,45 +261,12 @@ int run_lookup(Invocation& invocation)
     return k_exit_not_found;
   }
   if (invocation.has("table") && invocation.out().is_human()) {
-    Output::Table table;
-    table.headers = {"BATCH SIZE", "SEQUENCE LENGTH", "CORES", "DTYPE", "INSTANCE TYPE", "COMPILER VERSION", "MODEL"};
-    table.right_aligned = {true, true, true, false, false, false, false};
-    const bool with_task = registry::tasks_mix(matches);
-    if (with_task) { // rows of several tasks would otherwise look like duplicates
-      table.headers.emplace_back("TASK");
-      table.right_aligned.push_back(false);
-    }
-    for (const auto& match : matches) {
-      auto shape = registry::entry_shape(match.loaded.entry);
-      table.rows.push_back({optional_text(shape.batch_size), optional_text(shape.sequence_length),
-                            optional_text(shape.num_cores), shape.dtype.value_or("-"),
-                            shape.instance_type.value_or("-"), match.loaded.location.compiler_version,
-                            match.loaded.entry.model_id});
-      if (with_task) {
-        table.rows.back().push_back(match.loaded.entry.task.value_or("-"));
-      }
-    }
-    table.footer = count_of(matches.size(), "cached entry", "cached entries") + " for " + model;
-    invocation.out().table(table, data, 0);
-    return k_exit_ok;
-  }
-  if (!invocation.has("blocks")) { // optimum main's table
+    invocation.out().table(matches_table(matches, model), data, 0);
+  } else if (!invocation.has("blocks")) { // optimum main's table
     invocation.out().result(registry::optimum_table(model, matches), data, quiet);
-    return k_exit_ok;
+  } else {
+    invocation.out().result(matches_blocks(matches, model), data, quiet);
   }
-  // optimum-cli <= 0.3's format: a header, then one "key: value" block per entry.
-  std::ostringstream human;
-  human << "*** " << count_of(matches.size(), "entry", "entries") << " found in cache for " << model << " ***\n";
-  for (const auto& match : matches) {
-    human << "\n";
-    auto neuron = match.loaded.entry.neuron_config();
-    if (neuron.is_object()) {
-      for (const auto& [key, value] : neuron.items()) {
-        human << key << ": " << registry::python_str(value) << "\n";
-      }
-    }
-  }
-  invocation.out().result(human.str(), data, quiet);
   return k_exit_ok;
 }
 
