@@ -112,6 +112,86 @@ struct AddPlan {
   add::Settings settings; // callbacks are set by apply_add
 };
 
+// The command: after `--`, else the manifest's, else the environment's template. Every
+// job must end up with one.
+std::optional<std::vector<std::string>> default_command_for(Invocation& invocation,
+                                                            const std::optional<add::Manifest>& manifest,
+                                                            const hubcache::util::Environment& env)
+{
+  std::optional<std::vector<std::string>> command;
+  if (!invocation.trailing().empty()) {
+    command = invocation.trailing();
+  } else if (manifest && manifest->command) {
+    command = manifest->command;
+  } else if (auto from_env = env.get_non_empty(std::string(add::k_command_env))) {
+    command = add::command_words(*from_env);
+  }
+  if (!command && !manifest) {
+    no_command();
+  }
+  if (!command && manifest) {
+    for (const auto& model : manifest->models) {
+      if (!model.command) {
+        no_command();
+      }
+    }
+  }
+  return command;
+}
+
+// One job per configuration, each model loaded once.
+std::vector<add::Job> jobs_for(Invocation& invocation, const std::optional<add::Manifest>& manifest,
+                               const hubcache::util::Environment& env,
+                               const std::optional<std::vector<std::string>>& default_command,
+                               const std::optional<add::Configuration>& single_configuration)
+{
+  std::map<std::string, add::Model> models;
+  auto load = [&](const std::string& spec) -> const add::Model& {
+    auto found = models.find(spec);
+    if (found == models.end()) {
+      found = models.emplace(spec, add::load_model(spec, env, invocation.value("token"))).first;
+    }
+    return found->second;
+  };
+  std::optional<std::chrono::seconds> timeout;
+  if (auto seconds = invocation.integer("timeout", 1)) {
+    timeout = std::chrono::seconds(*seconds);
+  } else if (manifest) {
+    timeout = manifest->timeout;
+  }
+  std::vector<add::Job> jobs;
+  if (!manifest) {
+    jobs.push_back(add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
+    return jobs;
+  }
+  for (const auto& model : manifest->models) {
+    for (const auto& configuration : model.configurations) {
+      jobs.push_back(add::Job{load(model.model), configuration,
+                              invocation.trailing().empty() && model.command ? *model.command : *default_command,
+                              manifest->environment, timeout});
+    }
+  }
+  return jobs;
+}
+
+// A template without shape placeholders compiles one shape whatever the configuration
+// says: the registry would record the configuration's shape, a guess. Once per template.
+void warn_shapeless_templates(Invocation& invocation, const std::vector<add::Job>& jobs)
+{
+  std::set<std::vector<std::string>> warned;
+  for (const auto& job : jobs) {
+    if (!add::uses_shape_placeholders(job.command_template) && warned.insert(job.command_template).second) {
+      std::string names;
+      for (const auto& name : add::shape_placeholders()) {
+        names += (names.empty() ? "{" : ", {") + name + "}";
+      }
+      invocation.out().warning("the command '" + command_text(job.command_template) + "' uses none of " + names
+                               + ": the shapes registered for " + job.model.model_id
+                               + " are the configuration's, not necessarily what it compiles");
+    }
+  }
+}
+
 AddPlan plan_add(Invocation& invocation)
 {
   AddPlan plan;
@@ -123,44 +203,26 @@ AddPlan plan_add(Invocation& invocation)
       }
     }
     plan.manifest = add::parse_manifest(*manifest_file);
-  }
-  // One environment, computed once: the manifest's `env` over ours, as the commands will
-  // see it. The registered check, the cache root, the recorded flags and the commands
-  // all read it, so a re-run skips exactly what the first run compiled.
-  const auto env = plan.manifest ? invocation.env().overlaid(plan.manifest->environment) : invocation.env();
-  if (!manifest_file) {
+  } else {
     for (const auto* option : {"jobs", "continue-on-error"}) {
       if (invocation.has(option)) {
         throw UsageError(std::string("--") + option + " only applies to --manifest runs");
       }
     }
   }
+  // One environment, computed once: the manifest's `env` over ours, as the commands will
+  // see it. The registered check, the cache root, the recorded flags and the commands
+  // all read it, so a re-run skips exactly what the first run compiled.
+  const auto env = plan.manifest ? invocation.env().overlaid(plan.manifest->environment) : invocation.env();
   const auto& manifest = plan.manifest;
   plan.parallelism = static_cast<unsigned>(invocation.integer("jobs", 1).value_or(1));
   plan.continue_on_error = invocation.has("continue-on-error");
-
-  // The command: after `--`, else the manifest's, else the environment's template.
-  std::optional<std::vector<std::string>> default_command;
-  if (!invocation.trailing().empty()) {
-    default_command = invocation.trailing();
-  } else if (manifest && manifest->command) {
-    default_command = manifest->command;
-  } else if (auto from_env = env.get_non_empty(std::string(add::k_command_env))) {
-    default_command = add::command_words(*from_env);
-  }
+  // The configuration's options are checked before the repo is asked or a model loaded.
   std::optional<add::Configuration> single_configuration;
   if (!manifest) {
     single_configuration = configuration_from_options(invocation);
-    if (!default_command) {
-      no_command();
-    }
-  } else if (!default_command) {
-    for (const auto& model : manifest->models) {
-      if (!model.command) {
-        no_command();
-      }
-    }
   }
+  const auto default_command = default_command_for(invocation, manifest, env);
 
   // Where: repo and local compile cache root.
   plan.repo_name = resolve_repo(invocation, manifest ? manifest->repo : std::nullopt,
@@ -177,47 +239,8 @@ AddPlan plan_add(Invocation& invocation)
     invocation.out().warning("No custom cache repo is set: pushing to the public default " + plan.repo->spec()
                              + ". Create your own with 'neuron-cache create' or pick one with 'neuron-cache set'.");
   }
-  std::map<std::string, add::Model> models;
-  auto load = [&](const std::string& spec) -> const add::Model& {
-    auto found = models.find(spec);
-    if (found == models.end()) {
-      found = models.emplace(spec, add::load_model(spec, env, invocation.value("token"))).first;
-    }
-    return found->second;
-  };
-  std::optional<std::chrono::seconds> timeout;
-  if (auto seconds = invocation.integer("timeout", 1)) {
-    timeout = std::chrono::seconds(*seconds);
-  } else if (manifest) {
-    timeout = manifest->timeout;
-  }
-  if (manifest) {
-    for (const auto& model : manifest->models) {
-      for (const auto& configuration : model.configurations) {
-        plan.jobs.push_back(add::Job{load(model.model), configuration,
-                                     invocation.trailing().empty() && model.command ? *model.command : *default_command,
-                                     manifest->environment, timeout});
-      }
-    }
-  } else {
-    plan.jobs.push_back(
-      add::Job{load(*invocation.value("model")), *single_configuration, *default_command, {}, timeout});
-  }
-
-  // A template without shape placeholders compiles one shape whatever the configuration
-  // says: the registry would record the configuration's shape, a guess. Once per template.
-  std::set<std::vector<std::string>> warned;
-  for (const auto& job : plan.jobs) {
-    if (!add::uses_shape_placeholders(job.command_template) && warned.insert(job.command_template).second) {
-      std::string names;
-      for (const auto& name : add::shape_placeholders()) {
-        names += (names.empty() ? "{" : ", {") + name + "}";
-      }
-      invocation.out().warning("the command '" + command_text(job.command_template) + "' uses none of " + names
-                               + ": the shapes registered for " + job.model.model_id
-                               + " are the configuration's, not necessarily what it compiles");
-    }
-  }
+  plan.jobs = jobs_for(invocation, manifest, env, default_command, single_configuration);
+  warn_shapeless_templates(invocation, plan.jobs);
 
   plan.settings.cache_root = plan.cache_root.path;
   plan.settings.cc_flags = env.get("NEURON_CC_FLAGS").value_or("");
