@@ -220,17 +220,21 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   // One pull at a time into this cache: one that waited plans again, against what the other installed.
   auto lock =
     lock_for_pull(invocation, root.path, plan, [&] { return cc::plan_pull(repo, root.path, digests, options); });
-  auto entries = transfer_entries(plan);
-  name_models(repo, model, options.dry_run, entries);
-  detail_entries(invocation.out(), options.dry_run ? "would pull" : "pull", entries);
-  cc::PullReport report;
+  cc::TransferReport report;
   if (options.dry_run) {
     report = cc::dry_run_report(std::move(plan));
+    name_models(repo, model, true, report.entries);
+    detail_entries(invocation.out(), "would pull", report.entries);
   } else {
+    auto entries = cc::transfer_entries(plan);
+    name_models(repo, model, false, entries);
+    detail_entries(invocation.out(), "pull", entries);
     ProgressBar bar(invocation.out(), "Downloading");
     report = cc::apply_pull(repo, root.path, std::move(plan), digests, options,
                             [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
+    report.entries = std::move(entries);
   }
+  report.revision = revision;
   warn_skipped_paths(invocation.out(), repo);
   if (!options.only_entries) { // --model said what the repo has already
     check_version_held(options.compiler_version, report.compiler_versions);
@@ -240,63 +244,39 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     // An entry pulled onto this host is one somebody is about to use.
     cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
     auto now = cc::unix_now();
-    for (const auto& path : report.entries_pulled) {
+    for (const auto& path : report.transferred) {
       records.record(path, now);
     }
     records.save();
   }
 
-  Transfer transfer;
-  transfer.direction = "pull";
-  transfer.dry_run = options.dry_run;
-  transfer.repo = repo.spec();
-  transfer.cache_dir = root.path.string();
-  transfer.cache_dir_source = root.source;
-  transfer.revision = revision;
-  transfer.planned = report.entries_pulled;
-  for (const auto& error : report.errors) {
-    if (std::find(transfer.planned.begin(), transfer.planned.end(), error.path) == transfer.planned.end()) {
-      transfer.planned.push_back(error.path);
-    }
-  }
-  transfer.present = report.entries_present;
-  transfer.skipped = &report.skipped;
-  transfer.errors = report.errors;
-  transfer.files_planned = report.files_planned;
-  transfer.bytes_planned = report.bytes_planned;
-  transfer.entries = std::move(entries);
-  if (!options.dry_run) {
-    transfer.transferred = report.entries_pulled;
-    transfer.files_transferred = report.files_downloaded;
-    transfer.bytes_transferred = report.bytes_downloaded;
-  }
-  transfer.seconds = seconds_since(start);
-
+  Transfer transfer{"pull",      options.dry_run, repo.spec(),         root.path.string(),
+                    root.source, report,          seconds_since(start)};
   std::string human;
   if (options.dry_run) {
-    human = "Dry run: would pull " + count_of(report.entries_pulled.size(), "entry", "entries") + " ("
+    human = "Dry run: would pull " + count_of(report.planned.size(), "entry", "entries") + " ("
             + human_size(report.bytes_planned) + ") from " + repo.spec() + " into " + root.path.string();
   } else {
-    human = "Pulled " + count_of(report.entries_pulled.size(), "entry", "entries") + " ("
-            + count_of(report.files_downloaded, "file") + ", " + human_size(report.bytes_downloaded) + ") from "
+    human = "Pulled " + count_of(report.transferred.size(), "entry", "entries") + " ("
+            + count_of(report.files_transferred, "file") + ", " + human_size(report.bytes_transferred) + ") from "
             + repo.spec() + " into " + root.path.string();
   }
-  if (!report.entries_replaced.empty()) {
-    human += " (" + std::to_string(report.entries_replaced.size()) + (options.dry_run ? " would replace" : " replaced")
+  if (!report.replaced.empty()) {
+    human += " (" + std::to_string(report.replaced.size()) + (options.dry_run ? " would replace" : " replaced")
              + " a failed local entry)";
   }
   human += transfer.summary_tail("pull");
   auto data = transfer.to_json();
   data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
   data["other_repo_files"] = report.other_files;
-  data["replaced"] = report.entries_replaced;
+  data["replaced"] = report.replaced;
   if (auto stopped = report_stopped_pull(invocation, root.path, report, human, data)) {
     return *stopped;
   }
   for (const auto& error : report.errors) {
     invocation.out().warning("not installed: " + error.path + ": " + error.detail);
   }
-  invocation.out().result(human, data, lines(report.entries_pulled));
+  invocation.out().result(human, data, lines(options.dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
@@ -373,23 +353,19 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   if (pull && !dry_run) {
     confirm_download_size(invocation, plan.bytes_planned);
   }
-  auto entries = transfer_entries(plan);
-  if (pull) {
-    name_models(*repo, model, dry_run, entries);
-  }
-  detail_entries(invocation.out(), dry_run ? "would copy" : "copy", entries);
-
-  cc::CopyReport report;
+  cc::TransferReport report;
   if (dry_run) {
-    for (const auto& copy : plan.copies) {
-      report.entries_copied.push_back(copy.entry.path);
+    report = cc::dry_run_report(std::move(plan));
+    if (pull) {
+      name_models(*repo, model, true, report.entries);
     }
-    report.entries_present = std::move(plan.entries_present);
-    report.skipped = std::move(plan.skipped);
-    report.files_planned = plan.files_planned;
-    report.bytes_planned = plan.bytes_planned;
-    report.other_files = plan.other_files;
+    detail_entries(invocation.out(), "would copy", report.entries);
   } else {
+    auto entries = cc::transfer_entries(plan);
+    if (pull) {
+      name_models(*repo, model, false, entries);
+    }
+    detail_entries(invocation.out(), "copy", entries);
     if (pull && !plan.copies.empty() && !hubcache::storage::exists_yet(*cache)) {
       // Like the directory a local pull creates: the bucket (when missing and allowed) and the prefix's marker.
       cache->create({.is_private = true, .exist_ok = true});
@@ -400,44 +376,27 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
                             [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
     bar.finish();
     records.save();
+    report.entries = std::move(entries);
+  }
+  if (pull || dry_run) {
+    report.revision = pull ? repo->revision() : std::nullopt;
   }
 
-  Transfer transfer;
-  transfer.direction = pull ? "pull" : "push";
-  transfer.dry_run = dry_run;
-  transfer.repo = repo->spec();
-  transfer.cache_dir = location.display();
-  transfer.cache_dir_source = location.source;
-  transfer.revision = pull ? repo->revision() : report.revision;
-  transfer.planned = report.entries_copied;
-  for (const auto& error : report.errors) {
-    transfer.planned.push_back(error.path);
-  }
-  transfer.present = report.entries_present;
-  transfer.skipped = &report.skipped;
-  transfer.errors = report.errors;
-  transfer.files_planned = report.files_planned;
-  transfer.bytes_planned = report.bytes_planned;
-  transfer.entries = std::move(entries);
-  if (!dry_run) {
-    transfer.transferred = report.entries_copied;
-    transfer.files_transferred = report.files_copied;
-    transfer.bytes_transferred = report.bytes_copied;
-  }
-  transfer.seconds = seconds_since(start);
-
+  Transfer transfer{pull ? "pull" : "push", dry_run, repo->spec(),        location.display(),
+                    location.source,        report,  seconds_since(start)};
   auto from = pull ? repo->spec() : location.display();
   auto to = pull ? location.display() : repo->spec();
   std::string human;
-  auto copied = count_of(report.entries_copied.size(), "entry", "entries");
   if (dry_run) {
-    human = "Dry run: would copy " + copied + " (" + count_of(report.files_planned, "file") + ", "
-            + human_size(report.bytes_planned) + ") from " + from + " to " + to;
-  } else if (report.entries_copied.empty() && report.errors.empty()) {
+    human = "Dry run: would copy " + count_of(report.planned.size(), "entry", "entries") + " ("
+            + count_of(report.files_planned, "file") + ", " + human_size(report.bytes_planned) + ") from " + from
+            + " to " + to;
+  } else if (report.transferred.empty() && report.errors.empty()) {
     human = "Nothing to copy: " + to + " already has every complete entry of " + from;
   } else {
-    human = "Copied " + copied + " (" + count_of(report.files_copied, "file") + ", " + human_size(report.bytes_copied)
-            + ") from " + from + " to " + to + " in " + count_of(report.commits, "commit");
+    human = "Copied " + count_of(report.transferred.size(), "entry", "entries") + " ("
+            + count_of(report.files_transferred, "file") + ", " + human_size(report.bytes_transferred) + ") from "
+            + from + " to " + to + " in " + count_of(report.commits, "commit");
   }
   human += transfer.summary_tail("copy");
   for (const auto& error : report.errors) {
@@ -447,7 +406,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
   data["other_repo_files"] = report.other_files;
   data["commits"] = report.commits;
-  invocation.out().result(human, data, lines(report.entries_copied));
+  invocation.out().result(human, data, lines(dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }

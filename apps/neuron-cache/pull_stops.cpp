@@ -71,15 +71,15 @@ void confirm_free_space(Invocation& invocation, const std::filesystem::path& roo
 }
 
 std::optional<int> report_stopped_pull(Invocation& invocation, const std::filesystem::path& root,
-                                       const cc::PullReport& report, const std::string& human, nlohmann::json& data)
+                                       const cc::TransferReport& report, const std::string& human, nlohmann::json& data)
 {
   if (report.interrupted_by == 0 && !report.no_space) {
     return std::nullopt;
   }
-  auto installed = std::to_string(report.entries_pulled.size()) + " of " + std::to_string(report.entries_planned)
-                   + " entries installed";
+  auto installed =
+    std::to_string(report.transferred.size()) + " of " + std::to_string(report.entries_planned) + " entries installed";
   nlohmann::json stopped = {{"reason", report.interrupted_by != 0 ? "interrupted" : "no-space"},
-                            {"entries_installed", report.entries_pulled.size()},
+                            {"entries_installed", report.transferred.size()},
                             {"entries_planned", report.entries_planned}};
   std::string line;
   std::string hint;
@@ -89,8 +89,8 @@ std::optional<int> report_stopped_pull(Invocation& invocation, const std::filesy
     exit_code = k_exit_signal_base + report.interrupted_by;
   } else {
     // Measured now: the staging of the entries left out is gone.
-    auto left = report.files_planned > report.files_downloaded ? report.files_planned - report.files_downloaded : 0;
-    auto bytes = report.bytes_planned > report.bytes_downloaded ? report.bytes_planned - report.bytes_downloaded : 0;
+    auto left = report.files_planned > report.files_transferred ? report.files_planned - report.files_transferred : 0;
+    auto bytes = report.bytes_planned > report.bytes_transferred ? report.bytes_planned - report.bytes_transferred : 0;
     auto check = cc::space_for(root, bytes, left);
     line = "no space left on " + place_of(root, check) + ": " + installed + "; the rest needs "
            + human_size(check.needed) + (check.free ? ", " + human_size(*check.free) + " is free" : std::string());

@@ -32,7 +32,7 @@ void confirm_free_space(Invocation& invocation, const std::filesystem::path& roo
 // warning per entry, the JSON document (in json mode) with a "stopped" object, and the
 // exit code (1, or 128 + the signal). nullopt when the pull did not stop short.
 std::optional<int> report_stopped_pull(Invocation& invocation, const std::filesystem::path& root,
-                                       const hubcache::compilecache::PullReport& report, const std::string& human,
+                                       const hubcache::compilecache::TransferReport& report, const std::string& human,
                                        nlohmann::json& data);
 
 } // namespace neuron_cache

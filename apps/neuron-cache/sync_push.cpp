@@ -140,6 +140,60 @@ nlohmann::json stopped_json(const cc::PushStopped& stopped)
           {"message", stopped.message}};
 }
 
+// The push's summary, JSON document and diagnostics.
+int print_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo, bool dry_run,
+               const nlohmann::json& cleaned, const cc::TransferReport& result, double seconds)
+{
+  Transfer transfer{"push", dry_run, repo.spec(), root.path.string(), root.source, result, seconds};
+  std::string human;
+  std::string sizes = " (" + count_of(result.files_planned, "file") + ", " + human_size(result.bytes_planned) + ")";
+  if (dry_run) {
+    human = "Dry run: would push " + count_of(result.planned.size(), "entry", "entries") + sizes + " to " + repo.spec();
+  } else if (result.files_planned == 0) {
+    human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
+  } else {
+    // Only the Hub has commits: a directory or S3 repo is at a new revision.
+    bool hub = parse_user_repo(repo.spec()).kind == hubcache::storage::RepoKind::hub;
+    human = "Pushed " + count_of(result.planned.size(), "entry", "entries") + sizes + " to " + repo.spec();
+    if (hub) {
+      human += result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit");
+    }
+    if (result.revision) {
+      human += (hub ? " " : " at revision ") + result.revision->substr(0, 12);
+    }
+  }
+  human += transfer.summary_tail("push");
+
+  auto data = transfer.to_json();
+  data["committed"] = result.committed;
+  data["files_hashed"] = result.files_hashed;
+  data["cleaned"] = cleaned;
+  data["commits"] = result.commits;
+  if (result.xet.any()) {
+    data["xet"] = {{"new_bytes", result.xet.new_bytes},
+                   {"deduplicated_bytes", result.xet.deduplicated_bytes},
+                   {"stored_bytes", result.xet.stored_bytes}};
+    human += " (Xet: " + human_size(result.xet.new_bytes) + " new, " + human_size(result.xet.deduplicated_bytes)
+             + " deduplicated, " + human_size(result.xet.stored_bytes) + " already in the CAS)";
+  }
+  for (const auto& warning : result.warnings) {
+    invocation.out().warning(warning);
+  }
+  data["entries_left"] = result.quota ? result.quota->entries_left.size() : 0;
+  if (result.quota) {
+    // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
+    data["stopped"] = stopped_json(*result.quota);
+    if (invocation.out().format() == Format::json) {
+      invocation.out().result(human, data, {});
+    }
+    invocation.out().error_line(stopped_line(*result.quota), "run the same command again then: it resumes");
+    return k_exit_error;
+  }
+  invocation.out().result(human, data, lines(result.planned));
+  report_skips(invocation.out(), result.skipped);
+  return k_exit_ok;
+}
+
 } // namespace
 
 int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
@@ -164,11 +218,9 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
   auto head = head_reader.get();
   auto fingerprint = cc::publish_fingerprint(scan);
-  cc::PushResult result;
-  std::vector<TransferEntry> entries;
-  std::size_t files_hashed = 0;
+  cc::TransferReport result;
   if (snapshot.in_sync(head, fingerprint)) {
-    result.plan = cc::plan_already_pushed(scan);
+    result = cc::dry_run_report(cc::plan_already_pushed(scan));
     result.revision = head;
   } else {
     cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
@@ -188,12 +240,12 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
     // walk's threads) goes before the uploads start.
     scan = {};
     hubcache::util::release_free_memory();
-    entries = transfer_entries(plan);
-    detail_entries(invocation.out(), dry_run ? "would push" : "push", entries);
     if (dry_run) {
-      result.plan = std::move(plan);
+      result = cc::dry_run_report(std::move(plan));
       result.revision = head;
+      detail_entries(invocation.out(), "would push", result.entries);
     } else {
+      detail_entries(invocation.out(), "push", cc::transfer_entries(plan));
       ProgressBar bar(invocation.out(), "Uploading");
       result = cc::push(
         repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
@@ -207,85 +259,9 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
         snapshot.mark_in_sync(*result.revision, fingerprint);
       }
     }
-    files_hashed = digests.hashed();
+    result.files_hashed = digests.hashed();
   }
-  const auto& done = result.plan;
-
-  Transfer transfer;
-  transfer.direction = "push";
-  transfer.dry_run = dry_run;
-  transfer.repo = repo.spec();
-  transfer.cache_dir = root.path.string();
-  transfer.cache_dir_source = root.source;
-  transfer.revision = result.revision;
-  transfer.planned = done.entries_to_push;
-  transfer.present = done.entries_present;
-  transfer.skipped = &done.skipped;
-  transfer.files_planned = done.files_to_upload;
-  transfer.bytes_planned = done.bytes_to_upload;
-  transfer.entries = std::move(entries);
-  if (!dry_run && !result.stopped) {
-    transfer.transferred = done.entries_to_push;
-    transfer.files_transferred = done.files_to_upload;
-    transfer.bytes_transferred = done.bytes_to_upload;
-  } else if (result.stopped) {
-    const auto& left = result.stopped->entries_left;
-    for (const auto& entry : done.entries_to_push) {
-      if (!std::binary_search(left.begin(), left.end(), entry)) {
-        transfer.transferred.push_back(entry);
-      }
-    }
-  }
-  transfer.seconds = seconds_since(start);
-
-  std::string human;
-  std::string sizes = " (" + count_of(done.files_to_upload, "file") + ", " + human_size(done.bytes_to_upload) + ")";
-  if (dry_run) {
-    human =
-      "Dry run: would push " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
-  } else if (done.files_to_upload == 0) {
-    human = "Nothing to push: " + repo.spec() + " already has every complete entry of " + root.path.string();
-  } else {
-    // Only the Hub has commits: a directory or S3 repo is at a new revision.
-    bool hub = parse_user_repo(repo.spec()).kind == hubcache::storage::RepoKind::hub;
-    human = "Pushed " + count_of(done.entries_to_push.size(), "entry", "entries") + sizes + " to " + repo.spec();
-    if (hub) {
-      human += result.commits > 1 ? " in " + count_of(result.commits, "commit") : std::string(" in one commit");
-    }
-    if (result.revision) {
-      human += (hub ? " " : " at revision ") + result.revision->substr(0, 12);
-    }
-  }
-  human += transfer.summary_tail("push");
-
-  auto data = transfer.to_json();
-  data["committed"] = result.committed;
-  data["files_hashed"] = files_hashed;
-  data["cleaned"] = cleaned;
-  data["commits"] = result.commits;
-  if (result.xet_new_bytes + result.xet_deduplicated_bytes + result.xet_stored_bytes > 0) {
-    data["xet"] = {{"new_bytes", result.xet_new_bytes},
-                   {"deduplicated_bytes", result.xet_deduplicated_bytes},
-                   {"stored_bytes", result.xet_stored_bytes}};
-    human += " (Xet: " + human_size(result.xet_new_bytes) + " new, " + human_size(result.xet_deduplicated_bytes)
-             + " deduplicated, " + human_size(result.xet_stored_bytes) + " already in the CAS)";
-  }
-  for (const auto& warning : result.warnings) {
-    invocation.out().warning(warning);
-  }
-  data["entries_left"] = result.stopped ? result.stopped->entries_left.size() : 0;
-  if (result.stopped) {
-    // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
-    data["stopped"] = stopped_json(*result.stopped);
-    if (invocation.out().format() == Format::json) {
-      invocation.out().result(human, data, {});
-    }
-    invocation.out().error_line(stopped_line(*result.stopped), "run the same command again then: it resumes");
-    return k_exit_error;
-  }
-  invocation.out().result(human, data, lines(done.entries_to_push));
-  report_skips(invocation.out(), done.skipped);
-  return k_exit_ok;
+  return print_push(invocation, root, repo, dry_run, cleaned, result, seconds_since(start));
 }
 
 } // namespace neuron_cache

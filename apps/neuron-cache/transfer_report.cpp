@@ -96,14 +96,6 @@ nlohmann::json counts_json(const std::vector<cc::Skipped>& skipped)
   return counts;
 }
 
-// "neuronxcc-2.21.33363.0+82129205/MODULE_..." -> "2.21.33363.0+82129205".
-std::string compiler_version_of(const std::string& path)
-{
-  auto first = path.substr(0, path.find('/'));
-  constexpr std::string_view prefix = "neuronxcc-";
-  return first.starts_with(prefix) ? first.substr(prefix.size()) : std::string();
-}
-
 // What --verbose and the by-model lines say of an amount: "3 files, 1.2 GB".
 std::string amount(std::size_t files, std::uint64_t bytes)
 {
@@ -136,49 +128,6 @@ std::string lines(const std::vector<std::string>& items)
     text += (text.empty() ? "" : "\n") + item;
   }
   return text;
-}
-
-std::vector<TransferEntry> transfer_entries(const cc::PushPlan& plan)
-{
-  std::vector<TransferEntry> entries;
-  std::unordered_map<std::string, std::size_t> index;
-  for (const auto& path : plan.entries_to_push) {
-    index.emplace(path, entries.size());
-    entries.push_back({path, compiler_version_of(path), 0, 0, std::nullopt});
-  }
-  // Each upload counts for the entry whose folder holds it: its path, cut at a '/'.
-  for (const auto& upload : plan.uploads) {
-    std::string_view path = upload.path;
-    while (!path.empty()) {
-      if (auto found = index.find(std::string(path)); found != index.end()) {
-        ++entries[found->second].files;
-        entries[found->second].bytes += upload.stamp.size;
-        break;
-      }
-      auto slash = path.rfind('/');
-      path = path.substr(0, slash == std::string_view::npos ? 0 : slash);
-    }
-  }
-  return entries;
-}
-
-std::vector<TransferEntry> transfer_entries(const cc::PullPlan& plan)
-{
-  std::vector<TransferEntry> entries;
-  for (const auto& install : plan.installs) {
-    entries.push_back(
-      {install.entry.path, install.entry.compiler_version, install.to_download.size(), install.bytes, std::nullopt});
-  }
-  return entries;
-}
-
-std::vector<TransferEntry> transfer_entries(const cc::CopyPlan& plan)
-{
-  std::vector<TransferEntry> entries;
-  for (const auto& copy : plan.copies) {
-    entries.push_back({copy.entry.path, copy.entry.compiler_version, copy.to_copy.size(), copy.bytes, std::nullopt});
-  }
-  return entries;
 }
 
 void attribute_models(hubcache::storage::Repository& repo, std::vector<TransferEntry>& entries)
@@ -240,18 +189,18 @@ void detail_entries(const Output& out, const std::string& verb, const std::vecto
 
 std::string Transfer::summary_tail(const std::string& verb) const
 {
-  std::string text = "; " + std::to_string(present.size()) + " already present; " + skip_summary(*skipped);
-  if (!errors.empty()) {
-    text += "; " + std::to_string(errors.size()) + " failed";
+  std::string text = "; " + std::to_string(report.present.size()) + " already present; " + skip_summary(report.skipped);
+  if (!report.errors.empty()) {
+    text += "; " + std::to_string(report.errors.size()) + " failed";
   }
   text += "; " + human_duration(seconds) + ".";
-  if (dry_run && !planned.empty()) {
+  if (dry_run && !report.planned.empty()) {
     std::unordered_map<std::string, const TransferEntry*> known;
-    for (const auto& entry : entries) {
+    for (const auto& entry : report.entries) {
       known.emplace(entry.path, &entry);
     }
     text += "\nWould " + verb + ":";
-    for (const auto& path : planned) {
+    for (const auto& path : report.planned) {
       auto found = known.find(path);
       text +=
         "\n  " + path + (found == known.end() ? "" : " (" + amount(found->second->files, found->second->bytes) + ")");
@@ -269,7 +218,7 @@ std::string Transfer::by_model() const
   };
   std::map<std::string, Subtotal> models;
   std::optional<Subtotal> unknown;
-  for (const auto& entry : entries) {
+  for (const auto& entry : report.entries) {
     auto& subtotal = entry.model ? models[*entry.model] : (unknown ? *unknown : unknown.emplace());
     ++subtotal.entries;
     subtotal.files += entry.files;
@@ -294,9 +243,9 @@ std::string Transfer::by_model() const
 
 nlohmann::json Transfer::to_json() const
 {
-  std::set<std::string> moved(transferred.begin(), transferred.end());
+  std::set<std::string> moved(report.transferred.begin(), report.transferred.end());
   auto entry_list = nlohmann::json::array();
-  for (const auto& entry : entries) {
+  for (const auto& entry : report.entries) {
     entry_list.push_back(
       {{"path", entry.path},
        {"compiler_version", entry.compiler_version.empty() ? nlohmann::json() : nlohmann::json(entry.compiler_version)},
@@ -311,16 +260,16 @@ nlohmann::json Transfer::to_json() const
     {"repo", repo},
     {"cache_dir", cache_dir},
     {"cache_dir_source", cc::to_string(cache_dir_source)},
-    {"revision", revision ? nlohmann::json(*revision) : nlohmann::json(nullptr)},
-    {"planned", planned},
-    {"transferred", transferred},
-    {"present", present},
+    {"revision", report.revision ? nlohmann::json(*report.revision) : nlohmann::json(nullptr)},
+    {"planned", report.planned},
+    {"transferred", report.transferred},
+    {"present", report.present},
     {"entries", entry_list},
-    {"skipped", skipped_json(*skipped, true)},
-    {"skipped_by_reason", counts_json(*skipped)},
-    {"errors", skipped_json(errors, false)},
-    {"files", {{"planned", files_planned}, {"transferred", files_transferred}}},
-    {"bytes", {{"planned", bytes_planned}, {"transferred", bytes_transferred}}},
+    {"skipped", skipped_json(report.skipped, true)},
+    {"skipped_by_reason", counts_json(report.skipped)},
+    {"errors", skipped_json(report.errors, false)},
+    {"files", {{"planned", report.files_planned}, {"transferred", report.files_transferred}}},
+    {"bytes", {{"planned", report.bytes_planned}, {"transferred", report.bytes_transferred}}},
     {"seconds", seconds},
   };
 }

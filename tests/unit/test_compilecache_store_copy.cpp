@@ -149,9 +149,9 @@ TEST_CASE("a copy carries complete entries, skips the rest with a reason, and re
   stores.options.batch_files = 3; // several commits
   auto report = cc::apply_copy(stores.source, stores.target, std::move(plan), stores.options);
   CHECK(report.errors.empty());
-  CHECK(report.entries_copied.size() == 4);
+  CHECK(report.transferred.size() == 4);
   CHECK(report.commits >= 2);
-  CHECK(report.files_copied == 10);
+  CHECK(report.files_transferred == 10);
   CHECK(report.revision == stores.target.revision());
   auto copied = paths_of(stores.target);
   CHECK(copied.count(module_path("1") + "/model.done") == 1);
@@ -197,7 +197,7 @@ TEST_CASE("a copy keeps the target's complete entries, completes its partial one
   CHECK(plan.copies[0].to_copy.size() == 4); // the torn neff is replaced, the rest added
   CHECK(reasons(plan.skipped) == std::vector<std::string>{module_path("1") + ": target-entry-differs"});
   auto report = cc::apply_copy(stores.source, stores.target, std::move(plan), stores.options);
-  CHECK(report.entries_copied == std::vector<std::string>{module_path("2")});
+  CHECK(report.transferred == std::vector<std::string>{module_path("2")});
   CHECK(stores.target.read_file(module_path("1") + "/model.neff") == "target neff");
   CHECK(stores.target.read_file(module_path("2") + "/model.neff") == "source neff 2");
   CHECK_FALSE(stores.target.file_exists(module_path("3", "neuronxcc-2.19.1.0+00000000") + "/model.neff"));
@@ -226,7 +226,7 @@ TEST_CASE("a file rewritten with the same size is told apart by ETags, or by wha
     stores.options.records = &records;
     auto report =
       cc::apply_copy(s3_source, stores.target, cc::plan_copy(s3_source, stores.target, stores.options), stores.options);
-    CHECK(report.entries_copied.size() == 2);
+    CHECK(report.transferred.size() == 2);
     records.save();
   }
   CommitRequest rewrite;
@@ -271,7 +271,7 @@ TEST_CASE("a file that cannot be read leaves its entry out and the others land")
   stores.source.commit(removal);
 
   auto report = cc::apply_copy(stores.source, stores.target, std::move(plan), stores.options);
-  CHECK(report.entries_copied == std::vector<std::string>{module_path("1")});
+  CHECK(report.transferred == std::vector<std::string>{module_path("1")});
   REQUIRE(report.errors.size() == 1);
   CHECK(report.errors[0].path == module_path("2"));
   CHECK(stores.target.file_exists(module_path("1") + "/model.done"));

@@ -476,7 +476,7 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   cc::DigestCache digests;
   auto report =
     cc::pull(fixture.repo, fixture.root, digests, {.compiler_version = std::string("2.21"), .dry_run = false});
-  CHECK(report.entries_pulled == std::vector<std::string>{good, k_version + "/MODULE_abcdef"});
+  CHECK(report.transferred == std::vector<std::string>{good, k_version + "/MODULE_abcdef"});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == no_done);
   CHECK(report.skipped[0].reason == "incomplete-in-repo");
@@ -489,8 +489,8 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   }
 
   auto again = cc::pull(fixture.repo, fixture.root, digests, {});
-  CHECK(again.entries_pulled == std::vector<std::string>{other_version});
-  CHECK(again.entries_present.size() == 2);
+  CHECK(again.transferred == std::vector<std::string>{other_version});
+  CHECK(again.present.size() == 2);
   CHECK(digests.hashed() == 0); // what was downloaded is known by its repo digests
 }
 
@@ -513,7 +513,7 @@ TEST_CASE("pull completes a partial entry and leaves locked or different ones al
 
   cc::DigestCache digests;
   auto report = cc::pull(fixture.repo, fixture.root, digests, {});
-  CHECK(report.entries_pulled == std::vector<std::string>{partial});
+  CHECK(report.transferred == std::vector<std::string>{partial});
   CHECK(stdfs::exists(fixture.root / partial / "model.done"));
   REQUIRE(report.skipped.size() == 2);
   CHECK(report.skipped[0].reason == "locked-locally");
@@ -558,7 +558,7 @@ TEST_CASE("pull: a repo file replaced between listing and copy is never installe
     CHECK(report.errors[0].detail.find("changed since it was listed") != std::string::npos);
     CHECK_FALSE(stdfs::exists(fixture.root / entry));
     auto again = cc::pull(fixture.repo, fixture.root, digests, {});
-    CHECK(again.entries_pulled == std::vector<std::string>{entry});
+    CHECK(again.transferred == std::vector<std::string>{entry});
     CHECK(util::read_file(fixture.root / entry / "model.neff") == "NEFF ONE");
   }
   SUBCASE("the listing gave its size only: what is remembered is the digest of the bytes written")
@@ -568,12 +568,12 @@ TEST_CASE("pull: a repo file replaced between listing and copy is never installe
     auto plan = cc::plan_pull(fixture.repo, fixture.root, digests, {});
     write(fixture.dir / "repo" / entry / "model.neff", "NEFF TWO");
     auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
-    CHECK(report.entries_pulled == std::vector<std::string>{entry});
+    CHECK(report.transferred == std::vector<std::string>{entry});
     CHECK(util::read_file(fixture.root / entry / "model.neff") == "NEFF TWO");
     // The next pull finds the identical entry present, not "local-entry-differs".
     auto again = cc::pull(fixture.repo, fixture.root, digests, {});
     CHECK(again.skipped.empty());
-    CHECK(again.entries_present == std::vector<std::string>{entry});
+    CHECK(again.present == std::vector<std::string>{entry});
   }
   SUBCASE("another size than the listing's is refused whatever the listing knew")
   {
@@ -608,7 +608,7 @@ TEST_CASE("push and pull hash a directory repo's files only to compare them, and
 
   // A pull into a cache holding the same entries finds the one that differs.
   auto report = cc::pull(fixture.repo, fixture.root, digests, {});
-  CHECK(report.entries_present == std::vector<std::string>{same});
+  CHECK(report.present == std::vector<std::string>{same});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == differs);
   CHECK(report.skipped[0].reason == "local-entry-differs");
@@ -674,7 +674,7 @@ TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report 
     return files;
   };
 
-  std::vector<cc::PullReport> reports;
+  std::vector<cc::TransferReport> reports;
   for (std::size_t workers : {1U, 8U}) {
     auto root = fixture.dir / ("pull" + std::to_string(workers));
     cc::DigestCache digests;
@@ -695,7 +695,7 @@ TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report 
     CHECK(calls > entries.size());
     CHECK(last.files_done == last.files_total);
     CHECK(last.bytes_done == last.bytes_total);
-    CHECK(report.entries_pulled == entries);
+    CHECK(report.transferred == entries);
     CHECK(report.errors.empty());
     CHECK(snapshot(root / k_version) == snapshot(source / k_version));
     for (const auto& item : stdfs::directory_iterator(root)) {
@@ -703,8 +703,8 @@ TEST_CASE("plan_pull changes nothing; apply_pull gives the same tree and report 
     }
     reports.push_back(std::move(report));
   }
-  CHECK(reports[0].files_downloaded == reports[1].files_downloaded);
-  CHECK(reports[0].bytes_downloaded == reports[1].bytes_downloaded);
+  CHECK(reports[0].files_transferred == reports[1].files_transferred);
+  CHECK(reports[0].bytes_transferred == reports[1].bytes_transferred);
 }
 
 TEST_CASE("pull: a file that changed since the listing is refused, never remembered by the listing's digest")
@@ -726,7 +726,7 @@ TEST_CASE("pull: a file that changed since the listing is refused, never remembe
   fixture.repo.commit(rewrite);
 
   auto report = cc::apply_pull(fixture.repo, fixture.root, std::move(plan), digests, {});
-  CHECK(report.entries_pulled.empty());
+  CHECK(report.transferred.empty());
   REQUIRE(report.errors.size() == 1);
   CHECK(report.errors[0].path == entry);
   CHECK(report.errors[0].detail.find("listed") != std::string::npos); // "changed since it was listed"

@@ -767,7 +767,7 @@ TEST_CASE("Hub pull: a file rewritten after the listing is refused against the t
     rewrite.additions.push_back({path, FileSource::from_bytes(std::string(old.size(), 'Z'))});
     repo->commit(rewrite);
     auto report = compilecache::apply_pull(*repo, root, std::move(plan), digests, {});
-    CHECK(report.entries_pulled.empty());
+    CHECK(report.transferred.empty());
     REQUIRE(report.errors.size() == 1);
     CHECK(report.errors[0].detail.find("does not match the listing") != std::string::npos);
     CHECK_FALSE(stdfs::exists(root / entry));
@@ -775,7 +775,7 @@ TEST_CASE("Hub pull: a file rewritten after the listing is refused against the t
   // Listed afresh, the same files pull, and what is remembered is what was written.
   compilecache::DigestCache digests;
   auto report = compilecache::pull(*repo, dir / "cache", digests, {});
-  CHECK(report.entries_pulled == std::vector<std::string>{entry});
+  CHECK(report.transferred == std::vector<std::string>{entry});
   auto neff = dir / "cache" / entry / "model.neff";
   auto known = digests.known(entry + "/model.neff", compilecache::stamp_of(neff));
   REQUIRE(known);

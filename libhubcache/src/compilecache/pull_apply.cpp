@@ -134,15 +134,17 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
 namespace {
 
 // What a report takes over from its plan, whether the plan is applied or only shown.
-PullReport report_of_plan(PullPlan& plan)
+TransferReport report_of_plan(PullPlan& plan)
 {
-  PullReport report;
-  report.entries_present = std::move(plan.entries_present);
+  TransferReport report;
+  report.entries = transfer_entries(plan);
+  report.present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   report.compiler_versions = std::move(plan.compiler_versions);
+  report.entries_planned = plan.installs.size();
   return report;
 }
 
@@ -159,7 +161,7 @@ namespace {
 class PullRun {
 public:
   PullRun(storage::Repository& repo, const stdfs::path& root, PullPlan& plan, DigestCache& digests,
-          const util::TransferCallback& progress, PullReport& report, const stdfs::path& staging)
+          const util::TransferCallback& progress, TransferReport& report, const stdfs::path& staging)
     : m_repo(repo), m_root(root), m_installs(plan.installs), m_digests(digests), m_progress(progress), m_report(report),
       m_staging(staging), m_slots(plan.installs.size()), m_state{0, plan.bytes_planned, 0, plan.files_planned}
   {
@@ -196,7 +198,7 @@ public:
       }
     });
     install_ready(true);
-    if (!m_report.entries_pulled.empty()) {
+    if (!m_report.transferred.empty()) {
       // The renames that made entries appear, durable once for the whole run.
       try {
         util::sync_filesystem(m_root);
@@ -214,8 +216,8 @@ public:
     }
     for (std::size_t i = 0; i < m_installs.size(); ++i) {
       const auto& path = m_installs[i].entry.path;
-      bool installed = std::find(m_report.entries_pulled.begin(), m_report.entries_pulled.end(), path)
-                       != m_report.entries_pulled.end();
+      bool installed =
+        std::find(m_report.transferred.begin(), m_report.transferred.end(), path) != m_report.transferred.end();
       bool reported = m_slots[i].failed || installed
                       || std::any_of(m_report.skipped.begin(), m_report.skipped.end(),
                                      [&](const Skipped& item) { return item.path == path; });
@@ -355,12 +357,12 @@ private:
         } catch (const Error&) {
         }
       }
-      m_report.entries_pulled.push_back(install.entry.path);
+      m_report.transferred.push_back(install.entry.path);
       if (install.replace) {
-        m_report.entries_replaced.push_back(install.entry.path);
+        m_report.replaced.push_back(install.entry.path);
       }
-      m_report.files_downloaded += install.to_download.size();
-      m_report.bytes_downloaded += install.bytes;
+      m_report.files_transferred += install.to_download.size();
+      m_report.bytes_transferred += install.bytes;
     } catch (const Error&) {
       fail_entry(index, std::current_exception());
     } catch (const stdfs::filesystem_error&) {
@@ -374,7 +376,7 @@ private:
   std::vector<PullInstall>& m_installs;
   DigestCache& m_digests;
   const util::TransferCallback& m_progress;
-  PullReport& m_report;
+  TransferReport& m_report;
   stdfs::path m_staging;
   std::vector<Slot> m_slots;
   std::vector<std::pair<std::size_t, std::size_t>> m_tasks; // (install, file)
@@ -389,11 +391,10 @@ private:
 
 } // namespace
 
-PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
-                      const PullOptions& options, const util::TransferCallback& progress)
+TransferReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPlan plan, DigestCache& digests,
+                          const PullOptions& options, const util::TransferCallback& progress)
 {
   auto report = report_of_plan(plan);
-  report.entries_planned = plan.installs.size();
   if (plan.installs.empty()) {
     return report;
   }
@@ -414,14 +415,15 @@ PullReport apply_pull(storage::Repository& repo, const stdfs::path& root, PullPl
   run.report_stopped();
   // The same report whatever the number of workers and the order they finished in.
   auto by_path = [](const Skipped& a, const Skipped& b) { return a.path < b.path; };
-  std::sort(report.entries_pulled.begin(), report.entries_pulled.end());
-  std::sort(report.entries_replaced.begin(), report.entries_replaced.end());
+  std::sort(report.transferred.begin(), report.transferred.end());
+  std::sort(report.replaced.begin(), report.replaced.end());
   std::stable_sort(report.errors.begin(), report.errors.end(), by_path);
+  list_planned_after_run(report);
   return report;
 }
 
-PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests, const PullOptions& options,
-                const util::TransferCallback& progress)
+TransferReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache& digests,
+                    const PullOptions& options, const util::TransferCallback& progress)
 {
   auto plan = plan_pull(repo, root, digests, options);
   if (!options.dry_run) {
@@ -430,16 +432,26 @@ PullReport pull(storage::Repository& repo, const stdfs::path& root, DigestCache&
   return dry_run_report(std::move(plan));
 }
 
-PullReport dry_run_report(PullPlan plan)
+TransferReport dry_run_report(PullPlan plan)
 {
   auto report = report_of_plan(plan);
   for (const auto& install : plan.installs) {
-    report.entries_pulled.push_back(install.entry.path);
+    report.planned.push_back(install.entry.path);
     if (install.replace) {
-      report.entries_replaced.push_back(install.entry.path);
+      report.replaced.push_back(install.entry.path);
     }
   }
   return report;
+}
+
+std::vector<TransferEntry> transfer_entries(const PullPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  for (const auto& install : plan.installs) {
+    entries.push_back(
+      {install.entry.path, install.entry.compiler_version, install.to_download.size(), install.bytes, std::nullopt});
+  }
+  return entries;
 }
 
 } // namespace hubcache::compilecache

@@ -2,6 +2,7 @@
 
 #include "hubcache/compilecache/push_limits.hpp"
 #include "hubcache/error.hpp"
+#include "hubcache/layout/names.hpp"
 #include "hubcache/util/process.hpp"
 
 #include <algorithm>
@@ -138,15 +139,61 @@ void complete_remote_digests(storage::Repository& repo, std::vector<storage::Rep
   storage::complete_listing(repo, remote, wanted);
 }
 
-PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, const util::TransferCallback& progress,
-                const std::optional<std::string>& planned_at)
+namespace {
+
+// What a report takes over from its plan before the uploads are consumed.
+TransferReport report_of_plan(PushPlan& plan)
 {
-  PushResult result;
+  TransferReport report;
+  report.entries = transfer_entries(plan);
+  report.planned = plan.entries_to_push;
+  report.present = std::move(plan.entries_present);
+  report.skipped = std::move(plan.skipped);
+  report.files_planned = plan.files_to_upload;
+  report.bytes_planned = plan.bytes_to_upload;
+  report.entries_planned = plan.entries_to_push.size();
+  return report;
+}
+
+} // namespace
+
+TransferReport dry_run_report(PushPlan plan)
+{
+  return report_of_plan(plan);
+}
+
+std::vector<TransferEntry> transfer_entries(const PushPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  std::unordered_map<std::string, std::size_t> index;
+  for (const auto& path : plan.entries_to_push) {
+    index.emplace(path, entries.size());
+    entries.push_back({path, std::string(layout::compiler_version_of(path)), 0, 0, std::nullopt});
+  }
+  // Each upload counts for the entry whose folder holds it: its path, cut at a '/'.
+  for (const auto& upload : plan.uploads) {
+    std::string_view path = upload.path;
+    while (!path.empty()) {
+      if (auto found = index.find(std::string(path)); found != index.end()) {
+        ++entries[found->second].files;
+        entries[found->second].bytes += upload.stamp.size;
+        break;
+      }
+      auto slash = path.rfind('/');
+      path = path.substr(0, slash == std::string_view::npos ? 0 : slash);
+    }
+  }
+  return entries;
+}
+
+TransferReport push(storage::Repository& repo, PushPlan plan, DigestCache& digests,
+                    const util::TransferCallback& progress, const std::optional<std::string>& planned_at)
+{
+  auto result = report_of_plan(plan);
   if (plan.uploads.empty()) {
     // Nothing to commit: the head stays what the plan was made against (a directory repo's
     // revision is a walk of the whole tree: not paid twice).
     result.revision = planned_at ? planned_at : repo.revision();
-    result.plan = std::move(plan);
     return result;
   }
   // The plan's uploads move into the request (tens of thousands of paths: not copied), its
@@ -179,16 +226,19 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   try {
     commit = repo.commit(request, bytes_progress);
   } catch (const storage::CommitQuotaReached& error) {
-    result.stopped = stopped_by_quota(error, plan.entries_to_push.size());
+    result.quota = stopped_by_quota(error, plan.entries_to_push.size());
     result.commits = error.commits_made();
     result.committed = error.commits_made() > 0;
-    result.plan = std::move(plan);
+    const auto& left = result.quota->entries_left;
+    for (const auto& entry : plan.entries_to_push) {
+      if (!std::binary_search(left.begin(), left.end(), entry)) {
+        result.transferred.push_back(entry);
+      }
+    }
     return result;
   }
   result.commits = commit.commits;
-  result.xet_new_bytes = commit.xet_new_bytes;
-  result.xet_deduplicated_bytes = commit.xet_deduplicated_bytes;
-  result.xet_stored_bytes = commit.xet_stored_bytes;
+  result.xet = {commit.xet_new_bytes, commit.xet_deduplicated_bytes, commit.xet_stored_bytes};
   result.warnings = std::move(commit.warnings);
   // What the commit built for tens of thousands of files (on its worker threads too) is
   // gone: handed back before the digests of what it reported are remembered.
@@ -198,6 +248,9 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   }
   result.committed = commit.created;
   result.revision = commit.revision;
+  result.transferred = result.planned;
+  result.files_transferred = result.files_planned;
+  result.bytes_transferred = result.bytes_planned;
 
   // The commit reports the digests of what it holds now: remember them for files that did
   // not change meanwhile, so the next push hashes nothing and lists nothing twice. The
@@ -236,7 +289,6 @@ PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests, 
   request = {};
   std::vector<FileStamp>().swap(stamps); // (`= {}` would keep the capacity)
   result.committed_files = std::move(commit.files);
-  result.plan = std::move(plan);
   return result;
 }
 

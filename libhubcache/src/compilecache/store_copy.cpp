@@ -429,7 +429,7 @@ namespace {
 class CopyRun {
 public:
   CopyRun(storage::Repository& source, storage::Repository& target, CopyPlan& plan, const CopyOptions& options,
-          const util::TransferCallback& progress, CopyReport& report, const stdfs::path& scratch)
+          const util::TransferCallback& progress, TransferReport& report, const stdfs::path& scratch)
     : m_source(source), m_target(target), m_copies(plan.copies), m_options(options), m_progress(progress),
       m_report(report), m_scratch(scratch), m_state{0, plan.bytes_planned, 0, plan.files_planned}
   {}
@@ -461,7 +461,7 @@ public:
     if (!m_stopped) {
       return;
     }
-    std::set<std::string> reported(m_report.entries_copied.begin(), m_report.entries_copied.end());
+    std::set<std::string> reported(m_report.transferred.begin(), m_report.transferred.end());
     for (const auto& error : m_report.errors) {
       reported.insert(error.path);
     }
@@ -577,10 +577,10 @@ private:
     m_uploaded = uploaded_before + landed_bytes;
     ++m_report.commits;
     m_report.revision = result.revision;
-    m_report.files_copied += request.additions.size();
-    m_report.bytes_copied += landed_bytes;
+    m_report.files_transferred += request.additions.size();
+    m_report.bytes_transferred += landed_bytes;
     for (auto i : landed) {
-      m_report.entries_copied.push_back(m_copies[i].entry.path);
+      m_report.transferred.push_back(m_copies[i].entry.path);
     }
     m_state.files_done += request.additions.size();
     report_progress();
@@ -609,7 +609,7 @@ private:
   std::vector<CopyItem>& m_copies;
   const CopyOptions& m_options;
   const util::TransferCallback& m_progress;
-  CopyReport& m_report;
+  TransferReport& m_report;
   stdfs::path m_scratch;
   std::mutex m_mutex; // guards the report, the progress state and the stop reason
   util::TransferProgress m_state;
@@ -621,16 +621,29 @@ private:
 
 } // namespace
 
-CopyReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
-                      const CopyOptions& options, const util::TransferCallback& progress)
+namespace {
+
+// What a report takes over from its plan, whether the plan is applied or only shown.
+TransferReport report_of_plan(CopyPlan& plan)
 {
-  CopyReport report;
-  report.entries_present = std::move(plan.entries_present);
+  TransferReport report;
+  report.entries = transfer_entries(plan);
+  report.present = std::move(plan.entries_present);
   report.skipped = std::move(plan.skipped);
   report.other_files = plan.other_files;
   report.files_planned = plan.files_planned;
   report.bytes_planned = plan.bytes_planned;
   report.compiler_versions = std::move(plan.compiler_versions);
+  report.entries_planned = plan.copies.size();
+  return report;
+}
+
+} // namespace
+
+TransferReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
+                          const CopyOptions& options, const util::TransferCallback& progress)
+{
+  auto report = report_of_plan(plan);
   if (plan.copies.empty()) {
     report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
     return report;
@@ -643,7 +656,26 @@ CopyReport apply_copy(storage::Repository& source, storage::Repository& target, 
   if (report.commits == 0) {
     report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
   }
+  list_planned_after_run(report);
   return report;
+}
+
+TransferReport dry_run_report(CopyPlan plan)
+{
+  auto report = report_of_plan(plan);
+  for (const auto& copy : plan.copies) {
+    report.planned.push_back(copy.entry.path);
+  }
+  return report;
+}
+
+std::vector<TransferEntry> transfer_entries(const CopyPlan& plan)
+{
+  std::vector<TransferEntry> entries;
+  for (const auto& copy : plan.copies) {
+    entries.push_back({copy.entry.path, copy.entry.compiler_version, copy.to_copy.size(), copy.bytes, std::nullopt});
+  }
+  return entries;
 }
 
 } // namespace hubcache::compilecache

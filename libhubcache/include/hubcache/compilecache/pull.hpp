@@ -3,6 +3,7 @@
 #include "hubcache/compilecache/compile_cache.hpp"
 #include "hubcache/compilecache/digest_cache.hpp"
 #include "hubcache/compilecache/repo_layout.hpp"
+#include "hubcache/compilecache/transfer_report.hpp"
 #include "hubcache/storage/repository.hpp"
 #include "hubcache/util/progress.hpp"
 
@@ -54,24 +55,6 @@ struct PullPlan {
   std::set<std::string> compiler_versions;
 };
 
-struct PullReport {
-  std::vector<std::string> entries_pulled;
-  std::vector<std::string> entries_present;
-  std::vector<std::string> entries_replaced; // failed local entries replaced (also in entries_pulled)
-  std::vector<Skipped> skipped;              // not installed, by design (locked, failed in repo, ...)
-  std::vector<Skipped> errors;               // not installed because something failed
-  std::size_t files_downloaded = 0;
-  std::size_t files_planned = 0; // as planned, dry run or not (files_downloaded counts what landed)
-  std::uint64_t bytes_downloaded = 0;
-  std::uint64_t bytes_planned = 0;
-  std::size_t other_files = 0;
-  std::set<std::string> compiler_versions; // as in PullPlan
-  // A run that stopped early (each entry it installed is whole; a re-run finishes it):
-  std::size_t entries_planned = 0; // entries it set out to install
-  bool no_space = false;           // the file system filled up: the first ENOSPC ended it
-  int interrupted_by = 0;          // the signal (SIGINT, SIGTERM, SIGHUP) that ended it
-};
-
 // Lists the repo once and decides, entry by entry, what to install. Throws IoError when
 // the root exists and is not a directory.
 PullPlan plan_pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
@@ -92,14 +75,17 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const std::filesyst
 // by dead processes is swept on the next run. A file that fails leaves its entry out
 // (reported in `errors`); a failure of the remote itself (after the backend's retries)
 // stops the run: no new download starts, and the entries it leaves out are reported too.
-PullReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan, DigestCache& digests,
-                      const PullOptions& options, const util::TransferCallback& progress = {});
+TransferReport apply_pull(storage::Repository& repo, const std::filesystem::path& root, PullPlan plan,
+                          DigestCache& digests, const PullOptions& options,
+                          const util::TransferCallback& progress = {});
 
 // The report of a dry run: what `plan` would install, nothing moved.
-PullReport dry_run_report(PullPlan plan);
+TransferReport dry_run_report(PullPlan plan);
+// The entries a plan installs, sized, before the plan is applied (and consumed).
+std::vector<TransferEntry> transfer_entries(const PullPlan& plan);
 
 // plan_pull, then (unless options.dry_run) apply_pull.
-PullReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
-                const PullOptions& options, const util::TransferCallback& progress = {});
+TransferReport pull(storage::Repository& repo, const std::filesystem::path& root, DigestCache& digests,
+                    const PullOptions& options, const util::TransferCallback& progress = {});
 
 } // namespace hubcache::compilecache

@@ -2,6 +2,7 @@
 
 #include "hubcache/compilecache/compile_cache.hpp"
 #include "hubcache/compilecache/digest_cache.hpp"
+#include "hubcache/compilecache/transfer_report.hpp"
 #include "hubcache/storage/repository.hpp"
 #include "hubcache/util/file_stamp.hpp"
 #include "hubcache/util/progress.hpp"
@@ -65,39 +66,20 @@ void complete_remote_digests(storage::Repository& repo, std::vector<storage::Rep
 // The version directories a push compares (those with publishable entries).
 std::set<std::string> publishable_versions(const Scan& scan);
 
-// A push the store's commit quota stopped part way: every entry it published is whole.
-struct PushStopped {
-  std::size_t entries_published = 0;
-  std::size_t entries_total = 0;
-  std::vector<std::string> entries_left;
-  std::string quota; // "128 commits per hour", empty when the store did not say
-  std::chrono::seconds wait{0};
-  std::chrono::system_clock::time_point retry_at;
-  std::string message; // the store's own account
-};
-
-struct PushResult {
-  PushPlan plan; // its uploads consumed (tens of thousands of paths): see its counts
-  bool committed = false;
-  std::optional<std::string> revision;
-  std::vector<storage::RepoFile> committed_files; // as the commit reports them
-  std::size_t commits = 0;                        // several when the store limits one commit (the Hub)
-  std::optional<PushStopped> stopped;             // set when the commit quota stopped the push
-  std::uint64_t xet_new_bytes = 0;                // Hub pushes through Xet (CommitResult's)
-  std::uint64_t xet_deduplicated_bytes = 0;
-  std::uint64_t xet_stored_bytes = 0; // already in the Xet CAS (global dedup)
-  std::vector<std::string> warnings;  // a failure the push recovered from (Xet -> LFS)
-};
-
 // Uploads the plan, in one commit when the store takes it whole, else in several made of
 // whole entries, registry files last; no commit at all when nothing is new. A folder that
 // would hold more entries than the store allows is refused (NotSupported) before anything
-// moves; a spent commit quota ends the push cleanly with PushResult::stopped. The repo's
+// moves; a spent commit quota ends the push cleanly with TransferReport::quota. The repo's
 // digests of what it uploaded go to `digests`, so the next run hashes nothing. How many
 // files move at once is the repository's business (BackendOptions::max_workers).
 // `planned_at`: the revision the plan was made against, when the caller read it; a plan
 // with nothing to upload reports it instead of asking the repo again.
-PushResult push(storage::Repository& repo, PushPlan plan, DigestCache& digests,
-                const util::TransferCallback& progress = {}, const std::optional<std::string>& planned_at = {});
+TransferReport push(storage::Repository& repo, PushPlan plan, DigestCache& digests,
+                    const util::TransferCallback& progress = {}, const std::optional<std::string>& planned_at = {});
+
+// The report of a dry run (or of a push with nothing to do): what `plan` would upload.
+TransferReport dry_run_report(PushPlan plan);
+// The entries a plan uploads, sized, before push() consumes its uploads.
+std::vector<TransferEntry> transfer_entries(const PushPlan& plan);
 
 } // namespace hubcache::compilecache

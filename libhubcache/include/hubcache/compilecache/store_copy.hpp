@@ -1,6 +1,7 @@
 #pragma once
 
 #include "hubcache/compilecache/sync.hpp"
+#include "hubcache/compilecache/transfer_report.hpp"
 #include "hubcache/storage/repository.hpp"
 #include "hubcache/util/environment.hpp"
 #include "hubcache/util/progress.hpp"
@@ -92,21 +93,6 @@ struct CopyPlan {
   std::set<std::string> compiler_versions;
 };
 
-struct CopyReport {
-  std::vector<std::string> entries_copied;
-  std::vector<std::string> entries_present;
-  std::vector<Skipped> skipped;
-  std::vector<Skipped> errors; // entries left out because a transfer failed
-  std::size_t files_copied = 0;
-  std::uint64_t bytes_copied = 0;
-  std::size_t files_planned = 0;
-  std::uint64_t bytes_planned = 0;
-  std::size_t other_files = 0;
-  std::set<std::string> compiler_versions; // as in CopyPlan
-  std::size_t commits = 0;
-  std::optional<std::string> revision; // the target's head after the copy
-};
-
 // Lists both stores below the source's version directories and decides, entry by entry,
 // what to copy: complete module entries (a failed or incomplete one is skipped), exported
 // models and registries, file by file. An entry the target holds complete with other
@@ -122,7 +108,12 @@ CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, con
 // last. An entry whose file fails to download is left out of its batch (reported in
 // `errors`); a failure of either store itself stops the run after the batches already
 // committed, so a re-run resumes where it stopped.
-CopyReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
-                      const CopyOptions& options, const util::TransferCallback& progress = {});
+TransferReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
+                          const CopyOptions& options, const util::TransferCallback& progress = {});
+
+// The report of a dry run: what `plan` would copy, nothing moved.
+TransferReport dry_run_report(CopyPlan plan);
+// The entries a plan copies, sized, before the plan is applied (and consumed).
+std::vector<TransferEntry> transfer_entries(const CopyPlan& plan);
 
 } // namespace hubcache::compilecache

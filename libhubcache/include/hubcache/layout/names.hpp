@@ -23,4 +23,12 @@ inline int install_rank(std::string_view file_name)
 // or a prefix of it ending at a '.' or '+' boundary (2.15.128.0, 2.15).
 bool version_matches(std::string_view version, std::string_view filter);
 
+// The compiler version a repo path is filed under: "neuronxcc-2.21.0+8/MODULE_x" ->
+// "2.21.0+8"; empty for a path outside a version directory.
+inline std::string_view compiler_version_of(std::string_view path)
+{
+  auto first = path.substr(0, path.find('/'));
+  return first.starts_with(k_version_prefix) ? first.substr(k_version_prefix.size()) : std::string_view();
+}
+
 } // namespace hubcache::layout
