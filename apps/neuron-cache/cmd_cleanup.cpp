@@ -3,6 +3,7 @@
 // while or least recently used above a size, or everything. optimum-cli's option names
 // (--all, --old-versions, --wipe, --dry-run) where it has them.
 #include "commands.hpp"
+#include "transfer_report.hpp"
 
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
@@ -92,7 +93,7 @@ nlohmann::json skipped_json(const std::vector<cc::Skipped>& items)
 {
   auto data = nlohmann::json::array();
   for (const auto& item : items) {
-    data.push_back({{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}});
+    data.push_back({{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", item.detail}});
   }
   return data;
 }

@@ -15,46 +15,86 @@ namespace {
 
 namespace cc = hubcache::compilecache;
 
+// The one wording table of skip reasons: the name JSON and the summaries use, and what to
+// do about it (empty when the skip is by design: locks and temp files are never published).
+struct SkipWords {
+  cc::SkipReason reason;
+  std::string_view name;
+  std::string_view hint;
+};
+
+constexpr SkipWords k_skip_words[] = {
+  {cc::SkipReason::unrecognized, "unrecognized", "not part of a compile cache: move it elsewhere"},
+  {cc::SkipReason::unreadable, "unreadable", "fix the file permissions"},
+  {cc::SkipReason::temp_file, "temp-file", ""},
+  {cc::SkipReason::lock_file, "lock-file", ""},
+  {cc::SkipReason::invalid_name, "invalid-name", "rename it: the repo cannot hold that path"},
+  {cc::SkipReason::symlink_outside_root, "symlink-outside-root", "replace the link with the file it points to"},
+  {cc::SkipReason::dangling_symlink, "dangling-symlink", "remove the dangling link"},
+  {cc::SkipReason::not_a_regular_file, "not-a-regular-file", "remove it from the compile cache"},
+  {cc::SkipReason::failed, "failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
+  {cc::SkipReason::locked, "locked",
+   "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
+  {cc::SkipReason::incomplete, "incomplete",
+   "a compile still running or interrupted: wait, or remove them with: neuron-cache cleanup --all"},
+  {cc::SkipReason::flags_mismatch, "flags-mismatch",
+   "the flags file does not match the entry's name: compile it again"},
+  {cc::SkipReason::failed_in_repo, "failed-in-repo", "push it again from a host where it compiled"},
+  {cc::SkipReason::incomplete_in_repo, "incomplete-in-repo", "push it again from a host where it compiled"},
+  {cc::SkipReason::flags_mismatch_in_repo, "flags-mismatch-in-repo", "push it again from a host where it compiled"},
+  {cc::SkipReason::local_entry_differs, "local-entry-differs", "the local entry is kept; delete it to take the repo's"},
+  {cc::SkipReason::local_file_differs, "local-file-differs", "the local file is kept; delete it to take the repo's"},
+  {cc::SkipReason::locked_locally, "locked-locally", "a compiler on this host holds it: pull again when it is done"},
+  {cc::SkipReason::appeared_during_pull, "appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+  {cc::SkipReason::link_in_local_path, "link-in-local-path",
+   "a symbolic link in the local cache is never written through: remove it and pull again"},
+  {cc::SkipReason::failed_in_source, "failed-in-source", "the compiler failed on it there: nothing to copy"},
+  {cc::SkipReason::incomplete_in_source, "incomplete-in-source",
+   "a compile still running there, or interrupted: copy again later"},
+  {cc::SkipReason::flags_mismatch_in_source, "flags-mismatch-in-source",
+   "its flags file does not match its name there: compile it again"},
+  {cc::SkipReason::target_entry_differs, "target-entry-differs",
+   "the target's complete entry is kept; delete it there to take the source's"},
+  {cc::SkipReason::target_file_differs, "target-file-differs",
+   "the target's file is kept; delete it there to take the source's"},
+  {cc::SkipReason::lock_held, "lock-held", ""},
+  {cc::SkipReason::compiler_running, "compiler-running", ""},
+  {cc::SkipReason::vanished, "vanished", ""},
+  {cc::SkipReason::taken, "taken", ""},
+  {cc::SkipReason::error, "error", ""},
+  {cc::SkipReason::stopped, "stopped", ""},
+};
+
+const SkipWords& words_of(cc::SkipReason reason)
+{
+  for (const auto& words : k_skip_words) {
+    if (words.reason == reason) {
+      return words;
+    }
+  }
+  return k_skip_words[std::size(k_skip_words) - 2]; // error: every reason has its row
+}
+
+// Counts by name: the summaries list them in the names' order.
 std::map<std::string, std::size_t> count_by_reason(const std::vector<cc::Skipped>& skipped)
 {
   std::map<std::string, std::size_t> counts;
   for (const auto& item : skipped) {
-    ++counts[item.reason];
+    ++counts[skip_reason_name(item.reason)];
   }
   return counts;
 }
 
-// What to do about entries skipped for a reason: the program's next step, or empty when
-// the skip is by design (locks and temp files are never published).
-std::string skip_hint(const std::string& reason)
+// What to do about entries skipped for a reason (by its name): the program's next step, or
+// empty when the skip is by design.
+std::string skip_hint(const std::string& name)
 {
-  static const std::map<std::string, std::string> hints = {
-    {"failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
-    {"locked", "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
-    {"incomplete", "a compile still running or interrupted: wait, or remove them with: neuron-cache cleanup --all"},
-    {"flags-mismatch", "the flags file does not match the entry's name: compile it again"},
-    {"symlink-outside-root", "replace the link with the file it points to"},
-    {"dangling-symlink", "remove the dangling link"},
-    {"unreadable", "fix the file permissions"},
-    {"not-a-regular-file", "remove it from the compile cache"},
-    {"unrecognized", "not part of a compile cache: move it elsewhere"},
-    {"invalid-name", "rename it: the repo cannot hold that path"},
-    {"locked-locally", "a compiler on this host holds it: pull again when it is done"},
-    {"failed-in-repo", "push it again from a host where it compiled"},
-    {"incomplete-in-repo", "push it again from a host where it compiled"},
-    {"flags-mismatch-in-repo", "push it again from a host where it compiled"},
-    {"local-entry-differs", "the local entry is kept; delete it to take the repo's"},
-    {"local-file-differs", "the local file is kept; delete it to take the repo's"},
-    {"appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
-    {"link-in-local-path", "a symbolic link in the local cache is never written through: remove it and pull again"},
-    {"failed-in-source", "the compiler failed on it there: nothing to copy"},
-    {"flags-mismatch-in-source", "its flags file does not match its name there: compile it again"},
-    {"incomplete-in-source", "a compile still running there, or interrupted: copy again later"},
-    {"target-entry-differs", "the target's complete entry is kept; delete it there to take the source's"},
-    {"target-file-differs", "the target's file is kept; delete it there to take the source's"},
-  };
-  auto found = hints.find(reason);
-  return found == hints.end() ? std::string() : found->second;
+  for (const auto& words : k_skip_words) {
+    if (words.name == name) {
+      return std::string(words.hint);
+    }
+  }
+  return {};
 }
 
 // "7 skipped (1 failed, 2 incomplete, ...)": the counts for the summary line.
@@ -77,9 +117,9 @@ nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped, bool with_h
 {
   auto list = nlohmann::json::array();
   for (const auto& item : skipped) {
-    nlohmann::json entry = {{"path", item.path}, {"reason", item.reason}, {"detail", item.detail}};
+    nlohmann::json entry = {{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", item.detail}};
     if (with_hints) {
-      auto hint = skip_hint(item.reason);
+      auto hint = std::string(words_of(item.reason).hint);
       entry["hint"] = hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(hint);
     }
     list.push_back(entry);
@@ -109,6 +149,11 @@ constexpr std::size_t k_max_records = 5000;
 
 } // namespace
 
+std::string skip_reason_name(cc::SkipReason reason)
+{
+  return std::string(words_of(reason).name);
+}
+
 void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
 {
   for (const auto& [reason, count] : count_by_reason(skipped)) {
@@ -117,7 +162,8 @@ void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
     }
   }
   for (const auto& item : skipped) {
-    out.detail("skipped " + item.path + ": " + item.reason + (item.detail.empty() ? "" : " (" + item.detail + ")"));
+    out.detail("skipped " + item.path + ": " + skip_reason_name(item.reason)
+               + (item.detail.empty() ? "" : " (" + item.detail + ")"));
   }
 }
 

@@ -48,6 +48,9 @@ struct Transfer {
   nlohmann::json to_json() const;
 };
 
+// A skip reason's name, as JSON and the summaries give it ("failed-in-repo").
+std::string skip_reason_name(hubcache::compilecache::SkipReason reason);
+
 // Diagnostics on stderr: one line per skip reason that has a fix, and every path only
 // with --verbose, so a repeated push in CI stays quiet.
 void report_skips(const Output& out, const std::vector<hubcache::compilecache::Skipped>& skipped);

@@ -202,8 +202,8 @@ TEST_CASE("a running compiler or a young lock holds its entry and its lock")
   auto plan = cc::plan_cleanup(scan, cc::UsageRecords(), options);
   CHECK(plan.removals.empty());
   REQUIRE(plan.kept.size() == 2);
-  CHECK(plan.kept[0].reason == "lock-held");
-  CHECK(plan.kept[1].reason == "compiler-running");
+  CHECK(plan.kept[0].reason == cc::SkipReason::lock_held);
+  CHECK(plan.kept[1].reason == cc::SkipReason::compiler_running);
   CHECK_THROWS_AS(cc::plan_cleanup(scan, cc::UsageRecords(),
                                    [&] {
                                      auto wipe = cache.options();

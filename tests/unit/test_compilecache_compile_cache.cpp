@@ -276,17 +276,17 @@ TEST_CASE("scan classifies a tree and reports what it skips")
   auto* with_temp = find_entry(scan, "MODULE_777+39f12043");
   CHECK(with_temp->state == cc::EntryState::success);
   CHECK(file_names(*with_temp).size() == 4);
-  CHECK(find_skip(scan, "MODULE_777")->reason == "temp-file");
+  CHECK(find_skip(scan, "MODULE_777")->reason == cc::SkipReason::temp_file);
 
-  CHECK(find_skip(scan, "MODULE_222")->reason == "failed");
-  CHECK(find_skip(scan, "MODULE_333")->reason == "locked");
-  CHECK(find_skip(scan, "MODULE_444")->reason == "incomplete");
-  CHECK(find_skip(scan, "MODULE_555")->reason == "flags-mismatch");
+  CHECK(find_skip(scan, "MODULE_222")->reason == cc::SkipReason::failed);
+  CHECK(find_skip(scan, "MODULE_333")->reason == cc::SkipReason::locked);
+  CHECK(find_skip(scan, "MODULE_444")->reason == cc::SkipReason::incomplete);
+  CHECK(find_skip(scan, "MODULE_555")->reason == cc::SkipReason::flags_mismatch);
   REQUIRE(find_skip(scan, "lock"));
   CHECK(scan.skipped.front().path == "lock");
-  CHECK(scan.skipped.front().reason == "lock-file");
-  CHECK(find_skip(scan, "notes.txt")->reason == "unrecognized");
-  CHECK(find_skip(scan, "stray-dir")->reason == "unrecognized");
+  CHECK(scan.skipped.front().reason == cc::SkipReason::lock_file);
+  CHECK(find_skip(scan, "notes.txt")->reason == cc::SkipReason::unrecognized);
+  CHECK(find_skip(scan, "stray-dir")->reason == cc::SkipReason::unrecognized);
 }
 
 TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
@@ -312,10 +312,10 @@ TEST_CASE("symlinks: followed inside the root, rejected when they leave it")
   auto* escaped = find_entry(scan, "MODULE_1+39f12043");
   REQUIRE(escaped);
   CHECK(escaped->state == cc::EntryState::unsafe);
-  CHECK(find_skip(scan, "MODULE_1+")->reason == "symlink-outside-root");
-  CHECK(find_skip(scan, "MODULE_3+")->reason == "symlink-outside-root");
-  CHECK(find_skip(scan, "escape.json")->reason == "symlink-outside-root");
-  CHECK(find_skip(scan, "dangling.json")->reason == "dangling-symlink");
+  CHECK(find_skip(scan, "MODULE_1+")->reason == cc::SkipReason::symlink_outside_root);
+  CHECK(find_skip(scan, "MODULE_3+")->reason == cc::SkipReason::symlink_outside_root);
+  CHECK(find_skip(scan, "escape.json")->reason == cc::SkipReason::symlink_outside_root);
+  CHECK(find_skip(scan, "dangling.json")->reason == cc::SkipReason::dangling_symlink);
   auto* registry = find_entry(scan, "0_REGISTRY");
   REQUIRE(registry);
   auto names = file_names(*registry);
@@ -357,7 +357,7 @@ TEST_CASE("symlinks: a regular file in a followed directory (the HF cache) is re
   }
   CHECK(read_from_hub);
   CHECK(find_entry(scan, "MODULE_2+39f12043")->state == cc::EntryState::unsafe);
-  CHECK(find_skip(scan, "MODULE_3+")->reason == "symlink-outside-root");
+  CHECK(find_skip(scan, "MODULE_3+")->reason == cc::SkipReason::symlink_outside_root);
 }
 TEST_CASE("a file's source: <root>/<path> unless a symlink inside the root leads elsewhere")
 {
@@ -485,8 +485,8 @@ TEST_CASE("scan errors on a missing or non-directory root, and survives odd name
   write(root / std::string("neuronxcc-\x01"), "x");
   auto scan = cc::scan(root);
   CHECK(find_entry(scan, "MODULE_1+39f12043")->state == cc::EntryState::success);
-  CHECK(find_skip(scan, "MODULE_??")->reason == "invalid-name");
-  CHECK(find_skip(scan, "neuronxcc-?")->reason == "invalid-name");
+  CHECK(find_skip(scan, "MODULE_??")->reason == cc::SkipReason::invalid_name);
+  CHECK(find_skip(scan, "neuronxcc-?")->reason == cc::SkipReason::invalid_name);
   CHECK(cc::printable("a\xff"
                       "b\n")
         == "a?b?");

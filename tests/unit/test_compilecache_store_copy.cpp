@@ -111,11 +111,23 @@ private:
   DirectoryRepository& m_inner;
 };
 
+// The reasons these tests meet, named as the CLI names them.
+std::string name_of(cc::SkipReason reason)
+{
+  switch (reason) {
+  case cc::SkipReason::incomplete_in_source: return "incomplete-in-source";
+  case cc::SkipReason::flags_mismatch_in_source: return "flags-mismatch-in-source";
+  case cc::SkipReason::failed_in_source: return "failed-in-source";
+  case cc::SkipReason::target_entry_differs: return "target-entry-differs";
+  default: return "other";
+  }
+}
+
 std::vector<std::string> reasons(const std::vector<cc::Skipped>& skipped)
 {
   std::vector<std::string> found;
   for (const auto& item : skipped) {
-    found.push_back(item.path + ": " + item.reason);
+    found.push_back(item.path + ": " + name_of(item.reason));
   }
   std::sort(found.begin(), found.end());
   return found;

@@ -163,7 +163,7 @@ TEST_CASE("push plan: only publishable entries, only what the repo lacks or hold
         == std::vector<std::string>{b + "/model.neff", c + "/compile_flags.json", c + "/model.done",
                                     c + "/model.hlo_module.pb", c + "/model.neff"});
   CHECK(plan.skipped.size() == 1);
-  CHECK(plan.skipped[0].reason == "failed");
+  CHECK(plan.skipped[0].reason == cc::SkipReason::failed);
   // Files absent from the repo are never hashed locally: the upload hashes them anyway.
   CHECK(digests.hashed() == 8);
 }
@@ -479,7 +479,7 @@ TEST_CASE("pull installs whole entries, skips what it must, and is idempotent")
   CHECK(report.transferred == std::vector<std::string>{good, k_version + "/MODULE_abcdef"});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == no_done);
-  CHECK(report.skipped[0].reason == "incomplete-in-repo");
+  CHECK(report.skipped[0].reason == cc::SkipReason::incomplete_in_repo);
   CHECK(util::read_file(fixture.root / good / "model.neff") == "neff one");
   CHECK(stdfs::exists(fixture.root / good / "model.done"));
   CHECK_FALSE(stdfs::exists(fixture.root / other_version));
@@ -516,8 +516,8 @@ TEST_CASE("pull completes a partial entry and leaves locked or different ones al
   CHECK(report.transferred == std::vector<std::string>{partial});
   CHECK(stdfs::exists(fixture.root / partial / "model.done"));
   REQUIRE(report.skipped.size() == 2);
-  CHECK(report.skipped[0].reason == "locked-locally");
-  CHECK(report.skipped[1].reason == "local-entry-differs");
+  CHECK(report.skipped[0].reason == cc::SkipReason::locked_locally);
+  CHECK(report.skipped[1].reason == cc::SkipReason::local_entry_differs);
   CHECK_FALSE(stdfs::exists(fixture.root / locked / "model.neff"));
   CHECK(util::read_file(fixture.root / different / "model.neff") == "a compiler's own neff");
 }
@@ -611,7 +611,7 @@ TEST_CASE("push and pull hash a directory repo's files only to compare them, and
   CHECK(report.present == std::vector<std::string>{same});
   REQUIRE(report.skipped.size() == 1);
   CHECK(report.skipped[0].path == differs);
-  CHECK(report.skipped[0].reason == "local-entry-differs");
+  CHECK(report.skipped[0].reason == cc::SkipReason::local_entry_differs);
 }
 
 TEST_SUITE_END();
@@ -645,7 +645,7 @@ TEST_CASE("pull never writes through a link in the local cache: the entry is ski
   CHECK(report.errors.empty());
   bool skipped_for_link = false;
   for (const auto& skipped : report.skipped) {
-    skipped_for_link = skipped_for_link || skipped.reason == "link-in-local-path";
+    skipped_for_link = skipped_for_link || skipped.reason == cc::SkipReason::link_in_local_path;
   }
   CHECK(skipped_for_link);
 }

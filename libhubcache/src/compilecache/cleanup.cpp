@@ -458,7 +458,7 @@ private:
   void leftovers()
   {
     for (const auto& skipped : m_scan.skipped) {
-      if (skipped.reason != "temp-file" || std::count(skipped.path.begin(), skipped.path.end(), '/') > 1) {
+      if (skipped.reason != SkipReason::temp_file || std::count(skipped.path.begin(), skipped.path.end(), '/') > 1) {
         continue;
       }
       auto path = m_scan.root / skipped.path;
@@ -489,7 +489,7 @@ private:
         add({lock, "lock", "stale-lock", "", 0, 0, std::nullopt, ""});
       }
       for (const auto& lock : state.held) {
-        m_plan.kept.push_back({lock, "lock-held",
+        m_plan.kept.push_back({lock, SkipReason::lock_held,
                                m_options.compiler_running ? "a neuronx-cc process is running on this host"
                                                           : "younger than the stale-lock age"});
       }
@@ -507,7 +507,7 @@ private:
       }
       if (m_held_in_version[name] > 0) {
         m_plan.kept.push_back(
-          {name, "locked", std::to_string(m_held_in_version[name]) + " lock(s) a compiler may hold"});
+          {name, SkipReason::locked, std::to_string(m_held_in_version[name]) + " lock(s) a compiler may hold"});
         continue;
       }
       m_doomed_versions.insert(name);
@@ -533,7 +533,7 @@ private:
         if (m_options.compiler_running) {
           // A compiler creates the directory before its lock: an empty entry may be one being born.
           m_plan.kept.push_back(
-            {entry.path, "compiler-running", "incomplete, and a neuronx-cc process is running on this host"});
+            {entry.path, SkipReason::compiler_running, "incomplete, and a neuronx-cc process is running on this host"});
           m_remaining.push_back({&entry, use});
           continue;
         }
@@ -695,14 +695,14 @@ CleanupReport apply_cleanup(const Scan& scan, const CleanupPlan& plan)
         report.removed.push_back(*removal);
         break;
       case RemoveOutcome::vanished:
-        report.kept.push_back({removal->path, "vanished", "removed by someone else meanwhile"});
+        report.kept.push_back({removal->path, SkipReason::vanished, "removed by someone else meanwhile"});
         break;
       case RemoveOutcome::taken:
-        report.kept.push_back({removal->path, "taken", "a compiler locked it meanwhile; left in place"});
+        report.kept.push_back({removal->path, SkipReason::taken, "a compiler locked it meanwhile; left in place"});
         break;
       }
     } catch (const Error& error) {
-      report.errors.push_back({removal->path, "error", error.what()});
+      report.errors.push_back({removal->path, SkipReason::error, error.what()});
     }
   }
   return report;

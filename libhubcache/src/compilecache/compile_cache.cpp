@@ -54,6 +54,19 @@ std::string to_string(EntryState state)
   return "incomplete";
 }
 
+SkipReason skip_reason_of(EntryState state)
+{
+  switch (state) {
+  case EntryState::success: break;
+  case EntryState::failed: return SkipReason::failed;
+  case EntryState::locked: return SkipReason::locked;
+  case EntryState::incomplete: return SkipReason::incomplete;
+  case EntryState::flags_mismatch: return SkipReason::flags_mismatch;
+  case EntryState::unsafe: return SkipReason::symlink_outside_root;
+  }
+  return SkipReason::incomplete;
+}
+
 std::string to_string(Generation generation)
 {
   switch (generation) {

@@ -85,7 +85,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
     }
     auto module = parse_module_name(stdfs::path(entry.path).filename().string());
     if (auto problem = check_flags_suffix(*module, flags); !problem.empty()) {
-      return Skipped{entry.path, "flags-mismatch-in-repo", problem};
+      return Skipped{entry.path, SkipReason::flags_mismatch_in_repo, problem};
     }
   }
   // Checked again at install time: a link may have been planted since the plan.
@@ -95,24 +95,24 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       make_parent_directories(root, file.path);
     }
   } catch (const util::LinkOnTheWay& link) {
-    return Skipped{entry.path, "link-in-local-path", link.what()};
+    return Skipped{entry.path, SkipReason::link_in_local_path, link.what()};
   }
   if (install.replace) {
     // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
     // failed entry meanwhile (to retry it) keeps it.
     if (remove_safely(target, 1) == RemoveOutcome::taken) {
-      return Skipped{entry.path, "locked-locally", "a compiler locked it during the pull"};
+      return Skipped{entry.path, SkipReason::locked_locally, "a compiler locked it during the pull"};
     }
   }
   if (install.fresh) {
     if (!util::rename_no_replace(stage, target)) {
-      return Skipped{entry.path, "appeared-during-pull", "created locally while it was downloaded"};
+      return Skipped{entry.path, SkipReason::appeared_during_pull, "created locally while it was downloaded"};
     }
   } else {
     auto names = local_names(target);
     if (std::any_of(names.begin(), names.end(),
                     [](const std::string& name) { return is_lock_name(stdfs::path(name).filename().string()); })) {
-      return Skipped{entry.path, "locked-locally", "a compiler locked it during the pull"};
+      return Skipped{entry.path, SkipReason::locked_locally, "a compiler locked it during the pull"};
     }
     std::vector<const storage::RepoFile*> files;
     for (const auto& file : install.to_download) {
@@ -223,7 +223,8 @@ public:
                                      [&](const Skipped& item) { return item.path == path; });
       if (!reported) {
         m_report.errors.push_back(
-          {path, "stopped", "not installed: the run stopped after an error of the repo (" + m_stop_reason + ")"});
+          {path, SkipReason::stopped,
+           "not installed: the run stopped after an error of the repo (" + m_stop_reason + ")"});
       }
     }
   }
@@ -297,7 +298,7 @@ private:
     }
     m_report.no_space = m_report.no_space || is_no_space(error);
     if (first) {
-      m_report.errors.push_back({m_installs[index].entry.path, "error", message_of(error)});
+      m_report.errors.push_back({m_installs[index].entry.path, SkipReason::error, message_of(error)});
     }
     if (stops_the_run(error) && !m_stopped.exchange(true)) {
       m_stop_reason = message_of(error);

@@ -55,7 +55,7 @@ enum class Action { install, present, skip };
 
 struct Decision {
   Action action = Action::skip;
-  std::string reason; // skip reason code
+  SkipReason reason = SkipReason::unrecognized;
   std::string detail;
   bool fresh = false; // the entry does not exist locally
   std::vector<const storage::RepoFile*> to_download;
@@ -89,16 +89,16 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     }
     auto classification = classify_module_files(infos);
     if (classification.state == EntryState::failed) {
-      return {Action::skip, "failed-in-repo", classification.reason, false, {}};
+      return {Action::skip, SkipReason::failed_in_repo, classification.reason, false, {}};
     }
     if (classification.state != EntryState::success) {
-      return {Action::skip, "incomplete-in-repo", classification.reason, false, {}};
+      return {Action::skip, SkipReason::incomplete_in_repo, classification.reason, false, {}};
     }
   }
   auto target = root / entry.path;
   if (auto link = util::link_on_the_way(root, entry.path)) {
     return {Action::skip,
-            "link-in-local-path",
+            SkipReason::link_in_local_path,
             util::escape_control(*link) + " is a symbolic link or not a directory; nothing is written through it",
             false,
             {}};
@@ -113,7 +113,7 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     return decision;
   }
   if (!S_ISDIR(status.st_mode)) {
-    return {Action::skip, "local-entry-differs", "not a directory locally", false, {}};
+    return {Action::skip, SkipReason::local_entry_differs, "not a directory locally", false, {}};
   }
   auto names = local_names(target);
   if (replace_failed && entry.kind == EntryKind::module && is_failed_locally(names)) {
@@ -133,12 +133,12 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
   // A lock says most about the entry: checked before any difference, whatever the order.
   for (const auto& name : names) {
     if (is_lock_name(stdfs::path(name).filename().string())) {
-      return {Action::skip, "locked-locally", "a compiler holds " + name, false, {}};
+      return {Action::skip, SkipReason::locked_locally, "a compiler holds " + name, false, {}};
     }
   }
   for (const auto& name : names) {
     if (is_module && !repo_names.contains(name)) {
-      return {Action::skip, "local-entry-differs", name + " exists locally but not in the repo", false, {}};
+      return {Action::skip, SkipReason::local_entry_differs, name + " exists locally but not in the repo", false, {}};
     }
   }
   for (const auto& file : entry.files) {
@@ -153,10 +153,14 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
       continue;
     }
     if (is_module) {
-      return {Action::skip, "local-entry-differs", relative_name(entry, file) + " differs from the repo's", false, {}};
+      return {Action::skip,
+              SkipReason::local_entry_differs,
+              relative_name(entry, file) + " differs from the repo's",
+              false,
+              {}};
     }
     // Registry and exported-model trees: keep the local file, install the rest.
-    skipped.push_back({file.path, "local-file-differs", "kept the local version"});
+    skipped.push_back({file.path, SkipReason::local_file_differs, "kept the local version"});
   }
   decision.action = decision.to_download.empty() ? Action::present : Action::install;
   return decision;

@@ -103,7 +103,7 @@ public:
         scan.versions.push_back(name);
         scan_version(top.fd(), name, node, scan);
       } else {
-        scan.skipped.push_back({printable(name), "unrecognized", "not a neuronxcc-<version> directory"});
+        scan.skipped.push_back({printable(name), SkipReason::unrecognized, "not a neuronxcc-<version> directory"});
       }
     }
     return scan;
@@ -120,7 +120,7 @@ private:
                   listing.handle, [&](std::string_view item, unsigned char) { listing.names.emplace_back(item); })
                                : errno;
     if (error != 0) {
-      scan.skipped.push_back({printable(rel), "unreadable", std::strerror(error)});
+      scan.skipped.push_back({printable(rel), SkipReason::unreadable, std::strerror(error)});
       listing = {};
       return listing;
     }
@@ -191,26 +191,28 @@ private:
   bool admit(const std::string& name, const std::string& rel, const Node& node, Scan& scan)
   {
     if (is_temp_file_name(name)) {
-      scan.skipped.push_back({printable(rel), "temp-file", "an unfinished write"});
+      scan.skipped.push_back({printable(rel), SkipReason::temp_file, "an unfinished write"});
       return false;
     }
     if (is_lock_name(name)) {
-      scan.skipped.push_back({printable(rel), "lock-file", "locks are never published"});
+      scan.skipped.push_back({printable(rel), SkipReason::lock_file, "locks are never published"});
       return false;
     }
     if (printable(name) != name || !storage::is_valid_path_in_repo(rel)) {
-      scan.skipped.push_back({printable(rel), "invalid-name", "not a valid repo path"});
+      scan.skipped.push_back({printable(rel), SkipReason::invalid_name, "not a valid repo path"});
       return false;
     }
     switch (node.type) {
     case NodeType::outside:
-      scan.skipped.push_back({rel, "symlink-outside-root", "points to " + printable(node.source)});
+      scan.skipped.push_back({rel, SkipReason::symlink_outside_root, "points to " + printable(node.source)});
       return false;
     case NodeType::dangling:
-      scan.skipped.push_back({rel, "dangling-symlink", "the link target does not exist"});
+      scan.skipped.push_back({rel, SkipReason::dangling_symlink, "the link target does not exist"});
       return false;
-    case NodeType::unreadable: scan.skipped.push_back({rel, "unreadable", "cannot stat"}); return false;
-    case NodeType::other: scan.skipped.push_back({rel, "not-a-regular-file", "device, socket or fifo"}); return false;
+    case NodeType::unreadable: scan.skipped.push_back({rel, SkipReason::unreadable, "cannot stat"}); return false;
+    case NodeType::other:
+      scan.skipped.push_back({rel, SkipReason::not_a_regular_file, "device, socket or fifo"});
+      return false;
     default: return true;
     }
   }
@@ -272,7 +274,7 @@ private:
     } else if (node.type == NodeType::directory && module) {
       scan_module(version_fd, name, node, child_rel, compiler_version, *module, scan);
     } else {
-      scan.skipped.push_back({child_rel, "unrecognized", "not a MODULE_* entry or 0_REGISTRY directory"});
+      scan.skipped.push_back({child_rel, SkipReason::unrecognized, "not a MODULE_* entry or 0_REGISTRY directory"});
     }
   }
 
@@ -320,12 +322,12 @@ private:
           continue;
         }
         const auto& why = local.skipped.back();
-        if (why.reason == "symlink-outside-root" || why.reason == "dangling-symlink") {
+        if (why.reason == SkipReason::symlink_outside_root || why.reason == SkipReason::dangling_symlink) {
           // The entry is incomplete without that file: it is skipped whole.
           entry.state = EntryState::unsafe;
-          entry.reason = why.reason == "dangling-symlink" ? name + " is a dangling symlink"
-                                                          : name + " is a symlink leaving the cache root";
-        } else if (why.reason != "lock-file") {
+          entry.reason = why.reason == SkipReason::dangling_symlink ? name + " is a dangling symlink"
+                                                                    : name + " is a symlink leaving the cache root";
+        } else if (why.reason != SkipReason::lock_file) {
           scan.skipped.push_back(why); // a lock is reported as the entry's state instead
         }
         continue;
@@ -398,7 +400,7 @@ private:
       }
     }
     if (entry.state != EntryState::success) {
-      scan.skipped.push_back({rel, to_string(entry.state), entry.reason});
+      scan.skipped.push_back({rel, skip_reason_of(entry.state), entry.reason});
     }
     scan.entries.push_back(std::move(entry));
   }

@@ -123,11 +123,11 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (is_module) {
     auto state = classify_stored(entry, source_files);
     if (state.state == EntryState::failed) {
-      decision.skip = Skipped{entry.path, "failed-in-source", state.reason};
+      decision.skip = Skipped{entry.path, SkipReason::failed_in_source, state.reason};
       return decision;
     }
     if (state.state != EntryState::success) {
-      decision.skip = Skipped{entry.path, "incomplete-in-source", state.reason};
+      decision.skip = Skipped{entry.path, SkipReason::incomplete_in_source, state.reason};
       return decision;
     }
   }
@@ -150,14 +150,14 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (!is_module) {
     // Registry and exported-model trees: the target's version of a file stays.
     for (const auto* file : differing) {
-      skipped_files.push_back({file->path, "target-file-differs", "kept the target's version"});
+      skipped_files.push_back({file->path, SkipReason::target_file_differs, "kept the target's version"});
     }
     return decision;
   }
   // A complete entry at the target is in use there; a partial one is completed.
   if (classify_stored(entry, target_files).state == EntryState::success && target_files.size() == source_files.size()) {
     decision.to_copy.clear();
-    decision.skip = Skipped{entry.path, "target-entry-differs",
+    decision.skip = Skipped{entry.path, SkipReason::target_entry_differs,
                             differing.front()->path.substr(entry.path.size() + 1) + " differs from the source's"};
     return decision;
   }
@@ -194,7 +194,7 @@ void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t worker
       kept.push_back(std::move(item));
       continue;
     }
-    plan.skipped.push_back({item.entry.path, "flags-mismatch-in-source", problems[i]});
+    plan.skipped.push_back({item.entry.path, SkipReason::flags_mismatch_in_source, problems[i]});
     plan.files_planned -= item.to_copy.size();
     plan.bytes_planned -= item.bytes;
   }
@@ -468,7 +468,7 @@ public:
     for (const auto& copy : m_copies) {
       const auto& path = copy.entry.path;
       if (reported.insert(path).second) {
-        m_report.errors.push_back({path, "error", "not copied: " + m_stop_reason});
+        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_stop_reason});
       }
     }
   }
@@ -535,7 +535,7 @@ private:
         bool first = !failed[index - begin].exchange(true);
         std::lock_guard lock(m_mutex);
         if (first) {
-          m_report.errors.push_back({m_copies[index].entry.path, "error", message_of(error)});
+          m_report.errors.push_back({m_copies[index].entry.path, SkipReason::error, message_of(error)});
         }
         if (stops_the_run(error) && !m_stopped.exchange(true)) {
           m_stop_reason = message_of(error);

@@ -146,10 +146,54 @@ struct Entry {
 // Something the scan will not publish, with a reason code (failed, locked, incomplete,
 // flags-mismatch, symlink-outside-root, dangling-symlink, temp-file, lock-file,
 // not-a-regular-file, invalid-name, unreadable, unrecognized) and a human detail.
+// Why an entry or file was not moved (or, by cleanup, not removed): a fact the CLI words
+// (apps/neuron-cache/transfer_report.cpp names each and says what to do about it).
+enum class SkipReason {
+  // Found by the scan of a local cache (a push).
+  unrecognized,
+  unreadable,
+  temp_file,
+  lock_file,
+  invalid_name,
+  symlink_outside_root,
+  dangling_symlink,
+  not_a_regular_file,
+  failed, // the entry's state (EntryState)
+  locked,
+  incomplete,
+  flags_mismatch,
+  // A pull: the repo's entry, or what the local cache holds of it.
+  failed_in_repo,
+  incomplete_in_repo,
+  flags_mismatch_in_repo,
+  local_entry_differs,
+  local_file_differs,
+  locked_locally,
+  appeared_during_pull,
+  link_in_local_path,
+  // A copy between stores: the source's entry, or what the target holds of it.
+  failed_in_source,
+  incomplete_in_source,
+  flags_mismatch_in_source,
+  target_entry_differs,
+  target_file_differs,
+  // Cleanup's: kept because a compiler may hold it, or changed meanwhile.
+  lock_held,
+  compiler_running,
+  vanished,
+  taken,
+  // Something failed (an error), or a failure stopped the run first (stopped).
+  error,
+  stopped,
+};
+
+// The skip reason of an entry the scan found in `state` (not success).
+SkipReason skip_reason_of(EntryState state);
+
 struct Skipped {
   std::string path;
-  std::string reason;
-  std::string detail;
+  SkipReason reason = SkipReason::error;
+  std::string detail; // the facts: what differs, the errno's text, the link's target, ...
 };
 
 struct Scan {
