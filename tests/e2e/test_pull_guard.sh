@@ -162,6 +162,28 @@ test_a_second_pull_waits_for_the_first_and_downloads_nothing_twice() {
   entries_whole "$SCRATCH/fresh" "$SCRATCH/cache"
 }
 
+# tree_listings: the repo listings the test Hub served since its stats were reset.
+tree_listings() { curl -fsS "$HUB_URL/_test/stats" | jq -r '.by_route.tree // 0'; }
+
+test_a_pull_that_asks_first_lists_the_repo_once() {
+  command -v script >/dev/null 2>&1 || { echo "    (skipped: no script)"; return 0; }
+  start_hub --page-size 100000 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 4 || return
+  run 0 "$NC" create alice/asks -q || return
+  run 0 "$NC" push --repo-id alice/asks --cache-dir "$SCRATCH/cache" -q || return
+  # Beyond --max-size on a terminal: it plans, asks, and applies that plan (no second listing).
+  curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null
+  printf 'y\n' | NO_COLOR=1 script -qec "'$NC' pull --repo-id alice/asks --max-size 10 --cache-dir '$SCRATCH/asked'" \
+    /dev/null >"$OUT" 2>&1 || fail "the pull that asked failed: $(cat "$OUT")"
+  contains "$OUT" "more than --max-size 10 B. Continue? [y/N]"
+  equals "$(tree_listings)" "1"
+  entries_whole "$SCRATCH/asked" "$SCRATCH/cache"
+  # The same as a pull that does not ask.
+  curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null
+  run 0 "$NC" pull --repo-id alice/asks --yes --cache-dir "$SCRATCH/told" -q || return
+  equals "$(tree_listings)" "1"
+}
+
 test_the_lock_of_a_killed_pull_does_not_block_the_next() {
   start_hub --lfs-threshold 1024 || return
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 6 --neff-size 200000 || return
