@@ -297,6 +297,50 @@ std::uint64_t batch_setting(const Invocation& invocation, const std::string& nam
   return value;
 }
 
+// A copy's options from the command line and the environment; `from` names the source
+// in the commit message.
+cc::CopyOptions copy_options(const Invocation& invocation, const std::string& from)
+{
+  cc::CopyOptions options;
+  options.compiler_version = invocation.value("compiler-version");
+  options.workers = max_workers(invocation);
+  options.scratch_parent = hubcache::util::scratch_parent(invocation.env());
+  options.batch_bytes = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_BYTES", options.batch_bytes);
+  options.batch_files = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_FILES", options.batch_files);
+  options.commit_message = "Copying compile cache entries from " + from;
+  return options;
+}
+
+// A copy's summary, JSON document and diagnostics.
+int print_copy(Invocation& invocation, const Transfer& transfer, const std::string& from, const std::string& to,
+               const std::optional<std::string>& compiler_version)
+{
+  const auto& report = transfer.report;
+  std::string human;
+  if (transfer.dry_run) {
+    human = "Dry run: would copy " + count_of(report.planned.size(), "entry", "entries") + " ("
+            + count_of(report.files_planned, "file") + ", " + human_size(report.bytes_planned) + ") from " + from
+            + " to " + to;
+  } else if (report.transferred.empty() && report.errors.empty()) {
+    human = "Nothing to copy: " + to + " already has every complete entry of " + from;
+  } else {
+    human = "Copied " + count_of(report.transferred.size(), "entry", "entries") + " ("
+            + count_of(report.files_transferred, "file") + ", " + human_size(report.bytes_transferred) + ") from "
+            + from + " to " + to + " in " + count_of(report.commits, "commit");
+  }
+  human += transfer.summary_tail("copy");
+  for (const auto& error : report.errors) {
+    invocation.out().warning("not copied: " + error.path + ": " + error.detail);
+  }
+  auto data = transfer.to_json();
+  data["compiler_version"] = compiler_version ? nlohmann::json(*compiler_version) : nlohmann::json();
+  data["other_repo_files"] = report.other_files;
+  data["commits"] = report.commits;
+  invocation.out().result(human, data, lines(transfer.dry_run ? report.planned : report.transferred));
+  report_skips(invocation.out(), report.skipped);
+  return report.errors.empty() ? k_exit_ok : k_exit_error;
+}
+
 // --cache-dir s3://… (or NEURON_COMPILE_CACHE_URL=s3://…, as on SageMaker): a push copies
 // the S3 cache's entries into the repo, a pull copies the repo's into the S3 cache, each
 // store in its own layout, through local scratch space a batch at a time.
@@ -325,14 +369,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
                                  "check the URL: a compile cache holds neuronxcc-<version>/ folders");
   }
 
-  cc::CopyOptions options;
-  options.compiler_version = invocation.value("compiler-version");
-  options.workers = max_workers(invocation);
-  options.scratch_parent = hubcache::util::scratch_parent(invocation.env());
-  options.batch_bytes = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_BYTES", options.batch_bytes);
-  options.batch_files = batch_setting(invocation, "NEURON_CACHE_COPY_BATCH_FILES", options.batch_files);
-  options.commit_message = pull ? "Copying compile cache entries from " + repo->spec()
-                                : "Copying compile cache entries from " + location.display();
+  auto options = copy_options(invocation, pull ? repo->spec() : location.display());
   std::optional<std::string> model;
   if (pull && invocation.has("model")) {
     cc::PullOptions selection;
@@ -386,29 +423,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
                     location.source,        report,  seconds_since(start)};
   auto from = pull ? repo->spec() : location.display();
   auto to = pull ? location.display() : repo->spec();
-  std::string human;
-  if (dry_run) {
-    human = "Dry run: would copy " + count_of(report.planned.size(), "entry", "entries") + " ("
-            + count_of(report.files_planned, "file") + ", " + human_size(report.bytes_planned) + ") from " + from
-            + " to " + to;
-  } else if (report.transferred.empty() && report.errors.empty()) {
-    human = "Nothing to copy: " + to + " already has every complete entry of " + from;
-  } else {
-    human = "Copied " + count_of(report.transferred.size(), "entry", "entries") + " ("
-            + count_of(report.files_transferred, "file") + ", " + human_size(report.bytes_transferred) + ") from "
-            + from + " to " + to + " in " + count_of(report.commits, "commit");
-  }
-  human += transfer.summary_tail("copy");
-  for (const auto& error : report.errors) {
-    invocation.out().warning("not copied: " + error.path + ": " + error.detail);
-  }
-  auto data = transfer.to_json();
-  data["compiler_version"] = options.compiler_version ? nlohmann::json(*options.compiler_version) : nlohmann::json();
-  data["other_repo_files"] = report.other_files;
-  data["commits"] = report.commits;
-  invocation.out().result(human, data, lines(dry_run ? report.planned : report.transferred));
-  report_skips(invocation.out(), report.skipped);
-  return report.errors.empty() ? k_exit_ok : k_exit_error;
+  return print_copy(invocation, transfer, from, to, options.compiler_version);
 }
 
 enum class Direction { either, push, pull };

@@ -155,6 +155,45 @@ TransferReport report_of_plan(PushPlan& plan)
   return report;
 }
 
+// The commit reports the digests of what it holds now: remember them for files that did
+// not change meanwhile, so the next push hashes nothing and lists nothing twice. The
+// request's paths become the digest cache's keys.
+void remember_committed(const std::vector<storage::RepoFile>& files, std::vector<storage::Addition>& additions,
+                        const std::vector<FileStamp>& stamps, DigestCache& digests)
+{
+  std::vector<const storage::RepoFile*> committed;
+  committed.reserve(files.size());
+  for (const auto& file : files) {
+    committed.push_back(&file);
+  }
+  auto by_path = [](const storage::RepoFile* a, const storage::RepoFile* b) { return a->path < b->path; };
+  std::sort(committed.begin(), committed.end(), by_path);
+  for (std::size_t i = 0; i < additions.size(); ++i) {
+    auto& addition = additions[i];
+    const auto& stamp = stamps[i];
+    auto it =
+      std::lower_bound(committed.begin(), committed.end(), addition.path_in_repo,
+                       [](const storage::RepoFile* file, const std::string& path) { return file->path < path; });
+    if (it == committed.end() || (*it)->path != addition.path_in_repo) {
+      continue;
+    }
+    const auto& file = **it;
+    if (file.size != stamp.size || (file.sha256.empty() && file.etag.empty())) {
+      continue;
+    }
+    try {
+      if (stamp_of(addition.source.file_for(addition.path_in_repo)) == stamp) {
+        // Added to what the plan learnt of this version (an S3 ETag beside its sha256).
+        digests.remember(
+          std::move(addition.path_in_repo), stamp,
+          {.size = stamp.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
+      }
+    } catch (const Error&) {
+    }
+  }
+  std::vector<const storage::RepoFile*>().swap(committed);
+}
+
 } // namespace
 
 TransferReport dry_run_report(PushPlan plan)
@@ -252,40 +291,7 @@ TransferReport push(storage::Repository& repo, PushPlan plan, DigestCache& diges
   result.files_transferred = result.files_planned;
   result.bytes_transferred = result.bytes_planned;
 
-  // The commit reports the digests of what it holds now: remember them for files that did
-  // not change meanwhile, so the next push hashes nothing and lists nothing twice. The
-  // request's paths become the digest cache's keys.
-  std::vector<const storage::RepoFile*> committed;
-  committed.reserve(commit.files.size());
-  for (const auto& file : commit.files) {
-    committed.push_back(&file);
-  }
-  auto by_path = [](const storage::RepoFile* a, const storage::RepoFile* b) { return a->path < b->path; };
-  std::sort(committed.begin(), committed.end(), by_path);
-  for (std::size_t i = 0; i < request.additions.size(); ++i) {
-    auto& addition = request.additions[i];
-    const auto& stamp = stamps[i];
-    auto it =
-      std::lower_bound(committed.begin(), committed.end(), addition.path_in_repo,
-                       [](const storage::RepoFile* file, const std::string& path) { return file->path < path; });
-    if (it == committed.end() || (*it)->path != addition.path_in_repo) {
-      continue;
-    }
-    const auto& file = **it;
-    if (file.size != stamp.size || (file.sha256.empty() && file.etag.empty())) {
-      continue;
-    }
-    try {
-      if (stamp_of(addition.source.file_for(addition.path_in_repo)) == stamp) {
-        // Added to what the plan learnt of this version (an S3 ETag beside its sha256).
-        digests.remember(
-          std::move(addition.path_in_repo), stamp,
-          {.size = stamp.size, .sha256 = file.sha256, .git_blob_sha1 = file.git_blob_sha1, .etag = file.etag});
-      }
-    } catch (const Error&) {
-    }
-  }
-  std::vector<const storage::RepoFile*>().swap(committed);
+  remember_committed(commit.files, request.additions, stamps, digests);
   request = {};
   std::vector<FileStamp>().swap(stamps); // (`= {}` would keep the capacity)
   result.committed_files = std::move(commit.files);
