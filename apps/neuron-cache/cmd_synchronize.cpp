@@ -8,6 +8,7 @@
 
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/local_cache.hpp>
 #include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/compilecache/usage.hpp>
@@ -43,14 +44,6 @@ std::vector<std::filesystem::path> followed_directories(const Invocation& invoca
 double seconds_since(std::chrono::steady_clock::time_point start)
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// What this run saw of each entry's last use, kept outside the root for `cleanup`.
-void record_usage(const Invocation& invocation, const cc::Scan& scan, const std::filesystem::path& root)
-{
-  cc::UsageRecords records(cc::UsageRecords::default_path(root, invocation.env()));
-  cc::record_scan(records, scan, cc::access_time_mode(root).recorded);
-  records.save();
 }
 
 namespace {
@@ -210,7 +203,8 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   if (invocation.has("model")) {
     model = select_model_entries(invocation, repo, options, spec);
   }
-  cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
+  cc::LocalCache local(root.path, invocation.env(), options.dry_run);
+  auto& digests = local.digests();
   auto revision = repo.revision(); // the transfer report names what it pulled from
   auto plan = cc::plan_pull(repo, root.path, digests, options);
   if (!options.dry_run) {
@@ -239,16 +233,12 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   if (!options.only_entries) { // --model said what the repo has already
     check_version_held(options.compiler_version, report.compiler_versions);
   }
-  if (!options.dry_run) {
-    digests.save();
-    // An entry pulled onto this host is one somebody is about to use.
-    cc::UsageRecords records(cc::UsageRecords::default_path(root.path, invocation.env()));
-    auto now = cc::unix_now();
-    for (const auto& path : report.transferred) {
-      records.record(path, now);
-    }
-    records.save();
+  // An entry pulled onto this host is one somebody is about to use.
+  auto now = cc::unix_now();
+  for (const auto& path : report.transferred) {
+    local.usage().record(path, now);
   }
+  local.save();
 
   Transfer transfer{"pull",      options.dry_run, repo.spec(),         root.path.string(),
                     root.source, report,          seconds_since(start)};

@@ -12,6 +12,7 @@
 #include <future>
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/local_transfer.hpp>
 #include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/compilecache/usage.hpp>
@@ -81,20 +82,6 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
   }
   scan = cc::scan(root, followed_directories(invocation), &flags_memo);
   return cleaned;
-}
-
-// The answer of an early Repository::check_writable: a refusal stops a push before it
-// hashes anything; a dry run reports it as a warning and goes on planning.
-void check_write_access(Invocation& invocation, std::future<void>& write_check, bool dry_run)
-{
-  try {
-    write_check.get();
-  } catch (const hubcache::AuthError& error) {
-    if (!dry_run) {
-      throw;
-    }
-    invocation.out().warning(std::string("this push would fail: ") + error.what());
-  }
 }
 
 // 7400 -> "7,400".
@@ -200,67 +187,36 @@ int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
 {
   auto start = std::chrono::steady_clock::now();
   bool dry_run = invocation.has("dry-run");
+  cc::LocalCache local(root.path, invocation.env(), dry_run);
   // The repo's head is read while the local cache is scanned: one is the network (or, for
   // a directory repo, a walk of its tree), the other the local disk.
   auto head_reader = std::async(std::launch::async, [&repo] { return repo.revision(); });
   // Flags files found good by an earlier scan are not read again.
-  cc::FlagsMemo flags_memo(cc::FlagsMemo::default_path(root.path, invocation.env()));
-  auto scan = cc::scan(root.path, followed_directories(invocation), &flags_memo);
-  auto cleaned = clean_local_cache(invocation, scan, root.path, flags_memo);
-  if (!dry_run) {
-    record_usage(invocation, scan, root.path);
-    flags_memo.save();
-  }
+  auto scan = cc::scan(root.path, followed_directories(invocation), &local.flags_memo());
+  auto cleaned = clean_local_cache(invocation, scan, root.path, local.flags_memo());
+  cc::record_scan(local.usage(), scan, cc::access_time_mode(root.path).recorded);
+  // What the scan learnt is kept even when the push fails.
+  local.save();
 
-  // An unmoved head is not listed again: what it held is remembered from the last run.
-  // And while neither the head nor the files to publish moved since a push left nothing
-  // to upload, there is nothing to plan at all.
-  cc::RemoteSnapshot snapshot(cc::RemoteSnapshot::default_path(root.path, repo.spec(), invocation.env()));
-  auto head = head_reader.get();
-  auto fingerprint = cc::publish_fingerprint(scan);
-  cc::TransferReport result;
-  if (snapshot.in_sync(head, fingerprint)) {
-    result = cc::dry_run_report(cc::plan_already_pushed(scan));
-    result.revision = head;
-  } else {
-    cc::DigestCache digests(cc::DigestCache::default_path(root.path, invocation.env()));
-    digests.set_etag_part_sizes(repo.etag_part_sizes());
-    // Fail early: write access is known before anything is hashed (minutes for a big
-    // cache), checked while the repo is listed.
-    auto write_check = std::async(std::launch::async, [&repo] { repo.check_writable(); });
-    auto versions = cc::publishable_versions(scan);
-    auto remembered = snapshot.files(head, versions);
-    bool listed = !remembered;
-    auto remote = remembered ? std::move(*remembered) : cc::list_remote_for(repo, scan);
-    cc::complete_remote_digests(repo, remote, scan);
-    warn_skipped_paths(invocation.out(), repo);
-    check_write_access(invocation, write_check, dry_run);
-    auto plan = cc::plan_push(scan, remote, digests);
-    // The plan holds what the rest needs: the scan (every file of the cache, built on the
-    // walk's threads) goes before the uploads start.
-    scan = {};
-    hubcache::util::release_free_memory();
-    if (dry_run) {
-      result = cc::dry_run_report(std::move(plan));
-      result.revision = head;
-      detail_entries(invocation.out(), "would push", result.entries);
-    } else {
-      detail_entries(invocation.out(), "push", cc::transfer_entries(plan));
-      ProgressBar bar(invocation.out(), "Uploading");
-      result = cc::push(
-        repo, std::move(plan), digests, [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); },
-        head);
-      bar.finish();
-      digests.save();
-      if (result.revision && (listed || result.committed)) {
-        snapshot.save(*result.revision, versions, remote, result.committed_files);
-      }
-      if (result.revision) {
-        snapshot.mark_in_sync(*result.revision, fingerprint);
-      }
+  std::optional<ProgressBar> bar;
+  cc::PushSteps steps;
+  steps.dry_run = dry_run;
+  steps.listed = [&] { warn_skipped_paths(invocation.out(), repo); };
+  steps.refused = [&](const hubcache::AuthError& error) {
+    invocation.out().warning(std::string("this push would fail: ") + error.what());
+  };
+  steps.planned = [&](const std::vector<TransferEntry>& entries) {
+    detail_entries(invocation.out(), dry_run ? "would push" : "push", entries);
+    if (!dry_run) {
+      bar.emplace(invocation.out(), "Uploading");
     }
-    result.files_hashed = digests.hashed();
+  };
+  steps.progress = [&](const hubcache::util::TransferProgress& progress) { bar->update(progress); };
+  auto result = cc::push_scan(repo, local, std::move(scan), head_reader.get(), steps);
+  if (bar) {
+    bar->finish();
   }
+  local.save();
   return print_push(invocation, root, repo, dry_run, cleaned, result, seconds_since(start));
 }
 

@@ -16,9 +16,6 @@ namespace neuron_cache {
 // optimum's compile-time proxy links what it downloaded.
 std::vector<std::filesystem::path> followed_directories(const Invocation& invocation);
 double seconds_since(std::chrono::steady_clock::time_point start);
-// What this run saw of each entry's last use, kept outside the root for `cleanup`.
-void record_usage(const Invocation& invocation, const hubcache::compilecache::Scan& scan,
-                  const std::filesystem::path& root);
 // `synchronize` without --pull: the local cache's complete entries into `repo`.
 int run_push(Invocation& invocation, const hubcache::compilecache::CacheRoot& root,
              hubcache::storage::Repository& repo);
