@@ -318,3 +318,20 @@ TEST_CASE("a multi-range answer gives each range asked for, and a short or mispl
                        doctest::Contains("other bytes"), IntegrityError);
   CHECK_THROWS_AS(split_byteranges("abcdefghi", "application/octet-stream", asked), IntegrityError);
 }
+
+TEST_CASE("an upload cuts xorbs of at most upload_xorb_bytes, each handed over once")
+{
+  const auto data = xet_test::splitmix64_data(upload_xorb_bytes + upload_xorb_bytes / 4, 31);
+  std::vector<std::size_t> sizes;
+  UploadPacker packer([&](const MerkleHash&, std::vector<std::uint8_t> bytes) { sizes.push_back(bytes.size()); });
+  packer.add_bytes(data);
+  const auto shard = parse_shard(packer.finish());
+  REQUIRE(sizes.size() == 2);
+  REQUIRE(shard.xorbs.size() == 2);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    CHECK(sizes[i] <= upload_xorb_bytes);
+    CHECK(sizes[i] == shard.xorbs[i].serialized_size);
+    CHECK(shard.xorbs[i].unpacked_size <= upload_xorb_bytes);
+  }
+  CHECK(shard.xorbs[0].unpacked_size + shard.xorbs[1].unpacked_size == data.size());
+}

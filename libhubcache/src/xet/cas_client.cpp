@@ -303,6 +303,10 @@ std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& p
 
 } // namespace
 
+// What a reconstruction's parallel range fetches may hold at once (one group always goes,
+// whatever its size).
+constexpr std::uint64_t fetch_budget_bytes = 24 * 1024 * 1024;
+
 void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
                             const std::function<void(std::string_view)>& write)
 {
@@ -335,11 +339,21 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
   std::size_t next = 0; // the first term not yet written
   while (next < plan.terms.size()) {
-    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests.
+    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests
+    // and fetch_budget_bytes (memory stays bounded whatever the file's size).
     std::map<std::size_t, std::future<std::vector<std::string>>> pending; // by group
+    std::uint64_t pending_bytes = 0;
     for (auto t = next; t < plan.terms.size() && pending.size() < window; ++t) {
       const auto group = group_of[plan.terms[t].fetch];
       if (!fetched.count(plan.terms[t].fetch) && !pending.count(group)) {
+        std::uint64_t bytes = 0;
+        for (const auto member : groups[group]) {
+          bytes += plan.fetches[member].byte_end - plan.fetches[member].byte_start + 1;
+        }
+        if (!pending.empty() && pending_bytes + bytes > fetch_budget_bytes) {
+          break;
+        }
+        pending_bytes += bytes;
         pending.emplace(group, std::async(std::launch::async, [this, &plan, &members = groups[group]] {
                           std::vector<const XorbFetch*> asked;
                           for (const auto member : members) {
@@ -374,12 +388,13 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   }
 }
 
-void CasClient::upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)
+void CasClient::upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
 {
   http::Request request;
   request.method = "POST";
   request.url = m_token.cas_url + "/v1/xorbs/default/" + hash.hex();
   request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  bytes = {}; // one copy in memory while it is sent
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused xorb " + hash.hex() + " (HTTP " + std::to_string(response.status) + ")",
@@ -416,6 +431,32 @@ std::optional<Shard> CasClient::query_chunk(const MerkleHash& chunk)
     return parse_shard(Bytes(reinterpret_cast<const std::uint8_t*>(response.body.data()), response.body.size()));
   } catch (const FormatError&) {
     return std::nullopt; // a shard that does not parse is no answer: upload the chunks
+  }
+}
+
+} // namespace hubcache::xet
+
+namespace hubcache::xet {
+
+BackgroundXorbUploads::~BackgroundXorbUploads()
+{
+  if (m_pending.valid()) {
+    m_pending.wait(); // its failure, if any, is not this scope's to report
+  }
+}
+
+void BackgroundXorbUploads::send(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
+{
+  wait();
+  m_pending = std::async(std::launch::async, [this, hash, bytes = std::move(bytes)]() mutable {
+    m_cas.upload_xorb(hash, std::move(bytes));
+  });
+}
+
+void BackgroundXorbUploads::wait()
+{
+  if (m_pending.valid()) {
+    m_pending.get();
   }
 }
 

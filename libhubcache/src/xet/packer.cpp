@@ -152,8 +152,8 @@ void UploadPacker::close_xorb()
   }
   info.unpacked_size = offset;
   info.serialized_size = static_cast<std::uint32_t>(m_builder.bytes().size());
-  m_sink(info.xorb_hash, m_builder.bytes());
   m_xorb_hashes.push_back(info.xorb_hash);
+  m_sink(info.xorb_hash, m_builder.take_bytes());
   m_xorb_infos.push_back(std::move(info));
   m_builder.clear();
   ++m_stats.xorbs;

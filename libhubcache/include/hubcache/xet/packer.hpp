@@ -45,10 +45,15 @@ using DedupQuery = std::function<std::optional<Shard>(const MerkleHash& chunk)>;
 inline constexpr std::uint64_t dedup_query_min_spacing = 64 * 1024;
 inline constexpr std::uint64_t dedup_query_interval = 4'000'000;
 
+// The xorbs an upload cuts: a quarter of the 64 MiB the protocol allows, so that a push
+// holds little (the xorb being filled and the one being uploaded) and a pull's ranges stay
+// small, for a few more requests (one per 16 MiB of new chunks).
+inline constexpr std::size_t upload_xorb_bytes = 16 * 1024 * 1024;
+
 class UploadPacker {
 public:
-  // Receives each finished xorb: its hash and serialized bytes.
-  using XorbSink = std::function<void(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)>;
+  // Receives each finished xorb: its hash and serialized bytes (handed over).
+  using XorbSink = std::function<void(const MerkleHash& hash, std::vector<std::uint8_t> bytes)>;
   explicit UploadPacker(XorbSink sink, DedupQuery query = {}) : m_sink(std::move(sink)), m_query(std::move(query)) {}
 
   PackedFile add_file(const std::filesystem::path& path);
@@ -80,7 +85,7 @@ private:
   void remember(const Shard& answer);
 
   XorbSink m_sink;
-  XorbBuilder m_builder;
+  XorbBuilder m_builder{upload_xorb_bytes};
   std::vector<MerkleHash> m_xorb_hashes; // of closed xorbs
   std::vector<XorbInfo> m_xorb_infos;
   std::map<MerkleHash, Location> m_packed;
