@@ -165,7 +165,8 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
   return plan;
 }
 
-std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
+void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
+                 const std::function<void(const DecodedChunk&)>& each)
 {
   const Bytes bytes(reinterpret_cast<const std::uint8_t*>(fetched.data()), fetched.size());
   XorbLayout layout;
@@ -180,10 +181,9 @@ std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch&
     lying("a xorb range with " + std::to_string(layout.chunks.size()) + " chunks, short of the "
           + std::to_string(first + count) + " asked for");
   }
-  std::vector<DecodedChunk> chunks;
   std::uint64_t size = 0;
+  DecodedChunk chunk;
   for (std::size_t i = first; i < first + count; ++i) {
-    DecodedChunk chunk;
     try {
       chunk.data = xorb_chunk_data(bytes, layout.chunks[i]);
     } catch (const FormatError& error) {
@@ -191,11 +191,20 @@ std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch&
     }
     chunk.hash = chunk_hash(chunk.data);
     size += chunk.data.size();
-    chunks.push_back(std::move(chunk));
+    if (size > term.unpacked_length) {
+      break;
+    }
+    each(chunk);
   }
   if (size != term.unpacked_length) {
     lying("a term of " + std::to_string(size) + " bytes where it announced " + std::to_string(term.unpacked_length));
   }
+}
+
+std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
+{
+  std::vector<DecodedChunk> chunks;
+  decode_term(fetched, fetch, term, [&chunks](const DecodedChunk& chunk) { chunks.push_back(chunk); });
   return chunks;
 }
 
@@ -216,13 +225,20 @@ std::string CasClient::current_token(bool force_refresh)
   return m_token.access_token;
 }
 
-http::Response CasClient::send_once(const http::Request& request, const std::string& token)
+http::Response CasClient::send_once(http::Request& request, const std::string& token)
 {
-  auto sent = request;
+  // The token goes on for this call only, without copying the request: its body may be a
+  // 16 MiB xorb.
+  struct TokenHeader {
+    http::Request& request;
+    std::size_t headers = request.headers.size();
+    ~TokenHeader() { request.headers.resize(headers); }
+  } scope{request};
   if (!token.empty()) {
-    sent.headers.emplace_back("Authorization", "Bearer " + token);
+    request.headers.emplace_back("Authorization", "Bearer " + token);
   }
-  sent.stall_timeout = m_options.stall_timeout;
+  request.stall_timeout = m_options.stall_timeout;
+  const auto& sent = request;
   for (int attempt = 1;; ++attempt) {
     http::Response response;
     try {
@@ -305,7 +321,7 @@ std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& p
 
 // What a reconstruction's parallel range fetches may hold at once (one group always goes,
 // whatever its size).
-constexpr std::uint64_t fetch_budget_bytes = 24 * 1024 * 1024;
+constexpr std::uint64_t fetch_budget_bytes = 16 * 1024 * 1024;
 
 void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
                             const std::function<void(std::string_view)>& write)
@@ -373,10 +389,10 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
     }
     while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
       const auto& term = plan.terms[next];
-      for (auto& chunk : decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term)) {
+      decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term, [&](const DecodedChunk& chunk) {
         nodes.push_back({chunk.hash, chunk.data.size()});
         write(std::string_view(reinterpret_cast<const char*>(chunk.data.data()), chunk.data.size()));
-      }
+      });
       if (--uses[term.fetch] == 0) {
         fetched.erase(term.fetch);
       }

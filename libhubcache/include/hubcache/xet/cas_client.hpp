@@ -73,6 +73,10 @@ struct DecodedChunk {
   std::vector<std::uint8_t> data;
 };
 std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term);
+// The same one chunk at a time (memory: one chunk, not the term); the size check comes
+// last, so a caller writes into staging that the file hash check guards.
+void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
+                 const std::function<void(const DecodedChunk&)>& each);
 
 struct CasOptions {
   std::size_t parallel_fetches = 8;
@@ -100,7 +104,7 @@ public:
 
 private:
   http::Response send(http::Request request, bool with_token);
-  http::Response send_once(const http::Request& request, const std::string& token);
+  http::Response send_once(http::Request& request, const std::string& token);
   std::string current_token(bool force_refresh);
   std::string fetch_range(const XorbFetch& fetch);
   std::vector<std::string> fetch_ranges(const std::vector<const XorbFetch*>& fetches);

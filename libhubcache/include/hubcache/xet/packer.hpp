@@ -45,10 +45,10 @@ using DedupQuery = std::function<std::optional<Shard>(const MerkleHash& chunk)>;
 inline constexpr std::uint64_t dedup_query_min_spacing = 64 * 1024;
 inline constexpr std::uint64_t dedup_query_interval = 4'000'000;
 
-// The xorbs an upload cuts: a quarter of the 64 MiB the protocol allows, so that a push
-// holds little (the xorb being filled and the one being uploaded) and a pull's ranges stay
-// small, for a few more requests (one per 16 MiB of new chunks).
-inline constexpr std::size_t upload_xorb_bytes = 16 * 1024 * 1024;
+// The xorbs an upload cuts: an eighth of the 64 MiB the protocol allows, so that a push
+// stays within 64 MB of memory (the xorb being filled and the one being uploaded) and a
+// pull's ranges stay small, for a few more requests (one per 8 MiB of new chunks).
+inline constexpr std::size_t upload_xorb_bytes = 8 * 1024 * 1024;
 
 class UploadPacker {
 public:
