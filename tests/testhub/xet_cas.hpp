@@ -70,8 +70,8 @@ public:
 private:
   std::vector<hubcache::xet::MerkleHash> chunk_hashes(const std::string& xorb) const;
   void record(const XetFile& file);
-  // Indexes a verified shard's eligible chunks: each file's first, and every chunk whose
-  // hash is 0 mod 1024 (spec `deduplication.md`).
+  // Indexes the eligible chunks a verified shard's own xorbs hold: a file's first chunk, and
+  // every chunk whose hash is 0 mod 1024 (spec `deduplication.md`).
   void index_for_dedup(const hubcache::xet::Shard& shard);
   hubcache::xet::XorbInfo xorb_info(const std::string& hash) const;
 

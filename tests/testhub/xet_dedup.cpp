@@ -3,6 +3,7 @@
 // xorb section lists the xorbs to reference, chunk hashes HMAC'd with the footer's key, as
 // the real CAS does (the client HMACs its own chunk hashes to find matches).
 
+#include <algorithm>
 #include <ctime>
 
 #include "http_util.hpp"
@@ -20,12 +21,16 @@ constexpr std::uint64_t k_key_lifetime_s = 86400;
 
 } // namespace
 
+// Like the real CAS (and xet-core's local server), a shard answers for the chunks its own
+// xorb section holds: each file's first chunk when its first term is in one of them, and
+// every chunk whose hash is 0 mod 1024. A shard whose files all reference older xorbs
+// indexes nothing, so a chunk keeps answering with the shard that stored it.
 void XetCas::index_for_dedup(const xet::Shard& shard)
 {
   std::vector<std::string> shard_xorbs;
   for (const auto& xorb : shard.xorbs)
     shard_xorbs.push_back(xorb.xorb_hash.hex());
-  // The xorb holding the chunk first, then the shard's own, each once.
+  // The xorb holding the chunk first, then the shard's others, each once.
   const auto index = [&](const xet::MerkleHash& chunk, const std::string& holder) {
     std::string listing = holder + "\n";
     std::size_t listed = 1;
@@ -43,7 +48,8 @@ void XetCas::index_for_dedup(const xet::Shard& shard)
       continue;
     const auto& first = file.terms.front();
     const auto holder = first.xorb_hash.hex();
-    index(chunk_hashes(holder).at(first.chunk_start), holder);
+    if (std::find(shard_xorbs.begin(), shard_xorbs.end(), holder) != shard_xorbs.end())
+      index(chunk_hashes(holder).at(first.chunk_start), holder);
   }
   for (const auto& xorb : shard.xorbs) {
     for (const auto& chunk : xorb.chunks) {

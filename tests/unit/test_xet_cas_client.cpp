@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 using namespace hubcache;
@@ -200,7 +201,7 @@ TEST_CASE("global dedup: chunks the CAS holds are referenced in its xorbs, not u
   const auto file = packer.add_bytes(changed);
   const auto shard = parse_shard(packer.finish());
   const auto& stats = packer.stats();
-  CHECK(asked.size() == 1); // the file's first chunk; later ones wait for 4 MB of new chunks
+  CHECK(asked.size() == 1); // the file's first chunk: its answer covers every later one
   CHECK(stats.dedup_queries == 1);
   CHECK(stats.stored_bytes > 700000);
   CHECK(stats.new_bytes < 200000);
@@ -224,7 +225,7 @@ TEST_CASE("global dedup: chunks the CAS holds are referenced in its xorbs, not u
   CHECK(rebuild(both, 0, reconstruction_of(both, 0), changed.size()) == changed);
 }
 
-TEST_CASE("global dedup: a miss or no answer uploads everything")
+TEST_CASE("global dedup: a miss or no answer uploads everything; misses in a row space the queries out")
 {
   const auto data = xet_test::splitmix64_data(300000, 12);
   std::size_t asked = 0;
@@ -234,11 +235,64 @@ TEST_CASE("global dedup: a miss or no answer uploads everything")
                         return std::nullopt;
                       });
   packer.add_bytes(data);
-  packer.add_bytes(xet_test::splitmix64_data(5000, 13)); // within 4 MB of the last query: not asked
+  packer.add_bytes(xet_test::splitmix64_data(5000, 13)); // 300 kB after a first miss: asked
+  CHECK(asked == 2);
+  // 40 files of 20 kB: after each miss the next query waits twice as long (128 kB of new
+  // chunks, then 256 kB, 512 kB...), so 40 small files cost 2 more queries, not 40.
+  for (std::uint64_t seed = 100; seed < 140; ++seed) {
+    packer.add_bytes(xet_test::splitmix64_data(20000, seed));
+  }
   packer.finish();
-  CHECK(asked == 1);
+  CHECK(asked == 4);
+  CHECK(packer.stats().dedup_queries == 4);
   CHECK(packer.stats().stored_bytes == 0);
-  CHECK(packer.stats().new_bytes == data.size() + 5000);
+  CHECK(packer.stats().new_bytes == data.size() + 5000 + 40 * 20000);
+}
+
+TEST_CASE("global dedup: a re-push whose first file misses still finds the next files' unchanged chunks")
+{
+  // Three graphs pushed, then recompiled: the first changed in its first chunk, the others
+  // in their middle.
+  std::vector<std::vector<std::uint8_t>> graphs;
+  for (std::uint64_t seed = 21; seed < 24; ++seed) {
+    graphs.push_back(xet_test::splitmix64_data(600000, seed));
+  }
+  const auto earlier = pack(graphs);
+  auto recompiled = graphs;
+  recompiled[0][100] ^= 0x5a;
+  recompiled[1][300000] ^= 0x5a;
+  recompiled[2][300000] ^= 0x5a;
+  MerkleHash key;
+  key.bytes[0] = 9;
+  std::set<MerkleHash> stored;
+  for (const auto& xorb : earlier.shard.xorbs) {
+    for (const auto& chunk : xorb.chunks) {
+      stored.insert(chunk.hash);
+    }
+  }
+  std::vector<bool> hits;
+  UploadPacker packer([](const MerkleHash&, const std::vector<std::uint8_t>&) {},
+                      [&](const MerkleHash& chunk) -> std::optional<Shard> {
+                        hits.push_back(stored.count(chunk) != 0);
+                        if (!hits.back()) {
+                          return std::nullopt;
+                        }
+                        return dedup_answer(earlier, key);
+                      });
+  for (const auto& graph : recompiled) {
+    packer.add_bytes(graph);
+  }
+  packer.finish();
+  // The first file's first chunk misses; the second file's is still asked and hits.
+  REQUIRE(hits.size() == 2);
+  CHECK_FALSE(hits[0]);
+  CHECK(hits[1]);
+  // Of the second and third files only the chunk holding the change is new (a chunk is at
+  // most 128 KiB): what the first file shares is uploaded, there was no answer yet.
+  const auto& stats = packer.stats();
+  CHECK(stats.stored_bytes >= 2 * (600000 - 2 * 131072));
+  CHECK(stats.new_bytes <= 600000 + 2 * 2 * 131072);
+  CHECK(stats.new_bytes + stats.stored_bytes == 3 * 600000);
 }
 
 TEST_CASE("a multi-range answer gives each range asked for, and a short or misplaced part is refused")
@@ -263,4 +317,21 @@ TEST_CASE("a multi-range answer gives each range asked for, and a short or mispl
   CHECK_THROWS_WITH_AS(split_byteranges(part("10-14", "efghi") + part("0-3", "abcd") + "--XYZ--\r\n", type, asked),
                        doctest::Contains("other bytes"), IntegrityError);
   CHECK_THROWS_AS(split_byteranges("abcdefghi", "application/octet-stream", asked), IntegrityError);
+}
+
+TEST_CASE("an upload cuts xorbs of at most upload_xorb_bytes, each handed over once")
+{
+  const auto data = xet_test::splitmix64_data(upload_xorb_bytes + upload_xorb_bytes / 4, 31);
+  std::vector<std::size_t> sizes;
+  UploadPacker packer([&](const MerkleHash&, std::vector<std::uint8_t> bytes) { sizes.push_back(bytes.size()); });
+  packer.add_bytes(data);
+  const auto shard = parse_shard(packer.finish());
+  REQUIRE(sizes.size() == 2);
+  REQUIRE(shard.xorbs.size() == 2);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    CHECK(sizes[i] <= upload_xorb_bytes);
+    CHECK(sizes[i] == shard.xorbs[i].serialized_size);
+    CHECK(shard.xorbs[i].unpacked_size <= upload_xorb_bytes);
+  }
+  CHECK(shard.xorbs[0].unpacked_size + shard.xorbs[1].unpacked_size == data.size());
 }

@@ -94,8 +94,9 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
   options.retry = config.retry;
   xet::CasClient cas(write_token(config, *action), options);
   cas.set_token_refresh([&config, refresh = *action] { return refresh_write_token(config, refresh); });
+  xet::BackgroundXorbUploads uploads(cas);
   xet::UploadPacker packer(
-    [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); },
+    [&uploads](const xet::MerkleHash& hash, std::vector<std::uint8_t> bytes) { uploads.send(hash, std::move(bytes)); },
     [&cas](const xet::MerkleHash& chunk) { return cas.query_chunk(chunk); });
   for (const auto& object : answer) {
     if (!object.upload) {
@@ -111,7 +112,9 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
         "a file changed while it was pushed (sha256 " + packed.sha256 + ", expected " + object.oid + ")", "push again");
     }
   }
-  cas.upload_shard(packer.finish());
+  auto shard = packer.finish();
+  uploads.wait(); // the shard names the xorbs: the CAS must hold them first
+  cas.upload_shard(shard);
   const auto& stats = packer.stats();
   return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
 }

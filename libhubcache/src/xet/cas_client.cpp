@@ -165,7 +165,8 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
   return plan;
 }
 
-std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
+void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
+                 const std::function<void(const DecodedChunk&)>& each)
 {
   const Bytes bytes(reinterpret_cast<const std::uint8_t*>(fetched.data()), fetched.size());
   XorbLayout layout;
@@ -180,10 +181,9 @@ std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch&
     lying("a xorb range with " + std::to_string(layout.chunks.size()) + " chunks, short of the "
           + std::to_string(first + count) + " asked for");
   }
-  std::vector<DecodedChunk> chunks;
   std::uint64_t size = 0;
+  DecodedChunk chunk;
   for (std::size_t i = first; i < first + count; ++i) {
-    DecodedChunk chunk;
     try {
       chunk.data = xorb_chunk_data(bytes, layout.chunks[i]);
     } catch (const FormatError& error) {
@@ -191,11 +191,20 @@ std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch&
     }
     chunk.hash = chunk_hash(chunk.data);
     size += chunk.data.size();
-    chunks.push_back(std::move(chunk));
+    if (size > term.unpacked_length) {
+      break;
+    }
+    each(chunk);
   }
   if (size != term.unpacked_length) {
     lying("a term of " + std::to_string(size) + " bytes where it announced " + std::to_string(term.unpacked_length));
   }
+}
+
+std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
+{
+  std::vector<DecodedChunk> chunks;
+  decode_term(fetched, fetch, term, [&chunks](const DecodedChunk& chunk) { chunks.push_back(chunk); });
   return chunks;
 }
 
@@ -216,13 +225,20 @@ std::string CasClient::current_token(bool force_refresh)
   return m_token.access_token;
 }
 
-http::Response CasClient::send_once(const http::Request& request, const std::string& token)
+http::Response CasClient::send_once(http::Request& request, const std::string& token)
 {
-  auto sent = request;
+  // The token goes on for this call only, without copying the request: its body may be a
+  // 16 MiB xorb.
+  struct TokenHeader {
+    http::Request& request;
+    std::size_t headers = request.headers.size();
+    ~TokenHeader() { request.headers.resize(headers); }
+  } scope{request};
   if (!token.empty()) {
-    sent.headers.emplace_back("Authorization", "Bearer " + token);
+    request.headers.emplace_back("Authorization", "Bearer " + token);
   }
-  sent.stall_timeout = m_options.stall_timeout;
+  request.stall_timeout = m_options.stall_timeout;
+  const auto& sent = request;
   for (int attempt = 1;; ++attempt) {
     http::Response response;
     try {
@@ -303,6 +319,10 @@ std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& p
 
 } // namespace
 
+// What a reconstruction's parallel range fetches may hold at once (one group always goes,
+// whatever its size).
+constexpr std::uint64_t fetch_budget_bytes = 16 * 1024 * 1024;
+
 void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
                             const std::function<void(std::string_view)>& write)
 {
@@ -335,11 +355,21 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
   std::size_t next = 0; // the first term not yet written
   while (next < plan.terms.size()) {
-    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests.
+    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests
+    // and fetch_budget_bytes (memory stays bounded whatever the file's size).
     std::map<std::size_t, std::future<std::vector<std::string>>> pending; // by group
+    std::uint64_t pending_bytes = 0;
     for (auto t = next; t < plan.terms.size() && pending.size() < window; ++t) {
       const auto group = group_of[plan.terms[t].fetch];
       if (!fetched.count(plan.terms[t].fetch) && !pending.count(group)) {
+        std::uint64_t bytes = 0;
+        for (const auto member : groups[group]) {
+          bytes += plan.fetches[member].byte_end - plan.fetches[member].byte_start + 1;
+        }
+        if (!pending.empty() && pending_bytes + bytes > fetch_budget_bytes) {
+          break;
+        }
+        pending_bytes += bytes;
         pending.emplace(group, std::async(std::launch::async, [this, &plan, &members = groups[group]] {
                           std::vector<const XorbFetch*> asked;
                           for (const auto member : members) {
@@ -359,10 +389,10 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
     }
     while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
       const auto& term = plan.terms[next];
-      for (auto& chunk : decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term)) {
+      decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term, [&](const DecodedChunk& chunk) {
         nodes.push_back({chunk.hash, chunk.data.size()});
         write(std::string_view(reinterpret_cast<const char*>(chunk.data.data()), chunk.data.size()));
-      }
+      });
       if (--uses[term.fetch] == 0) {
         fetched.erase(term.fetch);
       }
@@ -374,12 +404,13 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   }
 }
 
-void CasClient::upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)
+void CasClient::upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
 {
   http::Request request;
   request.method = "POST";
   request.url = m_token.cas_url + "/v1/xorbs/default/" + hash.hex();
   request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  bytes = {}; // one copy in memory while it is sent
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused xorb " + hash.hex() + " (HTTP " + std::to_string(response.status) + ")",
@@ -416,6 +447,32 @@ std::optional<Shard> CasClient::query_chunk(const MerkleHash& chunk)
     return parse_shard(Bytes(reinterpret_cast<const std::uint8_t*>(response.body.data()), response.body.size()));
   } catch (const FormatError&) {
     return std::nullopt; // a shard that does not parse is no answer: upload the chunks
+  }
+}
+
+} // namespace hubcache::xet
+
+namespace hubcache::xet {
+
+BackgroundXorbUploads::~BackgroundXorbUploads()
+{
+  if (m_pending.valid()) {
+    m_pending.wait(); // its failure, if any, is not this scope's to report
+  }
+}
+
+void BackgroundXorbUploads::send(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
+{
+  wait();
+  m_pending = std::async(std::launch::async, [this, hash, bytes = std::move(bytes)]() mutable {
+    m_cas.upload_xorb(hash, std::move(bytes));
+  });
+}
+
+void BackgroundXorbUploads::wait()
+{
+  if (m_pending.valid()) {
+    m_pending.get();
   }
 }
 

@@ -5,6 +5,7 @@
 #include "hubcache/xet/file_hasher.hpp"
 #include "hubcache/xet/merkle.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace hubcache::xet {
@@ -61,29 +62,52 @@ std::optional<UploadPacker::Location> UploadPacker::stored_location(const Merkle
   return std::nullopt;
 }
 
-// Queries the CAS for an eligible chunk (not more often than dedup_query_interval) and
-// keeps every chunk its answer lists, so that later chunks of those xorbs match too.
+// Queries the CAS for an eligible chunk not already known (xet-core's rule: a file's first
+// chunk or a hash 0 mod 1024) and keeps every chunk its answer lists, so that later chunks
+// of those xorbs match without asking. xet-core asks for every such chunk; to keep a first
+// push of many small files to a few queries, each miss in a row doubles the bytes of new
+// chunks the next query waits for (from dedup_query_min_spacing up to dedup_query_interval,
+// the JS client's spacing), and a hit asks again at once.
 std::optional<UploadPacker::Location> UploadPacker::ask_cas(const MerkleHash& hash, bool first_of_file)
 {
-  if (!m_query || m_bytes_since_query < dedup_query_interval || !is_global_dedup_eligible(hash, first_of_file)) {
+  if (!m_query || m_bytes_since_miss < m_query_spacing || !is_global_dedup_eligible(hash, first_of_file)
+      || !m_asked.insert(hash).second) {
     return std::nullopt;
   }
-  m_bytes_since_query = 0;
   ++m_stats.dedup_queries;
   const auto answer = m_query(hash);
-  if (!answer) {
-    return std::nullopt;
+  if (answer) {
+    remember(*answer);
   }
-  RemoteChunks known{answer->footer ? answer->footer->chunk_hash_hmac_key : MerkleHash{}, {}};
-  for (const auto& xorb : answer->xorbs) {
-    const auto index = remote_xorb | m_remote_xorbs.size();
-    m_remote_xorbs.push_back(xorb.xorb_hash);
+  auto found = stored_location(hash);
+  if (found) {
+    m_query_spacing = 0;
+  } else {
+    m_bytes_since_miss = 0;
+    m_query_spacing = std::clamp(2 * m_query_spacing, dedup_query_min_spacing, dedup_query_interval);
+  }
+  return found;
+}
+
+// Answers with the same HMAC key (the CAS's, per period) share one table: a lookup costs one
+// HMAC per key, not per answer.
+void UploadPacker::remember(const Shard& answer)
+{
+  const auto key = answer.footer ? answer.footer->chunk_hash_hmac_key : MerkleHash{};
+  auto known = std::find_if(m_remote.begin(), m_remote.end(), [&](const RemoteChunks& r) { return r.key == key; });
+  if (known == m_remote.end()) {
+    known = m_remote.insert(m_remote.end(), RemoteChunks{key, {}});
+  }
+  for (const auto& xorb : answer.xorbs) {
+    const auto [seen, fresh] = m_remote_xorb_index.emplace(xorb.xorb_hash, m_remote_xorbs.size());
+    if (fresh) {
+      m_remote_xorbs.push_back(xorb.xorb_hash);
+    }
+    const auto index = remote_xorb | seen->second;
     for (std::uint32_t c = 0; c < xorb.chunks.size(); ++c) {
-      known.chunks.emplace(xorb.chunks[c].hash, Location{index, c});
+      known->chunks.emplace(xorb.chunks[c].hash, Location{index, c});
     }
   }
-  m_remote.push_back(std::move(known));
-  return stored_location(hash);
 }
 
 void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data)
@@ -103,7 +127,7 @@ void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes da
     file.append(*stored, hash, size);
     return;
   }
-  m_bytes_since_query += size;
+  m_bytes_since_miss += size;
   if (!m_builder.add(hash, data)) {
     close_xorb();
     m_builder.add(hash, data);
@@ -128,8 +152,8 @@ void UploadPacker::close_xorb()
   }
   info.unpacked_size = offset;
   info.serialized_size = static_cast<std::uint32_t>(m_builder.bytes().size());
-  m_sink(info.xorb_hash, m_builder.bytes());
   m_xorb_hashes.push_back(info.xorb_hash);
+  m_sink(info.xorb_hash, m_builder.take_bytes());
   m_xorb_infos.push_back(std::move(info));
   m_builder.clear();
   ++m_stats.xorbs;

@@ -69,18 +69,18 @@ bool XorbBuilder::add(const MerkleHash& hash, Bytes data)
   if (data.size() > max_chunk_size) {
     throw std::logic_error("XorbBuilder::add: a chunk over the maximum chunk size");
   }
-  if (m_chunks.size() >= max_xorb_chunks || m_unpacked + data.size() > max_xorb_bytes) {
+  if (m_chunks.size() >= max_xorb_chunks || m_unpacked + data.size() > m_capacity) {
     return false;
   }
   auto compressed = compress_chunk(data);
   Bytes stored = compressed.scheme == CompressionScheme::none ? data : Bytes(compressed.bytes);
-  if (m_bytes.size() + chunk_header_size + stored.size() > max_xorb_bytes) {
+  if (m_bytes.size() + chunk_header_size + stored.size() > m_capacity) {
     return false;
   }
   if (m_bytes.capacity() == 0) {
-    // Once, the most a xorb can weigh: growing by doubling would copy it and hold up to
+    // Once, the most this xorb can weigh: growing by doubling would copy it and hold up to
     // 1.5 times that while copying. Pages are touched only as they are written.
-    m_bytes.reserve(max_xorb_bytes);
+    m_bytes.reserve(m_capacity);
   }
   std::size_t offset = m_bytes.size();
   m_bytes.resize(offset + chunk_header_size);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -72,6 +73,10 @@ struct DecodedChunk {
   std::vector<std::uint8_t> data;
 };
 std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term);
+// The same one chunk at a time (memory: one chunk, not the term); the size check comes
+// last, so a caller writes into staging that the file hash check guards.
+void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
+                 const std::function<void(const DecodedChunk&)>& each);
 
 struct CasOptions {
   std::size_t parallel_fetches = 8;
@@ -86,7 +91,7 @@ public:
   // Writes the file's bytes in order; throws IntegrityError unless every chunk is there and
   // they hash to `file_hash` with `size` bytes in all.
   void reconstruct(const MerkleHash& file_hash, std::uint64_t size, const std::function<void(std::string_view)>& write);
-  void upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes);
+  void upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> bytes);
   void upload_shard(const std::vector<std::uint8_t>& bytes);
   // Global dedup: the shard the CAS answers for a chunk it holds; nullopt when it does not
   // (404) or gives no usable answer (the query is optional: a miss only costs an upload).
@@ -99,7 +104,7 @@ public:
 
 private:
   http::Response send(http::Request request, bool with_token);
-  http::Response send_once(const http::Request& request, const std::string& token);
+  http::Response send_once(http::Request& request, const std::string& token);
   std::string current_token(bool force_refresh);
   std::string fetch_range(const XorbFetch& fetch);
   std::vector<std::string> fetch_ranges(const std::vector<const XorbFetch*>& fetches);
@@ -109,6 +114,23 @@ private:
   CasToken m_token;
   CasOptions m_options;
   http::ClientPool m_clients;
+};
+
+// Uploads xorbs on a second thread while the packer fills the next one: one upload in
+// flight, so a push holds at most two xorbs. A failed upload is thrown by the next send()
+// or by wait().
+class BackgroundXorbUploads {
+public:
+  explicit BackgroundXorbUploads(CasClient& cas) : m_cas(cas) {}
+  BackgroundXorbUploads(const BackgroundXorbUploads&) = delete;
+  BackgroundXorbUploads& operator=(const BackgroundXorbUploads&) = delete;
+  ~BackgroundXorbUploads();
+  void send(const MerkleHash& hash, std::vector<std::uint8_t> bytes);
+  void wait();
+
+private:
+  CasClient& m_cas;
+  std::future<void> m_pending;
 };
 
 } // namespace hubcache::xet

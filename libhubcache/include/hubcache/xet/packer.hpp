@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,14 +39,21 @@ struct PackStats {
 // (chunk hashes HMAC'd with its footer's key when that key is not zero), or nullopt.
 using DedupQuery = std::function<std::optional<Shard>(const MerkleHash& chunk)>;
 
-// Global dedup queries at most once per this many bytes of new chunks, as the JS client
-// (INTERVAL_BETWEEN_REMOTE_DEDUP): a push of many small files costs a few queries.
+// Global dedup query spacing after misses in a row, in bytes of new chunks: the first miss
+// waits dedup_query_min_spacing, each further one twice as long, up to the JS client's
+// INTERVAL_BETWEEN_REMOTE_DEDUP; a hit resets it (see UploadPacker::ask_cas).
+inline constexpr std::uint64_t dedup_query_min_spacing = 64 * 1024;
 inline constexpr std::uint64_t dedup_query_interval = 4'000'000;
+
+// The xorbs an upload cuts: an eighth of the 64 MiB the protocol allows, so that a push
+// stays within 64 MB of memory (the xorb being filled and the one being uploaded) and a
+// pull's ranges stay small, for a few more requests (one per 8 MiB of new chunks).
+inline constexpr std::size_t upload_xorb_bytes = 8 * 1024 * 1024;
 
 class UploadPacker {
 public:
-  // Receives each finished xorb: its hash and serialized bytes.
-  using XorbSink = std::function<void(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)>;
+  // Receives each finished xorb: its hash and serialized bytes (handed over).
+  using XorbSink = std::function<void(const MerkleHash& hash, std::vector<std::uint8_t> bytes)>;
   explicit UploadPacker(XorbSink sink, DedupQuery query = {}) : m_sink(std::move(sink)), m_query(std::move(query)) {}
 
   PackedFile add_file(const std::filesystem::path& path);
@@ -74,17 +82,21 @@ private:
   void close_xorb();
   std::optional<Location> stored_location(const MerkleHash& hash) const;
   std::optional<Location> ask_cas(const MerkleHash& hash, bool first_of_file);
+  void remember(const Shard& answer);
 
   XorbSink m_sink;
-  XorbBuilder m_builder;
+  XorbBuilder m_builder{upload_xorb_bytes};
   std::vector<MerkleHash> m_xorb_hashes; // of closed xorbs
   std::vector<XorbInfo> m_xorb_infos;
   std::map<MerkleHash, Location> m_packed;
   std::vector<PendingFile> m_files;
   DedupQuery m_query;
   std::vector<MerkleHash> m_remote_xorbs;
+  std::map<MerkleHash, std::size_t> m_remote_xorb_index;
   std::vector<RemoteChunks> m_remote;
-  std::uint64_t m_bytes_since_query = dedup_query_interval;
+  std::set<MerkleHash> m_asked;
+  std::uint64_t m_bytes_since_miss = 0;
+  std::uint64_t m_query_spacing = 0;
   PackStats m_stats;
 };
 

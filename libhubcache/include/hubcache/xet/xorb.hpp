@@ -8,6 +8,7 @@
 #include "hubcache/xet/hash.hpp"
 #include "hubcache/xet/merkle.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -31,12 +32,16 @@ struct XorbChunk {
 // Packs chunks into one xorb, compressing each as xet-core does.
 class XorbBuilder {
 public:
+  // `capacity`: the most chunk data and serialized bytes this xorb takes (at most 64 MiB).
+  explicit XorbBuilder(std::size_t capacity = max_xorb_bytes) : m_capacity(std::min(capacity, max_xorb_bytes)) {}
   // Appends a chunk; false (nothing changed) when it would take the xorb past 8192 chunks,
-  // 64 MiB of chunk data or 64 MiB serialized. A chunk over 128 KiB is a logic error.
+  // its capacity of chunk data or its capacity serialized. A chunk over 128 KiB is a logic error.
   bool add(const MerkleHash& hash, Bytes data);
 
   bool empty() const noexcept { return m_chunks.empty(); }
   const std::vector<std::uint8_t>& bytes() const noexcept { return m_bytes; }
+  // Hands the serialized bytes over (the builder is then to be cleared).
+  std::vector<std::uint8_t> take_bytes() noexcept { return std::move(m_bytes); }
   const std::vector<XorbChunk>& chunks() const noexcept { return m_chunks; }
   std::uint64_t unpacked_size() const noexcept { return m_unpacked; }
   // The xorb hash: the aggregated root of its (chunk hash, size) list.
@@ -44,6 +49,7 @@ public:
   void clear();
 
 private:
+  std::size_t m_capacity;
   std::vector<std::uint8_t> m_bytes;
   std::vector<XorbChunk> m_chunks;
   std::uint64_t m_unpacked = 0;
