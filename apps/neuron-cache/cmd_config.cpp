@@ -165,7 +165,7 @@ int run_config(Invocation& invocation)
     cache_dir_source = hubcache::compilecache::to_string(location.source); // "option", as in every report
     cache_dir_from =
       location.source == hubcache::compilecache::RootSource::option ? std::string("--cache-dir") : *cache_dir_source;
-    if (!location.s3_url) {
+    if (!location.store_url) {
       digest_cache = hubcache::compilecache::DigestCache::default_path(location.root.path, env).string();
     }
   } catch (const hubcache::Error& error) {

@@ -331,9 +331,10 @@ int print_copy(Invocation& invocation, const Transfer& transfer, const std::stri
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 
-// --cache-dir s3://… (or NEURON_COMPILE_CACHE_URL=s3://…, as on SageMaker): a push copies
-// the S3 cache's entries into the repo, a pull copies the repo's into the S3 cache, each
-// store in its own layout, through local scratch space a batch at a time.
+// --cache-dir s3://… (or NEURON_COMPILE_CACHE_URL=s3://…, as on SageMaker) or
+// hf://buckets/…: a push copies that store's entries into the repo, a pull copies the
+// repo's into it, each store in its own layout, through local scratch space a batch at a
+// time (a bucket target publishes each batch files, markers, registry: publish_order.hpp).
 int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
                    const hubcache::storage::ResolvedRepo& resolved, bool pull)
 {
@@ -344,7 +345,7 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   }
   auto start = std::chrono::steady_clock::now();
   bool dry_run = invocation.has("dry-run");
-  auto cache_spec = hubcache::storage::parse_repo_spec(*location.s3_url);
+  auto cache_spec = hubcache::storage::parse_repo_spec(*location.store_url);
   if (cache_spec.canonical() == resolved.spec.canonical()) {
     throw UsageError("the compile cache and the cache repo are the same store (" + cache_spec.canonical()
                      + "): name another --repo-id or --cache-dir");
@@ -440,11 +441,11 @@ int run_synchronize(Invocation& invocation, Direction direction)
   }
   invocation.integer("clear-stale-locks", 0);
   auto location = cc::locate_cache(invocation.value("cache-dir"), invocation.env());
-  if (!pull && invocation.has("compiler-version") && !location.s3_url) {
-    throw UsageError("--compiler-version filters a --pull, or a push from an S3 compile cache");
+  if (!pull && invocation.has("compiler-version") && !location.store_url) {
+    throw UsageError("--compiler-version filters a --pull, or a push from an S3 or bucket compile cache");
   }
   auto resolved = resolve_repo(invocation);
-  if (location.s3_url) {
+  if (location.store_url) {
     return run_store_copy(invocation, location, resolved, pull);
   }
   const auto& root = location.local();
@@ -474,8 +475,9 @@ CommandSpec make_synchronize_command()
     "each configuration produced). A pull beyond --max-size (20G) asks on a terminal, else needs --yes.\n"
     "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
     "else /var/tmp/neuron-compile-cache. An s3://bucket/prefix cache (the Neuron SDK's S3 cache, as\n"
-    "SageMaker jobs write it) works too: a push copies its complete entries into the repo, a --pull\n"
-    "copies the repo's into it, through $TMPDIR a batch at a time.";
+    "SageMaker jobs write it) or a hf://buckets/ns/name[/folder] Storage Bucket works too: a push\n"
+    "copies its complete entries into the repo, a --pull copies the repo's into it, through $TMPDIR\n"
+    "a batch at a time.";
   command.options = {
     repo_id_option(),
     cache_dir_option(),
@@ -608,7 +610,7 @@ CommandSpec make_push_command()
                        "and exported-model directories, skipping what the repo already has: synchronize in its\n"
                        "default direction. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
                        "leaving the cache are never pushed; each is reported with its reason. An s3://bucket/prefix\n"
-                       "cache dir copies its complete entries into the repo.",
+                       "or hf://buckets/ns/name cache dir copies its complete entries into the repo.",
                        Direction::push,
                        {"pull", "replace-failed", "model", "max-size", "yes", "task", "batch-size", "sequence-length",
                         "num-cores", "tensor-parallel-size"});

@@ -185,4 +185,66 @@ test_cleanup_repo_on_a_bucket() {
   equals "$(bucket_files alice/clean)" "$(cat "$SCRATCH/before")"
 }
 
+test_synchronize_moves_a_hub_repo_into_a_bucket_and_back() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 4 7
+  run 0 "$NC" create alice/model --no-set -q || return
+  run 0 "$NC" synchronize --repo-id alice/model --cache-dir "$SCRATCH/cache" -q || return
+  # Hub repo -> bucket in one command: the missing bucket is made, every entry copied.
+  run 0 "$NC" synchronize --pull --repo-id alice/model --cache-dir hf://buckets/alice/moved --json || return
+  equals "$(json_get "$OUT" .direction)" pull
+  equals "$(json_get "$OUT" .cache_dir)" hf://buckets/alice/moved
+  equals "$(json_get "$OUT" '.transferred | length')" "$(json_get "$OUT" '.planned | length')"
+  [[ "$(json_get "$OUT" '.transferred | length')" -ge 4 ]] || fail "too few entries copied: $OUT"
+  bucket_files alice/moved >"$SCRATCH/files"
+  equals "$(grep -c 'model.done' "$SCRATCH/files")" "$(find "$SCRATCH/cache/$VERSION_DIR" -name model.done | wc -l)"
+  run 0 "$NC" synchronize --pull --repo-id hf://buckets/alice/moved --cache-dir "$SCRATCH/from-bucket" -q || return
+  equals "$(tree "$SCRATCH/from-bucket/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  # Again: nothing to copy, nothing sent to the bucket.
+  reset_stats
+  run 0 "$NC" synchronize --pull --repo-id alice/model --cache-dir hf://buckets/alice/moved --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" 0
+  equals "$(stat_of '.by_route.bucket_batch // 0')" 0
+  # Bucket -> another Hub repo, the other way.
+  run 0 "$NC" create alice/back --no-set -q || return
+  run 0 "$NC" synchronize --repo-id alice/back --cache-dir hf://buckets/alice/moved --json || return
+  equals "$(json_get "$OUT" .direction)" push
+  [[ "$(json_get "$OUT" '.transferred | length')" -ge 4 ]] || fail "too few entries copied back: $OUT"
+  run 0 "$NC" synchronize --pull --repo-id alice/back --cache-dir "$SCRATCH/from-back" -q || return
+  equals "$(tree "$SCRATCH/from-back/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  # A local directory repo <-> bucket falls out of the same copy.
+  run 0 "$NC" create "$SCRATCH/dir-repo" --no-set -q || return
+  run 0 "$NC" synchronize --repo-id "$SCRATCH/dir-repo" --cache-dir hf://buckets/alice/moved -q || return
+  equals "$(tree "$SCRATCH/dir-repo/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
+test_a_copy_into_a_bucket_never_shows_a_marker_without_its_neff() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 3 8
+  run 0 "$NC" create alice/model --no-set -q || return
+  run 0 "$NC" synchronize --repo-id alice/model --cache-dir "$SCRATCH/cache" -q || return
+  # The source serves one entry's NEFF corrupt: that entry is reported, nothing of it reaches
+  # the bucket, the others are copied.
+  local module; module=$(cd "$SCRATCH/cache/$VERSION_DIR" && find . -maxdepth 1 -name 'MODULE_*' | sort | head -n 1)
+  module=${module#./}
+  fault '{"match":"'"$module"'/model.neff","method":"GET","action":"corrupt_body","count":1000}'
+  run 1 "$NC" synchronize --pull --repo-id alice/model --cache-dir hf://buckets/alice/partial --json || return
+  contains "$ERR" "not copied: $VERSION_DIR/$module"
+  bucket_files alice/partial >"$SCRATCH/files"
+  lacks "$SCRATCH/files" "$module/"
+  equals "$(grep -c 'model.done' "$SCRATCH/files")" 2
+  curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null
+  # The bucket claims the NEFFs landed but does not keep them: no marker and no registry follow.
+  control lie '{"match":"model.neff","count":100}'
+  run 1 "$NC" synchronize --pull --repo-id alice/model --cache-dir hf://buckets/alice/lying --json || return
+  contains "$ERR" "nothing that depends on them was published"
+  bucket_files alice/lying >"$SCRATCH/files"
+  lacks "$SCRATCH/files" "model.done"
+  lacks "$SCRATCH/files" "0_REGISTRY"
+  # A missing source bucket: one clear line, nothing made at the target.
+  run 1 "$NC" synchronize --repo-id alice/model --cache-dir hf://buckets/alice/none --json || return
+  contains "$ERR" "there is no Storage Bucket alice/none"
+  equals "$(http GET "$HUB_URL/api/buckets/alice/none")" 404
+}
+
 run_tests

@@ -106,8 +106,8 @@ TEST_CASE("S3 compile caches are located like local ones, and refused where only
 {
   auto located = cc::locate_cache(std::nullopt,
                                   Environment::from_map({{"NEURON_COMPILE_CACHE_URL", "s3://bucket/sagemaker/cache"}}));
-  REQUIRE(located.s3_url);
-  CHECK(*located.s3_url == "s3://bucket/sagemaker/cache");
+  REQUIRE(located.store_url);
+  CHECK(*located.store_url == "s3://bucket/sagemaker/cache");
   CHECK(located.source == cc::RootSource::environment);
   CHECK(located.display() == "s3://bucket/sagemaker/cache");
   CHECK_THROWS_AS(located.local(), NotSupported);
@@ -115,12 +115,21 @@ TEST_CASE("S3 compile caches are located like local ones, and refused where only
   // The same order as for local caches: the option first, then NEURON_CC_FLAGS.
   auto env = Environment::from_map(
     {{"NEURON_CC_FLAGS", "--cache_dir=s3://flags/x"}, {"NEURON_COMPILE_CACHE_URL", "s3://env/y"}});
-  CHECK(*cc::locate_cache(std::nullopt, env).s3_url == "s3://flags/x");
+  CHECK(*cc::locate_cache(std::nullopt, env).store_url == "s3://flags/x");
   CHECK(cc::locate_cache(std::nullopt, env).source == cc::RootSource::cc_flags);
   auto local = cc::locate_cache(std::string("/data/cache"), env);
-  CHECK_FALSE(local.s3_url);
+  CHECK_FALSE(local.store_url);
   CHECK(local.local().path == "/data/cache");
   CHECK(local.display() == "/data/cache");
+}
+
+TEST_CASE("A Storage Bucket as the compile cache is a store to copy to and from, not a local directory")
+{
+  auto located = cc::locate_cache(std::string("hf://buckets/org/cache/team"), Environment::from_map({}));
+  REQUIRE(located.store_url);
+  CHECK(*located.store_url == "hf://buckets/org/cache/team");
+  CHECK(located.display() == "hf://buckets/org/cache/team");
+  CHECK_THROWS_WITH_AS(located.local(), doctest::Contains("is a Storage Bucket"), NotSupported);
 }
 
 TEST_CASE("NEURON_CC_FLAGS: both forms, quoting, last one wins")

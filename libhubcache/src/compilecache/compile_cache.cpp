@@ -80,9 +80,9 @@ std::string to_string(Generation generation)
 
 namespace {
 
-bool is_s3_url(std::string_view url)
+bool is_store_url(std::string_view url)
 {
-  return url.starts_with("s3://");
+  return url.starts_with("s3://") || url.starts_with("hf://buckets/");
 }
 
 stdfs::path root_from_url(const std::string& url, const util::Environment& env)
@@ -98,8 +98,8 @@ CacheLocation location_from(const std::string& url, RootSource source, const uti
 {
   CacheLocation location;
   location.source = source;
-  if (is_s3_url(url)) {
-    location.s3_url = url;
+  if (is_store_url(url)) {
+    location.store_url = url;
   } else {
     location.root = {root_from_url(url, env), source};
   }
@@ -150,14 +150,15 @@ CacheLocation locate_cache(const std::optional<std::string>& option, const util:
 
 std::string CacheLocation::display() const
 {
-  return s3_url ? *s3_url : root.path.string();
+  return store_url ? *store_url : root.path.string();
 }
 
 const CacheRoot& CacheLocation::local() const
 {
-  if (s3_url) {
-    throw NotSupported("the compile cache " + *s3_url + " (from " + to_string(source)
-                         + ") is in S3: it can be copied to and from a cache repo, not read or changed in place",
+  if (store_url) {
+    auto where = store_url->starts_with("s3://") ? std::string("in S3") : std::string("a Storage Bucket");
+    throw NotSupported("the compile cache " + *store_url + " (from " + to_string(source) + ") is " + where
+                         + ": it can be copied to and from a cache repo, not read or changed in place",
                        "name a local compile cache directory");
   }
   return root;

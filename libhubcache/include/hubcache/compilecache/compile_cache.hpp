@@ -43,17 +43,17 @@ std::vector<std::string> split_cc_flags(std::string_view flags);
 // quoting understood); the last one wins, as with any repeated compiler flag.
 std::optional<std::string> cache_dir_from_cc_flags(std::string_view flags);
 
-// Where the compile cache is: a local directory, or an S3 prefix (the Neuron SDK accepts
-// NEURON_COMPILE_CACHE_URL=s3://bucket/prefix, as on SageMaker), which only transfers
-// between stores can use.
+// Where the compile cache is: a local directory, or a store only transfers between stores
+// can use: an S3 prefix (the Neuron SDK accepts NEURON_COMPILE_CACHE_URL=s3://bucket/prefix,
+// as on SageMaker) or a Storage Bucket (hf://buckets/ns/name[/folder], as hf-mount serves it).
 struct CacheLocation {
-  CacheRoot root;                    // a local cache
-  std::optional<std::string> s3_url; // an S3 cache, as given: s3://bucket[/prefix]
+  CacheRoot root;                       // a local cache
+  std::optional<std::string> store_url; // a store, as given: s3://bucket[/prefix] or hf://buckets/...
   RootSource source = RootSource::default_path;
 
   // The path or URL, as shown to users.
   std::string display() const;
-  // The local root; NotSupported for an S3 cache.
+  // The local root; NotSupported for a store.
   const CacheRoot& local() const;
 };
 
@@ -61,7 +61,7 @@ struct CacheLocation {
 // NEURON_CC_FLAGS, then NEURON_COMPILE_CACHE_URL, then /var/tmp/neuron-compile-cache.
 // A file:// prefix is stripped.
 CacheLocation locate_cache(const std::optional<std::string>& option, const util::Environment& env);
-// The same for what works on a local cache only: an s3:// cache throws NotSupported.
+// The same for what works on a local cache only: an s3:// or hf://buckets/ cache throws NotSupported.
 CacheRoot resolve_cache_root(const std::optional<std::string>& option, const util::Environment& env);
 
 // First 8 hex digits of the md5 of the flags file's bytes: the `+<suffix>` of an entry.
