@@ -1,17 +1,21 @@
 #pragma once
 
 // The test Hub's Storage Buckets, without HTTP: mutable, non-versioned sets of files named by
-// their Xet file hash (hub-buckets-and-limits.md §1.2). A bucket's files are kept in memory
-// and saved whole to <data>/buckets/<ns>/<name>.json after each change; the bytes of every
-// Xet file a bucket token uploaded go to <data>/buckets/objects/<xet hash>, which the plain
-// `resolve` route serves. Bucket ids and model repo ids are separate namespaces.
+// their Xet file hash (hub-buckets-and-limits.md §1.2). A bucket's files are kept in memory;
+// <data>/buckets/<ns>/<name>.json holds its state when made (or last loaded) and
+// <name>.log the changes since, one line per path a batch touched, appended a batch at a
+// time: a batch costs what it changes, not the bucket's size. The bytes of a Xet file are
+// rebuilt from the CAS into <data>/buckets/objects/<xet hash> when first read through the
+// plain `resolve` route. Bucket ids and model repo ids are separate namespaces.
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "http_util.hpp"
 
@@ -33,6 +37,17 @@ struct Bucket {
   std::string created_at;
   std::string updated_at;
   std::map<std::string, BucketFile> files; // by path
+  std::uint64_t generation = 0;            // one more on every change of `files`
+
+  // The last tree listing built (routes_buckets.cpp): the pages of one listing are cut
+  // from it while `files` does not change, not rebuilt for each.
+  struct Tree {
+    std::uint64_t generation = 0;
+    std::string folder;
+    bool recursive = false;
+    std::vector<std::pair<std::string, const BucketFile*>> entries; // sorted; folders map to nullptr
+  };
+  std::shared_ptr<const Tree> tree;
 
   std::string id() const { return ns + "/" + name; }
 };
@@ -54,17 +69,23 @@ public:
   // nullptr when it exists already.
   Bucket* create(const std::string& ns, const std::string& name, bool is_private);
   bool remove(const std::string& id);
-  void save(Bucket& bucket);
+  // Records the current state of `paths` (present or gone) in the bucket's change log.
+  void record(Bucket& bucket, const std::vector<std::string>& paths);
 
-  // The bytes of a Xet file, when a bucket upload brought them; an empty file always.
+  // The bytes of a Xet file once rebuilt (see object_path); an empty file always.
   std::optional<stdfs::path> object(const std::string& xet_hash) const;
-  void install_object(const stdfs::path& content, const std::string& xet_hash);
+  // Where the bytes of a valid Xet hash go.
+  stdfs::path object_path(const std::string& xet_hash) const { return m_root / "objects" / xet_hash; }
 
   BatchLie& lie() { return m_lie; }
 
 private:
   stdfs::path file_of(const std::string& id) const { return m_root / (id + ".json"); }
+  stdfs::path log_of(const std::string& id) const { return m_root / (id + ".log"); }
   void load();
+  void replay(Bucket& bucket);
+  // Writes the whole state and starts an empty change log.
+  void save(Bucket& bucket);
 
   stdfs::path m_root;
   std::mutex m_mutex;

@@ -62,8 +62,8 @@ bool is_valid_bucket_path(std::string_view path)
 }
 
 // The sorted tree under `folder`: every file and folder (recursive) or the direct ones.
-std::vector<std::pair<std::string, const BucketFile*>> tree_of(const Bucket& bucket, const std::string& folder,
-                                                               bool recursive)
+std::vector<std::pair<std::string, const BucketFile*>> build_tree(const Bucket& bucket, const std::string& folder,
+                                                                  bool recursive)
 {
   const auto base = folder.empty() ? std::string() : folder + "/";
   std::map<std::string, const BucketFile*> entries; // folders map to nullptr
@@ -82,6 +82,18 @@ std::vector<std::pair<std::string, const BucketFile*>> tree_of(const Bucket& buc
       entries[path] = &file;
   }
   return {entries.begin(), entries.end()};
+}
+
+// The same, built once for the pages of a listing while the bucket does not change.
+std::shared_ptr<const Bucket::Tree> tree_of(Bucket& bucket, const std::string& folder, bool recursive)
+{
+  const auto& cached = bucket.tree;
+  if (!cached || cached->generation != bucket.generation || cached->folder != folder
+      || cached->recursive != recursive) {
+    bucket.tree = std::make_shared<const Bucket::Tree>(
+      Bucket::Tree{bucket.generation, folder, recursive, build_tree(bucket, folder, recursive)});
+  }
+  return bucket.tree;
 }
 
 } // namespace
@@ -178,8 +190,9 @@ Reply HubServer::bucket_tree(RequestContext& ctx, const std::string& id, const s
     after = *decoded;
   }
   std::lock_guard lock(m_buckets.mutex());
-  const auto& bucket = require_bucket(ctx, id, Access::read);
-  const auto entries = tree_of(bucket, folder, recursive);
+  auto& bucket = require_bucket(ctx, id, Access::read);
+  const auto tree = tree_of(bucket, folder, recursive);
+  const auto& entries = tree->entries;
   auto it = after.empty()
               ? entries.begin()
               : std::upper_bound(entries.begin(), entries.end(), after,
@@ -247,16 +260,15 @@ std::string HubServer::bucket_apply(Bucket& bucket, const json& op, bool& lied)
   if (!is_valid_bucket_path(path))
     return "Invalid path";
   if (type == "deleteFile") {
-    bucket.files.erase(path);
+    bucket.generation += bucket.files.erase(path);
     return {};
   }
   if (type != "addFile" && type != "copyFile")
     return "Unknown operation type \"" + type + "\"";
   const auto hash = op.value("xetHash", std::string());
-  const auto object = m_buckets.object(hash);
   const auto known = hash == k_empty_xet_hash ? std::optional<XetFile>(XetFile{hash, {}, 0, {}})
                                               : (m_xet ? m_xet->file(hash) : std::nullopt);
-  if (!object || !known)
+  if (!known)
     return "Xet file " + hash + " not found";
   auto& lie = m_buckets.lie();
   if (type == "addFile" && lie.remaining > 0 && path.find(lie.match) != std::string::npos) {
@@ -267,6 +279,7 @@ std::string HubServer::bucket_apply(Bucket& bucket, const json& op, bool& lied)
   if (op.contains("mtime") && op.at("mtime").is_number_integer())
     file.mtime_ms = op.at("mtime").get<std::int64_t>();
   bucket.files[path] = file;
+  ++bucket.generation;
   return {};
 }
 
@@ -288,14 +301,20 @@ Reply HubServer::bucket_batch(RequestContext& ctx, const std::string& id)
   std::lock_guard lock(m_buckets.mutex());
   auto& bucket = require_bucket(ctx, id, Access::write);
   json failed = json::array();
+  std::vector<std::string> touched;
   bool lied = false;
   for (const auto& op : operations) {
+    const auto path = op.is_object() && op.contains("path") && op.at("path").is_string()
+                        ? op.at("path").get<std::string>()
+                        : std::string();
     if (auto error = bucket_apply(bucket, op, lied); !error.empty())
-      failed.push_back({{"path", op.is_object() ? op.value("path", std::string()) : std::string()}, {"error", error}});
+      failed.push_back({{"path", path}, {"error", error}});
+    else
+      touched.push_back(path);
   }
   if (lied)
     --m_buckets.lie().remaining;
-  m_buckets.save(bucket);
+  m_buckets.record(bucket, touched);
   const auto processed = operations.size();
   return json_reply(failed.empty() ? 200 : 422, json{{"success", failed.empty()},
                                                      {"processed", processed},
@@ -310,12 +329,34 @@ Reply HubServer::bucket_resolve(RequestContext& ctx, const std::string& id, cons
   const auto it = bucket.files.find(path);
   if (it == bucket.files.end())
     throw HubError(404, "Entry not found", "EntryNotFound");
-  const auto object = m_buckets.object(it->second.xet_hash);
-  if (!object)
-    throw HubError(404, "Entry not found", "EntryNotFound");
+  const auto& hash = it->second.xet_hash;
+  const auto file = m_xet ? m_xet->file(hash) : std::nullopt;
   Reply reply;
   reply.content_type = content_type_for(path);
-  reply.header("X-Xet-Hash", it->second.xet_hash);
+  reply.header("X-Xet-Hash", hash);
+  reply.header("ETag", "\"" + hash + "\""); // what the JS client's download info requires
+  if (file) {
+    // As for a repo's Xet file: where a Xet reader gets a token and the reconstruction, and
+    // the JS client's `Accept: application/vnd.xet-fileinfo+json` answered with the info.
+    const auto auth = ctx.base_url + "/api/buckets/" + id + "/xet-read-token";
+    reply.header("Link", "<" + auth + ">; rel=\"xet-auth\", <" + ctx.base_url + "/cas/v1/reconstructions/" + hash
+                           + ">; rel=\"xet-reconstruction-info\"");
+    if (ctx.request.get_header_value("Accept").find("application/vnd.xet-fileinfo+json") != std::string::npos) {
+      reply.header("X-Linked-Size", std::to_string(file->size));
+      reply.content_type = "application/vnd.xet-fileinfo+json";
+      reply.body =
+        json{{"casUrl", ctx.base_url + "/cas"}, {"hash", hash}, {"refreshUrl", auth}, {"size", file->size}}.dump();
+      return reply;
+    }
+  }
+  auto object = m_buckets.object(hash);
+  if (!object) {
+    // Rebuilt from the CAS when first read (a bucket upload stores chunks, not files).
+    if (!file)
+      throw HubError(404, "Entry not found", "EntryNotFound");
+    m_xet->reconstruct(*file, m_buckets.object_path(hash));
+    object = m_buckets.object(hash);
+  }
   return serve_file(ctx, std::move(reply), *object, it->second.size);
 }
 
@@ -334,9 +375,11 @@ Reply HubServer::bucket_control(RequestContext& ctx)
     auto* bucket = m_buckets.find(body.value("bucket", std::string()));
     if (!bucket)
       throw HubError(404, "Bucket not found");
-    bucket->files[body.value("path", std::string())] = BucketFile{
-      body.value("size", std::uint64_t{0}), body.value("xetHash", std::string(k_empty_xet_hash)), 0, iso8601_now()};
-    m_buckets.save(*bucket);
+    const auto path = body.value("path", std::string());
+    bucket->files[path] = BucketFile{body.value("size", std::uint64_t{0}),
+                                     body.value("xetHash", std::string(k_empty_xet_hash)), 0, iso8601_now()};
+    ++bucket->generation;
+    m_buckets.record(*bucket, {path});
     return json_reply(200, json{{"ok", true}});
   }
   throw HubError(404, "Unknown control route");

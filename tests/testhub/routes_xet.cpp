@@ -73,17 +73,15 @@ Reply HubServer::cas_shard_upload(RequestContext& ctx)
   const auto body = ctx.body.read_all(hubcache::xet::max_shard_bytes + 1);
   if (body.size() > hubcache::xet::max_shard_bytes)
     throw HubError(400, "Shard too large");
-  auto files = m_xet->put_shard(body, m_storage.temp_path("xet").parent_path());
+  const bool for_bucket = repo_id.rfind("buckets/", 0) == 0;
+  auto files = m_xet->put_shard(body, m_storage.temp_path("xet").parent_path(), for_bucket);
+  if (for_bucket)
+    return json_reply(200, json{{"result", static_cast<int>(!files.empty())}});
   std::shared_lock lock(m_storage.mutex());
   const auto repo = m_storage.find_repo(repo_id);
-  const bool for_bucket = repo_id.rfind("buckets/", 0) == 0;
   for (auto& added : files) {
-    // The bytes also go to the repo's LFS store (a bucket's object store): the bridge non-Xet
-    // readers download from.
-    if (for_bucket) {
-      std::lock_guard bucket_lock(m_buckets.mutex());
-      m_buckets.install_object(added.content, added.file.hash);
-    } else if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
+    // The bytes also go to the repo's LFS store: the bridge non-Xet readers download from.
+    if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
       m_storage.install_lfs_object(*repo, added.content, added.file.sha256);
     std::error_code ec;
     stdfs::remove(added.content, ec);

@@ -1,7 +1,9 @@
 #include "xet_cas.hpp"
 
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <unistd.h>
 
 #include "http_util.hpp"
 #include "hubcache/util/fs.hpp"
@@ -30,17 +32,42 @@ bool is_hash_string(const std::string& text)
   throw HubError(400, "Shard incorrectly serialized or contents failed verification: " + why);
 }
 
+// One stored xorb, read whole: the files of a shard mostly follow each other in the same
+// xorb, so the last one read serves the next term.
+struct LoadedXorb {
+  std::string hash;
+  std::string bytes;
+  xet::XorbLayout layout;
+  std::vector<xet::MerkleHash> chunk_hashes;
+};
+
+json file_line(const XetFile& file)
+{
+  json terms = json::array();
+  for (const auto& term : file.terms)
+    terms.push_back({{"xorb", term.xorb}, {"start", term.chunk_start}, {"end", term.chunk_end}, {"size", term.size}});
+  return json{{"hash", file.hash}, {"size", file.size}, {"sha256", file.sha256}, {"terms", terms}};
+}
+
+XetFile file_of_line(const json& line)
+{
+  XetFile file{
+    line.at("hash").get<std::string>(), line.at("sha256").get<std::string>(), line.at("size").get<std::uint64_t>(), {}};
+  for (const auto& term : line.at("terms"))
+    file.terms.push_back({term.at("xorb").get<std::string>(), term.at("start").get<std::uint32_t>(),
+                          term.at("end").get<std::uint32_t>(), term.at("size").get<std::uint64_t>()});
+  return file;
+}
+
 } // namespace
 
 XetCas::XetCas(stdfs::path root) : m_root(std::move(root))
 {
   stdfs::create_directories(m_root / "xorbs");
-  stdfs::create_directories(m_root / "files");
-  stdfs::create_directories(m_root / "sha256");
-  stdfs::create_directories(m_root / "dedup");
   const auto key = random_hex(64);
   for (std::size_t i = 0; i < xet::hash_size; ++i)
     m_dedup_key.bytes[i] = static_cast<std::uint8_t>(std::stoi(key.substr(2 * i, 2), nullptr, 16) | (i == 0 ? 1 : 0));
+  load_journals();
 }
 
 stdfs::path XetCas::xorb_path(const std::string& hash) const
@@ -91,7 +118,7 @@ std::vector<xet::MerkleHash> XetCas::chunk_hashes(const std::string& xorb) const
   return hashes;
 }
 
-std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs::path& temp_dir)
+std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs::path& temp_dir, bool for_bucket)
 {
   xet::Shard shard;
   try {
@@ -112,32 +139,47 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
         refuse("chunk " + std::to_string(i) + " of xorb " + hash + " differs from the uploaded xorb");
     }
   }
+  LoadedXorb loaded;
+  const auto load = [&](const std::string& xorb) -> const LoadedXorb& {
+    if (loaded.hash != xorb) {
+      loaded.bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
+      loaded.layout = xet::read_xorb_layout(bytes_of(loaded.bytes));
+      loaded.chunk_hashes = chunk_hashes(xorb);
+      loaded.hash = xorb;
+    }
+    return loaded;
+  };
   std::vector<XetShardFile> added;
   for (const auto& info : shard.files) {
     const auto file_id = info.file_hash.hex();
-    if (!info.sha256)
+    if (!info.sha256 && !for_bucket)
       refuse("file " + file_id + " has no sha256 metadata (required for Git repos)");
     if (info.verification.size() != info.terms.size())
       refuse("file " + file_id + " lacks verification entries");
-    XetShardFile out{{file_id, info.sha256->hex(), 0, {}}, temp_dir / ("xet-" + random_hex(16))};
+    XetShardFile out{{file_id, info.sha256 ? info.sha256->hex() : std::string(), 0, {}}, {}};
     std::vector<xet::HashedNode> nodes;
     hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
-    std::ofstream content(out.content, std::ios::binary);
+    std::ofstream content;
+    if (!for_bucket) {
+      out.content = temp_dir / ("xet-" + random_hex(16));
+      content.open(out.content, std::ios::binary);
+    }
     for (std::size_t t = 0; t < info.terms.size(); ++t) {
       const auto& term = info.terms[t];
       const auto xorb = term.xorb_hash.hex();
       if (!has_xorb(xorb))
         refuse("file " + file_id + " refers to xorb " + xorb + ", which was not uploaded");
-      const auto hashes = chunk_hashes(xorb);
+      const auto& stored = load(xorb);
+      const auto& hashes = stored.chunk_hashes;
       if (term.chunk_start >= term.chunk_end || term.chunk_end > hashes.size())
         refuse("file " + file_id + " refers to chunks outside xorb " + xorb);
-      const auto bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
-      const auto layout = xet::read_xorb_layout(bytes_of(bytes));
       std::uint64_t term_size = 0;
       for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
-        const auto data = xet::xorb_chunk_data(bytes_of(bytes), layout.chunks[c]);
-        content.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-        sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+        const auto data = xet::xorb_chunk_data(bytes_of(stored.bytes), stored.layout.chunks[c]);
+        if (content.is_open())
+          content.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+        if (info.sha256)
+          sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
         nodes.push_back({hashes[c], data.size()});
         term_size += data.size();
       }
@@ -150,52 +192,109 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
       out.file.terms.push_back({xorb, term.chunk_start, term.chunk_end, term_size});
       out.file.size += term_size;
     }
-    content.close();
-    if (!content)
-      throw HubError(500, "Cannot store the reconstructed file");
+    if (content.is_open()) {
+      content.close();
+      if (!content)
+        throw HubError(500, "Cannot store the reconstructed file");
+    }
     if (xet::file_hash(nodes).hex() != file_id)
       refuse("file reconstruction does not produce the file hash " + file_id);
-    if (sha256.hex_digest() != out.file.sha256)
+    if (info.sha256 && sha256.hex_digest() != out.file.sha256)
       refuse("file " + file_id + " does not have the sha256 " + out.file.sha256);
     added.push_back(std::move(out));
   }
-  for (const auto& file : added)
-    record(file.file);
+  record(added);
   index_for_dedup(shard);
   return added;
 }
 
-void XetCas::record(const XetFile& file)
+void XetCas::reconstruct(const XetFile& file, const stdfs::path& out) const
 {
-  json terms = json::array();
-  for (const auto& term : file.terms)
-    terms.push_back({{"xorb", term.xorb}, {"start", term.chunk_start}, {"end", term.chunk_end}, {"size", term.size}});
+  hubcache::util::AtomicFile target(out);
+  LoadedXorb loaded;
+  for (const auto& term : file.terms) {
+    if (loaded.hash != term.xorb) {
+      loaded.bytes = hubcache::util::read_file(xorb_path(term.xorb), xet::max_xorb_input_bytes);
+      loaded.layout = xet::read_xorb_layout(bytes_of(loaded.bytes));
+      loaded.hash = term.xorb;
+    }
+    for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
+      const auto data = xet::xorb_chunk_data(bytes_of(loaded.bytes), loaded.layout.chunks.at(c));
+      target.write(reinterpret_cast<const char*>(data.data()), data.size());
+    }
+  }
+  target.commit(false);
+}
+
+void XetCas::append_journal(const std::string& name, const std::string& lines)
+{
+  if (lines.empty())
+    return;
+  // O_APPEND, one write: a line is whole or (after a crash) the last one is cut, which the
+  // loader skips.
+  const auto path = m_root / name;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw HubError(500, "Cannot open " + path.string());
+  const auto written = ::write(fd, lines.data(), lines.size());
+  ::close(fd);
+  if (written != static_cast<ssize_t>(lines.size()))
+    throw HubError(500, "Cannot append to " + path.string());
+}
+
+void XetCas::load_journals()
+{
+  const auto each_line = [this](const std::string& name, const auto& consume) {
+    const auto text = hubcache::util::read_file_if_exists(m_root / name, 1ull << 34);
+    if (!text)
+      return;
+    for (const auto& line : split(*text, '\n')) {
+      const auto parsed = json::parse(line, nullptr, false);
+      if (!parsed.is_discarded() && parsed.is_object())
+        consume(parsed);
+    }
+  };
+  each_line("files.jsonl", [this](const json& line) {
+    auto file = file_of_line(line);
+    if (!file.sha256.empty())
+      m_sha256[file.sha256] = file.hash;
+    m_files[file.hash] = std::move(file);
+  });
+  each_line("dedup.jsonl", [this](const json& line) {
+    m_dedup[line.at("chunk").get<std::string>()] = line.at("xorbs").get<std::string>();
+  });
+}
+
+void XetCas::record(const std::vector<XetShardFile>& files)
+{
+  std::string lines;
+  for (const auto& added : files)
+    lines += file_line(added.file).dump() + "\n";
   std::lock_guard lock(m_mutex);
-  hubcache::util::write_file_atomically(m_root / "files" / (file.hash + ".json"),
-                                        json{{"size", file.size}, {"sha256", file.sha256}, {"terms", terms}}.dump());
-  hubcache::util::write_file_atomically(m_root / "sha256" / file.sha256, file.hash);
+  append_journal("files.jsonl", lines);
+  for (const auto& added : files) {
+    if (!added.file.sha256.empty())
+      m_sha256[added.file.sha256] = added.file.hash;
+    m_files[added.file.hash] = added.file;
+  }
 }
 
 std::optional<XetFile> XetCas::file(const std::string& file_hash) const
 {
-  if (!is_hash_string(file_hash))
+  std::lock_guard lock(m_mutex);
+  const auto it = m_files.find(file_hash);
+  if (it == m_files.end())
     return std::nullopt;
-  const auto text = hubcache::util::read_file_if_exists(m_root / "files" / (file_hash + ".json"));
-  if (!text)
-    return std::nullopt;
-  const auto record = json::parse(*text);
-  XetFile file{file_hash, record.at("sha256").get<std::string>(), record.at("size").get<std::uint64_t>(), {}};
-  for (const auto& term : record.at("terms"))
-    file.terms.push_back({term.at("xorb").get<std::string>(), term.at("start").get<std::uint32_t>(),
-                          term.at("end").get<std::uint32_t>(), term.at("size").get<std::uint64_t>()});
-  return file;
+  return it->second;
 }
 
 std::optional<std::string> XetCas::file_hash_of_sha256(const std::string& sha256) const
 {
-  if (!is_hex(sha256, 64))
+  std::lock_guard lock(m_mutex);
+  const auto it = m_sha256.find(sha256);
+  if (it == m_sha256.end())
     return std::nullopt;
-  return hubcache::util::read_file_if_exists(m_root / "sha256" / sha256);
+  return it->second;
 }
 
 } // namespace testhub

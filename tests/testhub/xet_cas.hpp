@@ -5,15 +5,18 @@
 // hashes, file hash, sha256), and file reconstructions. Layout under <data>/xet:
 //   xorbs/<hash>           the xorb as uploaded (any footer kept)
 //   xorbs/<hash>.chunks    its chunk hashes, 32 bytes each, in order
-//   files/<file hash>.json {"size", "sha256", "terms": [{"xorb", "start", "end", "size"}]}
-//   sha256/<sha256>        the file hash a sha256 maps to
-//   dedup/<chunk hash>     the xorbs a global dedup query for that chunk answers with
+//   files.jsonl            one line per file a shard added: {"hash", "size", "sha256",
+//                          "terms": [{"xorb", "start", "end", "size"}]}, appended a shard at a time
+//   dedup.jsonl            one line per chunk a global dedup query answers for: {"chunk", "xorbs"}
+// The two journals are read back into memory at start: a shard of 40,000 small files costs
+// two appends, not 120,000 files (the real CAS's cost does not grow with files per shard).
 
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hubcache/xet/shard.hpp"
@@ -56,8 +59,12 @@ public:
   hubcache::xet::XorbLayout xorb_layout(const std::string& hash) const;
 
   // Verifies a shard against the stored xorbs and records its files. Every file must carry
-  // verification entries and a sha256 (a Git repo commits it as an LFS pointer).
-  std::vector<XetShardFile> put_shard(const std::string& body, const stdfs::path& temp_dir);
+  // verification entries; a repo's also a sha256 (a Git repo commits it as an LFS pointer),
+  // a bucket's need not (hub-buckets-and-limits.md §1.2: no sha256 for buckets), and its
+  // bytes are not reconstructed (`content` left empty: a bucket rebuilds them when read).
+  std::vector<XetShardFile> put_shard(const std::string& body, const stdfs::path& temp_dir, bool for_bucket = false);
+  // Writes the bytes of a recorded file to `out` (atomically).
+  void reconstruct(const XetFile& file, const stdfs::path& out) const;
 
   // Global dedup (xet_dedup.cpp): a shard with a footer whose xorb section lists the xorbs
   // holding `chunk_hash`'s chunk and their shard's others, chunk hashes HMAC'd with a key
@@ -69,7 +76,10 @@ public:
 
 private:
   std::vector<hubcache::xet::MerkleHash> chunk_hashes(const std::string& xorb) const;
-  void record(const XetFile& file);
+  // Records a shard's files, in memory and in files.jsonl (one append).
+  void record(const std::vector<XetShardFile>& files);
+  void load_journals();
+  void append_journal(const std::string& name, const std::string& lines);
   // Indexes the eligible chunks a verified shard's own xorbs hold: a file's first chunk, and
   // every chunk whose hash is 0 mod 1024 (spec `deduplication.md`).
   void index_for_dedup(const hubcache::xet::Shard& shard);
@@ -78,6 +88,10 @@ private:
   stdfs::path m_root;
   hubcache::xet::MerkleHash m_dedup_key; // random per run, never zero
   mutable std::mutex m_mutex;            // xorb and file records are written whole, renamed into place
+  // Guarded by m_mutex: files by hash, sha256 -> file hash, chunk hash -> xorbs (one per line).
+  std::unordered_map<std::string, XetFile> m_files;
+  std::unordered_map<std::string, std::string> m_sha256;
+  std::unordered_map<std::string, std::string> m_dedup;
 };
 
 } // namespace testhub

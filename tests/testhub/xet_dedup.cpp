@@ -30,6 +30,7 @@ void XetCas::index_for_dedup(const xet::Shard& shard)
   std::vector<std::string> shard_xorbs;
   for (const auto& xorb : shard.xorbs)
     shard_xorbs.push_back(xorb.xorb_hash.hex());
+  std::string journal; // appended once: one line per chunk indexed
   // The xorb holding the chunk first, then the shard's others, each once.
   const auto index = [&](const xet::MerkleHash& chunk, const std::string& holder) {
     std::string listing = holder + "\n";
@@ -40,16 +41,22 @@ void XetCas::index_for_dedup(const xet::Shard& shard)
         ++listed;
       }
     }
-    hubcache::util::write_file_atomically(m_root / "dedup" / chunk.hex(), listing);
+    journal += json{{"chunk", chunk.hex()}, {"xorbs", listing}}.dump() + "\n";
+    m_dedup[chunk.hex()] = std::move(listing);
   };
   std::lock_guard lock(m_mutex);
+  std::string hashes_of; // the chunk hashes of the last xorb read: a shard's files share few
+  std::vector<xet::MerkleHash> hashes;
   for (const auto& file : shard.files) {
     if (file.terms.empty())
       continue;
     const auto& first = file.terms.front();
     const auto holder = first.xorb_hash.hex();
-    if (std::find(shard_xorbs.begin(), shard_xorbs.end(), holder) != shard_xorbs.end())
-      index(chunk_hashes(holder).at(first.chunk_start), holder);
+    if (std::find(shard_xorbs.begin(), shard_xorbs.end(), holder) == shard_xorbs.end())
+      continue;
+    if (holder != hashes_of)
+      hashes = chunk_hashes(hashes_of = holder);
+    index(hashes.at(first.chunk_start), holder);
   }
   for (const auto& xorb : shard.xorbs) {
     for (const auto& chunk : xorb.chunks) {
@@ -57,6 +64,7 @@ void XetCas::index_for_dedup(const xet::Shard& shard)
         index(chunk.hash, xorb.xorb_hash.hex());
     }
   }
+  append_journal("dedup.jsonl", journal);
 }
 
 xet::XorbInfo XetCas::xorb_info(const std::string& hash) const
@@ -77,11 +85,16 @@ std::optional<std::string> XetCas::dedup_answer(const std::string& chunk_hash) c
 {
   if (!is_hex(chunk_hash, 64))
     return std::nullopt;
-  const auto listing = hubcache::util::read_file_if_exists(m_root / "dedup" / chunk_hash);
-  if (!listing)
-    return std::nullopt;
+  std::string listing;
+  {
+    std::lock_guard lock(m_mutex);
+    const auto it = m_dedup.find(chunk_hash);
+    if (it == m_dedup.end())
+      return std::nullopt;
+    listing = it->second;
+  }
   xet::Shard shard;
-  for (const auto& xorb : split(*listing, '\n')) {
+  for (const auto& xorb : split(listing, '\n')) {
     if (has_xorb(xorb))
       shard.xorbs.push_back(xorb_info(xorb));
   }
