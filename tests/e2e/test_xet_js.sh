@@ -4,6 +4,9 @@
 # footer, its dedup query) is pulled by neuron-cache byte for byte; what neuron-cache pushes
 # through Xet is downloaded byte for byte by the JS client through its Xet path (XetBlob:
 # v2 reconstruction, multi-range xorb fetches). tests/hub-js/xet_roundtrip.mjs drives it.
+# The same both ways for a Storage Bucket: the client's commitIterBucket (Xet shards without
+# the sha256 extension, then the batch API) is pulled by neuron-cache, and what neuron-cache
+# publishes to a bucket is listed and downloaded by the client through Xet.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xet_lib.sh"
 JS="$SOURCE_DIR/tests/hub-js/xet_roundtrip.mjs"
@@ -55,6 +58,37 @@ test_a_neuron_cache_xet_push_is_downloaded_by_js() {
   done < <(cd "$SCRATCH/js" && find . -type f -print0)
   [[ "$count" -ge 5 ]] || fail "only $count Xet files downloaded"
   equals "$(cd "$SCRATCH/js" && find . -name '*.neff' | wc -l)" 5
+}
+
+test_a_js_bucket_upload_is_pulled_by_neuron_cache() {
+  start_hub || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 4 --neff-size 500000 --seed 53 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create hf://buckets/alice/fromjs --no-set -q || return
+  reset_stats
+  js upload buckets/alice/fromjs "$SCRATCH/cache" || return
+  [[ "$(stat_of '.by_route.cas_shard // 0')" -ge 1 ]] || fail "the JS client uploaded no shard"
+  [[ "$(stat_of '.by_route.bucket_batch // 0')" -ge 1 ]] || fail "the JS client sent no batch"
+  run 0 "$NC" synchronize --pull --repo-id hf://buckets/alice/fromjs --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
+test_a_neuron_cache_bucket_push_is_downloaded_by_js() {
+  start_hub || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 4 --neff-size 500000 --seed 54 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create hf://buckets/alice/tojs --no-set -q || return
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/tojs --cache-dir "$SCRATCH/cache" --json || return
+  reset_stats
+  js download buckets/alice/tojs "$SCRATCH/js" || return
+  [[ "$(stat_of '.by_route.cas_xorb_data // 0')" -ge 1 ]] || fail "the JS client fetched no xorb range"
+  # Every file pushed is in the bucket, and the client rebuilt each byte for byte.
+  local file count=0
+  while IFS= read -r -d '' file; do
+    cmp -s "$SCRATCH/js/$file" "$SCRATCH/cache/$file" || fail "the JS client rebuilt $file with other bytes"
+    count=$((count + 1))
+  done < <(cd "$SCRATCH/js" && find . -type f -print0)
+  equals "$count" "$(curl -fsS -H "Authorization: Bearer $TOKEN" \
+    "$HUB_URL/api/buckets/alice/tojs/tree?recursive=true&limit=10000" | jq '[.[] | select(.type == "file")] | length')"
+  [[ "$count" -ge 12 ]] || fail "only $count files in the bucket"
 }
 
 if [[ ! -x "$HUB_BIN" ]]; then

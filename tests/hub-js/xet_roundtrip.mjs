@@ -5,6 +5,8 @@
 //   node xet_roundtrip.mjs download HUB_URL TOKEN REPO DIR
 //     downloads every file of REPO that has a xetHash through the client's Xet path (XetBlob:
 //     v2 reconstruction, xorb range fetches) into DIR; fails unless it took that path.
+// REPO `buckets/<ns>/<name>` is a Storage Bucket: the upload goes through the client's
+// commitIterBucket (Xet, then the batch API), the download lists the bucket's tree.
 // Prints one JSON line of what it did (files, bytes, seconds, requests by route).
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
@@ -33,7 +35,8 @@ const route = (url) => {
   if (/^\/cas\/v[12]\/reconstructions\//.test(path)) return "cas_reconstruction_" + path.split("/")[2];
   if (path.startsWith("/cas/xorb-data/")) return "cas_xorb_data";
   if (path.startsWith("/_lfs/")) return "lfs_put";
-  if (path.includes("/xet-write-token/") || path.includes("/xet-read-token/")) return "xet_token";
+  if (/\/xet-(write|read)-token(\/|$)/.test(path)) return "xet_token";
+  if (path.startsWith("/api/buckets/") && path.endsWith("/batch")) return "bucket_batch";
   if (path.endsWith("/info/lfs/objects/batch")) return "lfs_batch";
   if (path.includes("/resolve/")) return "resolve";
   if (path.includes("/commit/")) return "commit";
@@ -85,6 +88,7 @@ if (mode === "upload") {
   });
   if (!routes.cas_xorb || !routes.cas_shard) fail("the upload did not go through the Xet CAS");
   if (routes.lfs_put) fail("the upload used LFS PUTs");
+  if (repo.startsWith("buckets/") && !routes.bucket_batch) fail("the bucket upload sent no batch");
   console.log(JSON.stringify({ mode, files: files.length, bytes, seconds: seconds(), routes }));
 } else {
   let files = 0;

@@ -239,7 +239,7 @@ std::vector<BucketRepository::Uploaded> BucketRepository::upload_contents(const 
   return uploaded;
 }
 
-std::size_t BucketRepository::delete_files(const std::vector<Deletion>& deletions)
+std::vector<std::string> BucketRepository::delete_files(const std::vector<Deletion>& deletions)
 {
   std::vector<std::string> paths;
   std::vector<std::string> single_keys;
@@ -271,7 +271,7 @@ std::size_t BucketRepository::delete_files(const std::vector<Deletion>& deletion
     }
     publish_phase_batches(keys, lines, std::vector<std::string>(keys.size()));
   }
-  return paths.size();
+  return paths;
 }
 
 CommitResult BucketRepository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
@@ -283,12 +283,20 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
     validate_path_in_repo(folder_of_prefix(deletion.path_in_repo));
   }
   require_token("push to");
-  if (request.parent_revision && revision() != *request.parent_revision) {
-    throw ConflictError("the bucket changed since revision " + *request.parent_revision,
-                        "run again to apply the change on the current content");
+  if (request.parent_revision) {
+    // Checked against the bucket as it is now, not as this object last saw it.
+    {
+      std::lock_guard lock(m_known_mutex);
+      m_known.reset();
+    }
+    if (revision() != *request.parent_revision) {
+      throw ConflictError("the bucket changed since revision " + *request.parent_revision,
+                          "run again to apply the change on the current content");
+    }
   }
   CommitResult result;
-  result.files_deleted = delete_files(request.deletions);
+  const auto deleted = delete_files(request.deletions);
+  result.files_deleted = deleted.size();
   const auto wanted = not_published_elsewhere(request);
   const auto uploaded = upload_contents(request, wanted, result, progress);
 
@@ -328,6 +336,7 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
   result.files_added = indices.size();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.commits = result.created ? 1 : 0;
+  apply_to_known(result.files, deleted);
   result.revision = revision().value_or("");
   return result;
 }

@@ -1,8 +1,12 @@
 #pragma once
 
 #include "hubcache/hub/api.hpp"
+#include "hubcache/hub/download.hpp"
 #include "hubcache/storage/repository.hpp"
 
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +38,10 @@ public:
   std::string describe() const override;
   bool exists() override;
   std::string create(const RepoCreateOptions& options) override;
-  // A digest of the listing (paths, sizes, Xet hashes): a bucket has no commits.
+  // A digest of the listing (paths, sizes, Xet hashes): a bucket has no commits. Listed
+  // once per process; this object's commits then update what it digests (a listing of
+  // tens of thousands of files is not paid again at the end of every push). Another
+  // writer's change since then shows in the next process's listing.
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::vector<std::string> list_folders(std::string_view prefix = {}) override;
@@ -67,6 +74,7 @@ private:
   std::vector<Entry> paths_info(const std::vector<std::string>& keys);
   std::optional<RepoFile> to_repo_file(const Entry& entry, std::string_view folder);
   [[noreturn]] void throw_missing(bool write);
+  bool reread_through_xet(const RepoFile& listed, util::FileDigests& got, hub::DownloadTarget& target);
   void require_token(std::string_view action) const;
 
   // Writes (bucket_publish.cpp).
@@ -84,11 +92,22 @@ private:
   // Sends every batch of one phase until the bucket holds it (3 rounds); throws otherwise.
   void publish_phase_batches(const std::vector<std::string>& keys, const std::vector<std::string>& lines,
                              const std::vector<std::string>& expected_hashes);
-  std::size_t delete_files(const std::vector<Deletion>& deletions);
+  // Deletes what `deletions` names and the bucket holds; returns those paths.
+  std::vector<std::string> delete_files(const std::vector<Deletion>& deletions);
+
+  // The listing revision() digested, with this object's commits applied since.
+  struct KnownFile {
+    std::uint64_t size = 0;
+    std::string etag;
+  };
+  std::string listing_digest();
+  void apply_to_known(const std::vector<RepoFile>& added, const std::vector<std::string>& deleted);
 
   std::string m_bucket_id;
   std::string m_prefix;
   hub::HubApi m_api;
+  std::mutex m_known_mutex;
+  std::optional<std::map<std::string, KnownFile>> m_known; // by path; nullopt until listed
 };
 
 } // namespace hubcache::storage
