@@ -197,14 +197,27 @@ Reply HubServer::bucket_tree(RequestContext& ctx, const std::string& id, const s
               ? entries.begin()
               : std::upper_bound(entries.begin(), entries.end(), after,
                                  [](const std::string& value, const auto& entry) { return value < entry.first; });
-  json page = json::array();
-  for (; it != entries.end() && page.size() < limit; ++it) {
-    if (it->second)
-      page.push_back(file_json(it->first, *it->second));
-    else
-      page.push_back({{"type", "directory"}, {"path", it->first}, {"uploadedAt", bucket.updated_at}});
+  // Written out directly: a page of 5,000 entries as JSON objects costs more than the page.
+  std::string page = "[";
+  std::string last_path;
+  std::size_t count = 0;
+  for (; it != entries.end() && count < limit; ++it, ++count) {
+    page += count == 0 ? "" : ",";
+    const auto path = json(it->first).dump(); // quoted and escaped
+    if (it->second) {
+      const auto& file = *it->second;
+      page += R"({"type":"file","path":)" + path + R"(,"size":)" + std::to_string(file.size) + R"(,"xetHash":)"
+              + json(file.xet_hash).dump() + R"(,"mtime":")" + iso8601_ms(file.mtime_ms) + R"(","uploadedAt":)"
+              + json(file.uploaded_at).dump() + "}";
+    } else {
+      page += R"({"type":"directory","path":)" + path + R"(,"uploadedAt":)" + json(bucket.updated_at).dump() + "}";
+    }
+    last_path = it->first;
   }
-  auto reply = json_reply(200, page);
+  page += "]";
+  Reply reply;
+  reply.content_type = "application/json; charset=utf-8";
+  reply.body = std::move(page);
   if (it != entries.end()) {
     std::string query;
     const auto question = ctx.target.find('?');
@@ -214,7 +227,7 @@ Reply HubServer::bucket_tree(RequestContext& ctx, const std::string& id, const s
           query += pair + "&";
       }
     }
-    const auto cursor = base64url_encode(page.back().at("path").get<std::string>());
+    const auto cursor = base64url_encode(last_path);
     reply.header("Link", "<" + ctx.base_url + ctx.path + "?" + query + "cursor=" + cursor + ">; rel=\"next\"");
   }
   return reply;
@@ -324,12 +337,17 @@ Reply HubServer::bucket_batch(RequestContext& ctx, const std::string& id)
 
 Reply HubServer::bucket_resolve(RequestContext& ctx, const std::string& id, const std::string& path)
 {
-  std::lock_guard lock(m_buckets.mutex());
-  const auto& bucket = require_bucket(ctx, id, Access::read);
-  const auto it = bucket.files.find(path);
-  if (it == bucket.files.end())
-    throw HubError(404, "Entry not found", "EntryNotFound");
-  const auto& hash = it->second.xet_hash;
+  BucketFile listed;
+  {
+    std::lock_guard lock(m_buckets.mutex());
+    const auto& bucket = require_bucket(ctx, id, Access::read);
+    const auto it = bucket.files.find(path);
+    if (it == bucket.files.end())
+      throw HubError(404, "Entry not found", "EntryNotFound");
+    listed = it->second;
+  }
+  // The bucket's lock is not held while bytes are rebuilt or sent: objects never change.
+  const auto& hash = listed.xet_hash;
   const auto file = m_xet ? m_xet->file(hash) : std::nullopt;
   Reply reply;
   reply.content_type = content_type_for(path);
@@ -357,7 +375,7 @@ Reply HubServer::bucket_resolve(RequestContext& ctx, const std::string& id, cons
     m_xet->reconstruct(*file, m_buckets.object_path(hash));
     object = m_buckets.object(hash);
   }
-  return serve_file(ctx, std::move(reply), *object, it->second.size);
+  return serve_file(ctx, std::move(reply), *object, listed.size);
 }
 
 // /_test/buckets/lie {"match", "count"}: the next `count` batches report the additions whose

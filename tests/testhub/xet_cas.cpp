@@ -32,11 +32,9 @@ bool is_hash_string(const std::string& text)
   throw HubError(400, "Shard incorrectly serialized or contents failed verification: " + why);
 }
 
-// One stored xorb, read whole: the files of a shard mostly follow each other in the same
-// xorb, so the last one read serves the next term.
+// What a shard's terms need of one stored xorb (its bytes are read a term at a time).
 struct LoadedXorb {
   std::string hash;
-  std::string bytes;
   xet::XorbLayout layout;
   std::vector<xet::MerkleHash> chunk_hashes;
 };
@@ -101,12 +99,20 @@ bool XetCas::put_xorb(const std::string& hash, const std::string& body)
     hashes.append(reinterpret_cast<const char*>(chunk.hash.bytes.data()), chunk.hash.bytes.size());
   hubcache::util::write_file_atomically(xorb_path(hash), body);
   hubcache::util::write_file_atomically(xorb_path(hash) += ".chunks", hashes); // last: marks it complete
+  m_layouts.emplace(hash, std::move(decoded.layout));
   return true;
 }
 
 xet::XorbLayout XetCas::xorb_layout(const std::string& hash) const
 {
-  return xet::read_xorb_layout(bytes_of(hubcache::util::read_file(xorb_path(hash), xet::max_xorb_input_bytes)));
+  {
+    std::lock_guard lock(m_mutex);
+    if (const auto it = m_layouts.find(hash); it != m_layouts.end())
+      return it->second;
+  }
+  auto layout = xet::read_xorb_layout(bytes_of(hubcache::util::read_file(xorb_path(hash), xet::max_xorb_input_bytes)));
+  std::lock_guard lock(m_mutex);
+  return m_layouts.emplace(hash, std::move(layout)).first->second;
 }
 
 std::vector<xet::MerkleHash> XetCas::chunk_hashes(const std::string& xorb) const
@@ -139,11 +145,10 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
         refuse("chunk " + std::to_string(i) + " of xorb " + hash + " differs from the uploaded xorb");
     }
   }
-  LoadedXorb loaded;
+  LoadedXorb loaded; // the layout and chunk hashes of the xorb last named
   const auto load = [&](const std::string& xorb) -> const LoadedXorb& {
     if (loaded.hash != xorb) {
-      loaded.bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
-      loaded.layout = xet::read_xorb_layout(bytes_of(loaded.bytes));
+      loaded.layout = xorb_layout(xorb);
       loaded.chunk_hashes = chunk_hashes(xorb);
       loaded.hash = xorb;
     }
@@ -171,17 +176,21 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
         refuse("file " + file_id + " refers to xorb " + xorb + ", which was not uploaded");
       const auto& stored = load(xorb);
       const auto& hashes = stored.chunk_hashes;
-      if (term.chunk_start >= term.chunk_end || term.chunk_end > hashes.size())
+      if (term.chunk_start >= term.chunk_end || term.chunk_end > hashes.size()
+          || term.chunk_end > stored.layout.chunks.size())
         refuse("file " + file_id + " refers to chunks outside xorb " + xorb);
       std::uint64_t term_size = 0;
       for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
-        const auto data = xet::xorb_chunk_data(bytes_of(stored.bytes), stored.layout.chunks[c]);
-        if (content.is_open())
-          content.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-        if (info.sha256)
+        nodes.push_back({hashes[c], stored.layout.chunks[c].size});
+        term_size += stored.layout.chunks[c].size;
+      }
+      // The bytes only for a sha256 to check or content to rebuild (a bucket's files need neither).
+      if (content.is_open() || info.sha256) {
+        for_each_chunk(xorb, stored.layout, term.chunk_start, term.chunk_end, [&](const auto& data) {
+          if (content.is_open())
+            content.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
           sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-        nodes.push_back({hashes[c], data.size()});
-        term_size += data.size();
+        });
       }
       if (term_size != term.unpacked_size)
         refuse("a term of file " + file_id + " says " + std::to_string(term.unpacked_size) + " bytes, its chunks hold "
@@ -208,20 +217,32 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
   return added;
 }
 
+void XetCas::for_each_chunk(const std::string& xorb, const xet::XorbLayout& layout, std::uint32_t start,
+                            std::uint32_t end,
+                            const std::function<void(const std::vector<std::uint8_t>&)>& consume) const
+{
+  // Only the chunks' bytes of the xorb: a small file of a 64 MiB xorb reads a few KiB.
+  const auto& first = layout.chunks.at(start);
+  const auto& last = layout.chunks.at(end - 1);
+  const std::uint64_t begin = first.header_offset;
+  const std::uint64_t stop = std::uint64_t{last.header_offset} + xet::chunk_header_size + last.stored_size;
+  std::string bytes(stop - begin, '\0');
+  const auto fd = hubcache::util::open_regular_file(xorb_path(xorb));
+  if (::pread(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(begin)) != static_cast<ssize_t>(bytes.size()))
+    throw HubError(500, "Cannot read xorb " + xorb);
+  for (auto c = start; c < end; ++c) {
+    auto chunk = layout.chunks[c];
+    chunk.header_offset -= static_cast<std::uint32_t>(begin);
+    consume(xet::xorb_chunk_data(bytes_of(bytes), chunk));
+  }
+}
+
 void XetCas::reconstruct(const XetFile& file, const stdfs::path& out) const
 {
   hubcache::util::AtomicFile target(out);
-  LoadedXorb loaded;
   for (const auto& term : file.terms) {
-    if (loaded.hash != term.xorb) {
-      loaded.bytes = hubcache::util::read_file(xorb_path(term.xorb), xet::max_xorb_input_bytes);
-      loaded.layout = xet::read_xorb_layout(bytes_of(loaded.bytes));
-      loaded.hash = term.xorb;
-    }
-    for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
-      const auto data = xet::xorb_chunk_data(bytes_of(loaded.bytes), loaded.layout.chunks.at(c));
-      target.write(reinterpret_cast<const char*>(data.data()), data.size());
-    }
+    for_each_chunk(term.xorb, xorb_layout(term.xorb), term.chunk_start, term.chunk_end,
+                   [&target](const auto& data) { target.write(data.data(), data.size()); });
   }
   target.commit(false);
 }

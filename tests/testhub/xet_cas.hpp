@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ public:
 
 private:
   std::vector<hubcache::xet::MerkleHash> chunk_hashes(const std::string& xorb) const;
+  // The uncompressed bytes of chunks [start, end) of a stored xorb, one chunk at a time.
+  void for_each_chunk(const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
+                      std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume) const;
   // Records a shard's files, in memory and in files.jsonl (one append).
   void record(const std::vector<XetShardFile>& files);
   void load_journals();
@@ -92,6 +96,8 @@ private:
   std::unordered_map<std::string, XetFile> m_files;
   std::unordered_map<std::string, std::string> m_sha256;
   std::unordered_map<std::string, std::string> m_dedup;
+  // Xorb layouts (chunk headers) once read: a range is then read without the whole xorb.
+  mutable std::unordered_map<std::string, hubcache::xet::XorbLayout> m_layouts;
 };
 
 } // namespace testhub

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <future>
 
 namespace hubcache::storage {
 
@@ -233,12 +234,10 @@ std::vector<BucketRepository::Entry> BucketRepository::list_tree(std::string_vie
   url += std::string("?recursive=") + (recursive ? "true" : "false") + "&limit=" + std::to_string(k_tree_page);
   auto origin = http::url_origin(m_api.config().endpoint);
   http::ListingBounds bounds("the listing of " + describe(), m_api.config().listing);
-  std::vector<Entry> entries;
-  while (!url.empty()) {
-    bounds.next_page(url);
+  auto fetch = [&](const std::string& page_url) {
     http::Request request;
-    request.url = url;
-    if (http::url_origin(url) == origin) {
+    request.url = page_url;
+    if (http::url_origin(page_url) == origin) {
       request.headers = m_api.auth_headers(); // the token never leaves the Hub's origin
     }
     auto response = m_api.send(request);
@@ -248,15 +247,33 @@ std::vector<BucketRepository::Entry> BucketRepository::list_tree(std::string_vie
     if (!response.ok()) {
       hub::throw_hub_error(response, context("list the files of " + describe()), m_api.config().token);
     }
+    return response;
+  };
+  std::vector<Entry> entries;
+  bounds.next_page(url);
+  auto response = fetch(url);
+  while (true) {
+    // The next page (named by the Link header) is asked for while this one is parsed: a
+    // listing of tens of thousands of files is as long as its round trips, not their sum
+    // with the parsing.
+    std::string next_url;
+    if (auto link = response.headers.get("link")) {
+      if (auto next = http::parse_link_next(*link)) {
+        next_url = http::resolve_location(response.url, *next);
+      }
+    }
+    std::future<http::Response> next_page;
+    if (!next_url.empty()) {
+      bounds.next_page(next_url);
+      next_page = std::async(std::launch::async, fetch, next_url);
+    }
     auto page = parse_entries(parse_answer(response, "a bucket listing"), "a bucket listing");
     bounds.add_entries(page.size());
     entries.insert(entries.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
-    url.clear();
-    if (auto link = response.headers.get("link")) {
-      if (auto next = http::parse_link_next(*link)) {
-        url = http::resolve_location(response.url, *next);
-      }
+    if (!next_page.valid()) {
+      break;
     }
+    response = next_page.get();
   }
   return entries;
 }
