@@ -236,7 +236,7 @@ TEST_CASE("a fatal signal removes the process's live temp files before it dies; 
 
 TEST_CASE("a scratch file is written at its end, rewritten in place, never past its end")
 {
-  TempDir dir;
+  test_support::TempDir dir;
   hubcache::util::AnonymousFile file(dir.path());
   file.write(std::string(4, ' '));
   file.write("body");
