@@ -457,7 +457,9 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   if (branch.rfind("refs/heads/", 0) == 0)
     branch = branch.substr(11);
   const auto commit = m_storage.apply_commit(
-    repo, branch, plan, [&](const Commit& head, const Commit& next) { m_limits.check_tree(head, next, branch); });
+    repo, branch, plan, [&](const Commit& head, const Commit& next, const std::vector<std::string>& added) {
+      m_limits.check_tree(head, next, added, branch);
+    });
   m_limits.record_commit(repo.uid);
   lock.unlock();
   // Past the request's time budget the commit still lands, but the client's answer is
