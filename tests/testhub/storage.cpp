@@ -17,6 +17,11 @@ namespace {
 std::atomic<std::int64_t> g_commit_clock_offset{0};
 } // namespace
 
+void write_hub_file(const stdfs::path& target, std::string_view content)
+{
+  hubcache::util::write_file_atomically(target, content, false);
+}
+
 std::int64_t commit_clock_offset()
 {
   return g_commit_clock_offset.load();
@@ -227,7 +232,7 @@ Storage::Storage(stdfs::path root) : m_root(std::move(root))
     m_secret = nlohmann::json::parse(*text).at("secret");
   } else {
     m_secret = random_hex(32);
-    hubcache::util::write_file_atomically(server_file, nlohmann::json{{"secret", m_secret}}.dump());
+    write_hub_file(server_file, nlohmann::json{{"secret", m_secret}}.dump());
   }
 }
 
@@ -273,7 +278,7 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   stdfs::create_directories(staging / "blobs");
   stdfs::create_directories(staging / "lfs");
   RepoMeta meta{repo_id, ns, name, random_hex(24), is_private, unix_now(), author};
-  hubcache::util::write_file_atomically(
+  write_hub_file(
     staging / "repo.json",
     nlohmann::json{{"id", meta.uid}, {"private", is_private}, {"createdAt", meta.created}, {"author", author}}.dump());
   Commit initial;
@@ -282,13 +287,12 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   initial.date = meta.created;
   const std::string attributes(k_default_gitattributes);
   const auto oid = hubcache::util::git_blob_sha1(attributes);
-  hubcache::util::write_file_atomically(staging / "blobs" / oid, attributes);
+  write_hub_file(staging / "blobs" / oid, attributes);
   initial.files[".gitattributes"] = FileEntry{oid, attributes.size(), {}, 0};
   compute_directory_oids(initial);
   initial.id = commit_object_id(initial);
-  hubcache::util::write_file_atomically(staging / "commits" / (initial.id + ".json"),
-                                        commit_to_json(initial, nullptr).dump());
-  hubcache::util::write_file_atomically(staging / "refs.json", nlohmann::json{{"main", initial.id}}.dump());
+  write_hub_file(staging / "commits" / (initial.id + ".json"), commit_to_json(initial, nullptr).dump());
+  write_hub_file(staging / "refs.json", nlohmann::json{{"main", initial.id}}.dump());
   std::error_code ec;
   stdfs::rename(staging, dir, ec);
   if (ec) {
@@ -310,7 +314,7 @@ bool Storage::delete_repo(const std::string& repo_id)
 
 void Storage::set_private(const RepoMeta& repo, bool is_private)
 {
-  hubcache::util::write_file_atomically(
+  write_hub_file(
     repo_dir(repo.repo_id) / "repo.json",
     nlohmann::json{{"id", repo.uid}, {"private", is_private}, {"createdAt", repo.created}, {"author", repo.author}}
       .dump());
@@ -324,7 +328,7 @@ std::map<std::string, std::string> Storage::branches(const RepoMeta& repo) const
 
 void Storage::write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs)
 {
-  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
+  write_hub_file(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
 }
 
 std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const std::string& revision) const
@@ -410,7 +414,7 @@ std::string Storage::store_blob(const RepoMeta& repo, const std::string& content
   const auto oid = hubcache::util::git_blob_sha1(content);
   const auto path = blob_path(repo, oid);
   if (!stdfs::exists(path))
-    hubcache::util::write_file_atomically(path, content);
+    write_hub_file(path, content);
   return oid;
 }
 
@@ -419,8 +423,7 @@ std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commi
 {
   update_directory_oids(commit, changed);
   commit.id = commit_object_id(commit);
-  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"),
-                                        commit_to_json(commit, &changed).dump());
+  write_hub_file(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"), commit_to_json(commit, &changed).dump());
   return std::make_shared<Commit>(std::move(commit));
 }
 

@@ -97,6 +97,10 @@ struct CommitPlan {
   std::vector<CommitOperation> operations;
 };
 
+// Writes a file of the test Hub's state atomically, without fsync: its data dir is scratch,
+// and a commit of 1,000 files must not pay 1,000 fsyncs the Hub's own cost model lacks.
+void write_hub_file(const stdfs::path& target, std::string_view content);
+
 std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size);
 // Hub rules for a path inside a repo: no empty/'.'/'..' component, no leading '/', no .git.
 bool is_valid_repo_path(const std::string& path);

@@ -72,8 +72,8 @@ bool XetCas::put_xorb(const std::string& hash, const std::string& body)
   std::string hashes;
   for (const auto& chunk : decoded.layout.chunks)
     hashes.append(reinterpret_cast<const char*>(chunk.hash.bytes.data()), chunk.hash.bytes.size());
-  hubcache::util::write_file_atomically(xorb_path(hash), body);
-  hubcache::util::write_file_atomically(xorb_path(hash) += ".chunks", hashes); // last: marks it complete
+  write_hub_file(xorb_path(hash), body);
+  write_hub_file(xorb_path(hash) += ".chunks", hashes); // last: marks it complete
   return true;
 }
 
@@ -112,6 +112,24 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
         refuse("chunk " + std::to_string(i) + " of xorb " + hash + " differs from the uploaded xorb");
     }
   }
+  // The xorb the last term read stays loaded: a shard's small files follow one another in
+  // the xorbs that pack them, so each is read once, and at most one is held (up to 64 MiB).
+  struct LoadedXorb {
+    std::string hash;
+    std::string bytes;
+    xet::XorbLayout layout;
+    std::vector<xet::MerkleHash> hashes;
+  } loaded;
+  const auto load = [&](const std::string& xorb) -> const LoadedXorb& {
+    if (loaded.hash != xorb) {
+      loaded.hash.clear();
+      loaded.bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
+      loaded.layout = xet::read_xorb_layout(bytes_of(loaded.bytes));
+      loaded.hashes = chunk_hashes(xorb);
+      loaded.hash = xorb;
+    }
+    return loaded;
+  };
   std::vector<XetShardFile> added;
   for (const auto& info : shard.files) {
     const auto file_id = info.file_hash.hex();
@@ -128,11 +146,9 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
       const auto xorb = term.xorb_hash.hex();
       if (!has_xorb(xorb))
         refuse("file " + file_id + " refers to xorb " + xorb + ", which was not uploaded");
-      const auto hashes = chunk_hashes(xorb);
+      const auto& [unused, bytes, layout, hashes] = load(xorb);
       if (term.chunk_start >= term.chunk_end || term.chunk_end > hashes.size())
         refuse("file " + file_id + " refers to chunks outside xorb " + xorb);
-      const auto bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
-      const auto layout = xet::read_xorb_layout(bytes_of(bytes));
       std::uint64_t term_size = 0;
       for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
         const auto data = xet::xorb_chunk_data(bytes_of(bytes), layout.chunks[c]);
@@ -171,9 +187,9 @@ void XetCas::record(const XetFile& file)
   for (const auto& term : file.terms)
     terms.push_back({{"xorb", term.xorb}, {"start", term.chunk_start}, {"end", term.chunk_end}, {"size", term.size}});
   std::lock_guard lock(m_mutex);
-  hubcache::util::write_file_atomically(m_root / "files" / (file.hash + ".json"),
-                                        json{{"size", file.size}, {"sha256", file.sha256}, {"terms", terms}}.dump());
-  hubcache::util::write_file_atomically(m_root / "sha256" / file.sha256, file.hash);
+  write_hub_file(m_root / "files" / (file.hash + ".json"),
+                 json{{"size", file.size}, {"sha256", file.sha256}, {"terms", terms}}.dump());
+  write_hub_file(m_root / "sha256" / file.sha256, file.hash);
 }
 
 std::optional<XetFile> XetCas::file(const std::string& file_hash) const

@@ -40,7 +40,7 @@ void XetCas::index_for_dedup(const xet::Shard& shard)
         ++listed;
       }
     }
-    hubcache::util::write_file_atomically(m_root / "dedup" / chunk.hex(), listing);
+    write_hub_file(m_root / "dedup" / chunk.hex(), listing);
   };
   std::lock_guard lock(m_mutex);
   for (const auto& file : shard.files) {
