@@ -589,6 +589,15 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
   // uploads the next batch's objects and builds its body. At most two batches wait on the
   // committer (the Hub's quota may stop it: no uploading far ahead of what lands).
   util::TaskQueue committer(1);
+  if (m_api.config().xet && !m_xet_failed && !units.empty()) {
+    // Through Xet a push's contents travel in a few xorbs and one shard whatever the commit
+    // count: sending them all first keeps the requests per commit to the commit alone (the
+    // batches below then find nothing left to upload). A quota stop leaves content in the
+    // CAS and nothing committed, which a re-run deduplicates.
+    Batch everything;
+    everything.end_unit = units.size();
+    upload_lfs(units, everything);
+  }
   std::size_t begin = 0;
   bool first = true;
   while (begin < units.size() || (first && !deletions.empty())) {
