@@ -230,7 +230,8 @@ test_api_and_resolver_quotas_announce_and_refuse() {
 # --- pushes within the limits ---------------------------------------------------------------
 
 test_multi_commit_push_shows_readers_only_whole_entries() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
+  # 2,200 files: three commits even at the 1,000-file ceiling a light push starts at.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 550 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 || return
   create_repo big
   # A reader polls the head the whole time.
@@ -247,7 +248,7 @@ test_multi_commit_push_shows_readers_only_whole_entries() {
   wait $reader
   cp "$OUT" "$SCRATCH/push.json"
   local commits; commits=$(json_get "$SCRATCH/push.json" .commits)
-  [[ "$commits" -ge 3 ]] || fail "800 files landed in $commits commits"
+  [[ "$commits" -ge 3 ]] || fail "2,200 files landed in $commits commits"
   equals "$(json_get "$SCRATCH/push.json" .entries_left)" 0
   contains "$SCRATCH/push.json" '"committed": true'
   # Every commit, and every head the reader saw, holds whole entries, registry last.
@@ -266,9 +267,10 @@ test_multi_commit_push_shows_readers_only_whole_entries() {
 }
 
 test_killed_push_resumes_to_the_same_repo() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 >/dev/null || { fail "cannot make the sample cache"; return; }
-  # Commits take ~1 s (4 ms a file): the push is killed between two of them.
-  start_hub --page-size 100000 --commit-cost-us-per-file 4000 || return
+  # 2,200 files, three commits of up to 1,000 files taking ~1 s each (1 ms a file): the
+  # push is killed between two of them.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 550 >/dev/null || { fail "cannot make the sample cache"; return; }
+  start_hub --page-size 100000 --commit-cost-us-per-file 1000 || return
   create_repo killed
   create_repo whole
   push killed >"$SCRATCH/killed.out" 2>"$SCRATCH/killed.err" &
@@ -290,8 +292,9 @@ test_killed_push_resumes_to_the_same_repo() {
 }
 
 test_lost_commit_answer_is_recognised_not_repeated() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 100 >/dev/null || { fail "cannot make the sample cache"; return; }
-  # 250 files x 3 ms > 600 ms: the first commit lands, but its answer is the gateway's 504.
+  # 1,100 files: a first commit of 1,000 files x 3 ms > 600 ms lands, but its answer is the
+  # gateway's 504; the 100 left (300 ms) make the second.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 275 >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commit-timeout-ms 600 --commit-cost-us-per-file 3000 || return
   create_repo lost
   run 0 push lost || return
@@ -303,11 +306,12 @@ test_lost_commit_answer_is_recognised_not_repeated() {
   no_empty_commits alice/lost
   every_commit_whole alice/lost
   tree_at alice/lost main | grep -c '/model.neff$' >"$SCRATCH/neffs"
-  equals "$(cat "$SCRATCH/neffs")" 100
+  equals "$(cat "$SCRATCH/neffs")" 275
 }
 
 test_concurrent_writer_makes_the_push_replan() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 >/dev/null || { fail "cannot make the sample cache"; return; }
+  # 1,400 files: two commits, the second (400 files x 2 ms) worked on while the other writes.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 350 >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commit-cost-us-per-file 2000 || return
   create_repo shared
   push shared >"$SCRATCH/push.out" 2>"$SCRATCH/push.err" &
@@ -319,13 +323,14 @@ test_concurrent_writer_makes_the_push_replan() {
   [[ "$(stats | jq -r '.by_status["412"] // 0')" -ge 1 ]] || fail "the push never met the other writer's commit"
   tree_at alice/shared main >"$SCRATCH/final.paths"
   contains "$SCRATCH/final.paths" other/notes.txt
-  equals "$(grep -c '/model.neff$' "$SCRATCH/final.paths")" 200
+  equals "$(grep -c '/model.neff$' "$SCRATCH/final.paths")" 350
   every_commit_whole alice/shared
   no_empty_commits alice/shared
 }
 
 test_spent_commit_quota_stops_cleanly_then_resumes() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
+  # 2,200 files: more than the two commits of 1,000 files the quota allows.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 550 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commits-per-hour 2 || return
   create_repo quota
   run 1 push quota || return
@@ -352,7 +357,8 @@ test_spent_commit_quota_stops_cleanly_then_resumes() {
 }
 
 test_short_commit_quota_wait_is_waited_out() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 100 >/dev/null || { fail "cannot make the sample cache"; return; }
+  # 1,200 files: two commits of up to 1,000.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 300 >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commits-per-hour 1 --commit-window-s 2 || return
   create_repo wait
   local started=$EPOCHREALTIME

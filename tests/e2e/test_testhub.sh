@@ -436,4 +436,51 @@ test_restart_keeps_everything() {
   equals "$(cat "$SCRATCH/b")" "survives restarts"
 }
 
+# git_folder_ids DIR: "path oid" of every folder below DIR, as git computes them.
+git_folder_ids() {
+  git -C "$1" init -q . && git -C "$1" add -A &&
+    git -C "$1" ls-tree -r -t "$(git -C "$1" write-tree)" |
+    awk -F '\t' '{ split($1, m, " "); if (m[2] == "tree") print $2 " " m[3] }' | sort
+}
+# hub_folder_ids REPO: the same, as the Hub lists them at main.
+hub_folder_ids() {
+  curl -fsS -H "$(auth $OWNER)" "$HUB_URL/api/models/$1/tree/main?recursive=true" |
+    jq -r '.[] | select(.type == "directory") | "\(.path) \(.oid)"' | sort
+}
+
+test_folder_ids_follow_each_commit_as_git_computes_them() {
+  # The Hub works out a commit's tree from what the commit changes; the folder ids must be
+  # git's for the whole tree after additions, a replacement, deletions of a file and of a
+  # folder, and after a restart (commits are stored as their changes and replayed).
+  start_hub || return
+  create_repo t false
+  local tree="$SCRATCH/tree" step path
+  mkdir -p "$tree"
+  for step in 1 2 3; do
+    {
+      printf '{"key":"header","value":{"summary":"step %s"}}\n' "$step"
+      for path in a/b/x$step.txt a/c/y.txt z$step.txt "d/e f/$step" d/g/h/i.txt; do
+        mkdir -p "$tree/$(dirname "$path")"
+        printf 'step %s %s' "$step" "$path" >"$tree/$path"
+        printf '{"key":"file","value":{"path":"%s","content":"%s","encoding":"base64"}}\n' "$path" \
+          "$(printf 'step %s %s' "$step" "$path" | base64 -w0)"
+      done
+      if [[ $step == 2 ]]; then printf '{"key":"deletedFile","value":{"path":"z1.txt"}}\n'; rm "$tree/z1.txt"; fi
+      if [[ $step == 3 ]]; then printf '{"key":"deletedFolder","value":{"path":"d"}}\n'; rm -r "$tree/d"; fi
+    } >"$SCRATCH/commit.ndjson"
+    equals "$(commit_ndjson alice/t "$SCRATCH/commit.ndjson")" 200
+    hub_folder_ids alice/t >"$SCRATCH/hub.ids"
+    rm -rf "$SCRATCH/mirror" && cp -r "$tree" "$SCRATCH/mirror"
+    git_folder_ids "$SCRATCH/mirror" >"$SCRATCH/git.ids"
+    diff "$SCRATCH/git.ids" "$SCRATCH/hub.ids" >"$SCRATCH/diff" ||
+      fail "step $step: folder ids differ from git's: $(cat "$SCRATCH/diff")"
+  done
+  grep -q '^a/b ' "$SCRATCH/hub.ids" || fail "no folder a/b listed"
+  lacks "$SCRATCH/hub.ids" "d/"
+  stop_hub
+  start_hub || return
+  hub_folder_ids alice/t >"$SCRATCH/hub2.ids"
+  diff "$SCRATCH/hub.ids" "$SCRATCH/hub2.ids" >"$SCRATCH/diff" || fail "ids changed across a restart: $(cat "$SCRATCH/diff")"
+}
+
 run_tests

@@ -1,4 +1,5 @@
 #include "limits.hpp"
+#include "commit_tree.hpp"
 
 #include <algorithm>
 #include <set>
@@ -31,30 +32,6 @@ std::string about(std::int64_t seconds)
   if (seconds >= 90)
     return "about " + span_text((seconds + 30) / 60 * 60);
   return "about " + span_text(std::max<std::int64_t>(1, seconds));
-}
-
-std::string parent_of(const std::string& path)
-{
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string{} : path.substr(0, slash);
-}
-
-// Direct entries (files and folders) of `folder` ("" is the root) in a sorted file map.
-std::uint64_t entries_of(const std::map<std::string, FileEntry>& files, const std::string& folder)
-{
-  const auto prefix = folder.empty() ? std::string{} : folder + "/";
-  std::uint64_t count = 0;
-  std::string_view last;
-  for (auto it = files.lower_bound(prefix); it != files.end() && it->first.compare(0, prefix.size(), prefix) == 0;
-       ++it) {
-    const std::string_view rest = std::string_view(it->first).substr(prefix.size());
-    const auto name = rest.substr(0, rest.find('/'));
-    if (name != last) {
-      ++count;
-      last = name;
-    }
-  }
-  return count;
 }
 
 } // namespace
@@ -180,22 +157,23 @@ void Limits::simulate_commit_work(std::size_t operations) const
     std::this_thread::sleep_for(m_options.commit_cost_per_file * static_cast<std::int64_t>(operations));
 }
 
-void Limits::check_tree(const Commit& head, const Commit& next, const std::string& branch) const
+void Limits::check_tree(const Commit& head, const Commit& next, const std::vector<std::string>& added,
+                        const std::string& branch) const
 {
   if (m_options.entries_per_folder > 0) {
     // Only the folders this commit adds to: a folder already past the limit stays readable.
     std::set<std::string> grown;
-    for (const auto& [path, entry] : next.files) {
+    for (const auto& path : added) {
       if (head.files.count(path))
         continue;
-      for (auto folder = parent_of(path);; folder = parent_of(folder)) {
+      for (auto folder = parent_dir(path);; folder = parent_dir(folder)) {
         if (!grown.insert(folder).second || folder.empty())
           break;
       }
     }
     std::string offending;
     for (const auto& folder : grown) {
-      if (entries_of(next.files, folder) > m_options.entries_per_folder)
+      if (count_children(next.files, folder) > m_options.entries_per_folder)
         offending += (offending.empty() ? "" : " ") + std::string("/") + folder + (folder.empty() ? "" : "/");
     }
     if (!offending.empty())

@@ -9,6 +9,7 @@
 #include <shared_mutex>
 
 #include "commit_payload.hpp"
+#include "commit_tree.hpp"
 #include "hub_server.hpp"
 #include "hubcache/util/fs.hpp"
 
@@ -21,18 +22,6 @@ std::string strip_trailing_slashes(std::string path)
   while (!path.empty() && path.back() == '/')
     path.pop_back();
   return path;
-}
-
-std::string parent_of(const std::string& path)
-{
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string{} : path.substr(0, slash);
-}
-
-std::string file_name_of(const std::string& path)
-{
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Pre-order: a directory comes right before its content.
@@ -58,7 +47,7 @@ bool glob_matches(std::string pattern, const std::string& path)
     pattern.erase(0, 1);
   const bool anchored = pattern.find('/') != std::string::npos;
   if (!anchored)
-    return fnmatch(pattern.c_str(), file_name_of(path).c_str(), 0) == 0;
+    return fnmatch(pattern.c_str(), base_name(path).c_str(), 0) == 0;
   // `**` crosses directories, which plain fnmatch without FNM_PATHNAME allows for `*` too.
   const int flags = pattern.find("**") != std::string::npos ? 0 : FNM_PATHNAME;
   if (fnmatch(pattern.c_str(), path.c_str(), flags) == 0)
@@ -175,7 +164,7 @@ std::shared_ptr<const HubServer::TreeEntries> HubServer::tree_entries(const Comm
   const auto wanted = [&](const std::string& candidate) {
     if (!path.empty() && candidate.rfind(prefix, 0) != 0)
       return false;
-    return recursive || parent_of(candidate) == path;
+    return recursive || parent_dir(candidate) == path;
   };
   for (const auto& [dir, unused] : head.directory_oids)
     if (!dir.empty() && dir != path && wanted(dir))
@@ -339,7 +328,7 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
       return std::move(*info);
     const auto what = "cdn/" + repo.repo_id + "/" + entry.lfs_sha256;
     const auto location = ctx.base_url + "/_lfs/cdn/" + repo.repo_id + "/" + entry.lfs_sha256 + "/"
-                          + percent_encode(file_name_of(raw_path), false) + "?sig=" + sign(what);
+                          + percent_encode(base_name(raw_path), false) + "?sig=" + sign(what);
     reply.status = 302;
     reply.header("Location", location);
     reply.header("X-Linked-Etag", "\"" + entry.lfs_sha256 + "\"");
@@ -351,8 +340,8 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
   }
   const auto size = entry.is_lfs() ? entry.pointer_size : entry.size;
   reply.header("ETag", "\"" + entry.oid + "\"");
-  reply.header("Content-Disposition", content_disposition(file_name_of(raw_path)));
-  reply.content_type = content_type_for(file_name_of(raw_path));
+  reply.header("Content-Disposition", content_disposition(base_name(raw_path)));
+  reply.content_type = content_type_for(base_name(raw_path));
   return serve_file(ctx, std::move(reply), m_storage.blob_path(repo, entry.oid), size);
 }
 
@@ -457,7 +446,9 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   if (branch.rfind("refs/heads/", 0) == 0)
     branch = branch.substr(11);
   const auto commit = m_storage.apply_commit(
-    repo, branch, plan, [&](const Commit& head, const Commit& next) { m_limits.check_tree(head, next, branch); });
+    repo, branch, plan, [&](const Commit& head, const Commit& next, const std::vector<std::string>& added) {
+      m_limits.check_tree(head, next, added, branch);
+    });
   m_limits.record_commit(repo.uid);
   lock.unlock();
   // Past the request's time budget the commit still lands, but the client's answer is

@@ -205,7 +205,7 @@ Reply HubServer::lfs_batch(RequestContext& ctx, const std::string& repo_id)
         const auto parts = (size + chunk - 1) / chunk;
         const auto dir = m_storage.uploads_dir() / upload_id;
         stdfs::create_directories(dir);
-        hubcache::util::write_file_atomically(
+        write_hub_file(
           dir / "meta.json",
           json{
             {"repo", repo.repo_id}, {"uid", repo.uid}, {"oid", oid}, {"size", size}, {"chunk", chunk}, {"parts", parts}}
@@ -316,7 +316,7 @@ Reply HubServer::lfs_part(RequestContext& ctx, const std::string& upload_id, con
   if (digest.size != expected)
     throw HubError(400, "Part " + std::to_string(number) + " must hold " + std::to_string(expected) + " bytes, got "
                           + std::to_string(digest.size));
-  hubcache::util::write_file_atomically(etag_path, digest.md5);
+  write_hub_file(etag_path, digest.md5);
   Reply reply;
   reply.header("ETag", "\"" + digest.md5 + "\"");
   return reply;

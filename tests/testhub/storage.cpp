@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commit_tree.hpp"
 #include "http_util.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
@@ -15,6 +16,11 @@ namespace testhub {
 namespace {
 std::atomic<std::int64_t> g_commit_clock_offset{0};
 } // namespace
+
+void write_hub_file(const stdfs::path& target, std::string_view content)
+{
+  hubcache::util::write_file_atomically(target, content, false);
+}
 
 std::int64_t commit_clock_offset()
 {
@@ -72,72 +78,6 @@ std::string sha1_hex(std::string_view data)
   return hubcache::util::hex_digest(HashAlgorithm::sha1, data);
 }
 
-std::string hex_to_raw(const std::string& hex)
-{
-  std::string raw;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  return raw;
-}
-
-std::string parent_dir(const std::string& path)
-{
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string{} : path.substr(0, slash);
-}
-
-std::string base_name(const std::string& path)
-{
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// Git tree ids of every directory, bottom-up, from the flat file list.
-void compute_directory_oids(Commit& commit)
-{
-  struct Child {
-    bool is_dir;
-    std::string oid;
-  };
-  std::map<std::string, std::map<std::string, Child>> children;
-  children[""];
-  for (const auto& [path, entry] : commit.files) {
-    std::string dir = parent_dir(path);
-    children[dir][base_name(path)] = Child{false, entry.oid};
-    while (!dir.empty()) {
-      const auto parent = parent_dir(dir);
-      children[parent].emplace(base_name(dir), Child{true, {}});
-      dir = parent;
-    }
-  }
-  std::vector<std::string> dirs;
-  for (const auto& [dir, unused] : children)
-    dirs.push_back(dir);
-  const auto depth = [](const std::string& d) {
-    return d.empty() ? 0 : 1 + static_cast<long>(std::count(d.begin(), d.end(), '/'));
-  };
-  std::sort(dirs.begin(), dirs.end(), [&](const auto& a, const auto& b) { return depth(a) > depth(b); });
-  for (const auto& dir : dirs) {
-    auto& entries = children[dir];
-    std::vector<std::pair<std::string, const Child*>> sorted;
-    for (const auto& [name, child] : entries)
-      sorted.emplace_back(child.is_dir ? name + "/" : name, &child);
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string content;
-    for (const auto& [key, child] : sorted) {
-      const auto name = child->is_dir ? key.substr(0, key.size() - 1) : key;
-      content += child->is_dir ? "40000 " : "100644 ";
-      content += name;
-      content += '\0';
-      content += hex_to_raw(child->oid);
-    }
-    const auto oid = sha1_hex("tree " + std::to_string(content.size()) + std::string(1, '\0') + content);
-    commit.directory_oids[dir] = oid;
-    if (!dir.empty())
-      children[parent_dir(dir)][base_name(dir)].oid = oid;
-  }
-}
-
 std::string commit_object_id(const Commit& commit)
 {
   std::string text = "tree " + commit.directory_oids.at("") + "\n";
@@ -151,41 +91,88 @@ std::string commit_object_id(const Commit& commit)
   return sha1_hex("commit " + std::to_string(text.size()) + std::string(1, '\0') + text);
 }
 
-nlohmann::json commit_to_json(const Commit& commit)
+nlohmann::json entry_to_json(const FileEntry& entry)
 {
-  nlohmann::json files = nlohmann::json::object();
-  for (const auto& [path, entry] : commit.files) {
-    nlohmann::json e = {{"oid", entry.oid}, {"size", entry.size}};
-    if (entry.is_lfs()) {
-      e["sha256"] = entry.lfs_sha256;
-      e["pointerSize"] = entry.pointer_size;
-    }
-    files[path] = e;
+  nlohmann::json e = {{"oid", entry.oid}, {"size", entry.size}};
+  if (entry.is_lfs()) {
+    e["sha256"] = entry.lfs_sha256;
+    e["pointerSize"] = entry.pointer_size;
   }
-  return {{"id", commit.id},         {"parent", commit.parent}, {"title", commit.title}, {"message", commit.message},
-          {"author", commit.author}, {"date", commit.date},     {"files", files}};
+  return e;
 }
 
+FileEntry entry_from_json(const nlohmann::json& e)
+{
+  FileEntry entry;
+  entry.oid = e.at("oid");
+  entry.size = e.at("size");
+  if (e.contains("sha256")) {
+    entry.lfs_sha256 = e.at("sha256");
+    entry.pointer_size = e.at("pointerSize");
+  }
+  return entry;
+}
+
+// A commit on disk: its metadata and either every file ("files": a repo's first commit) or
+// what it changed from its parent ("changes": path -> entry, null for a deletion), so that
+// writing a commit costs what the commit holds, not what the repo holds.
+nlohmann::json commit_to_json(const Commit& commit, const std::vector<std::string>* changed)
+{
+  nlohmann::json j = {{"id", commit.id},           {"parent", commit.parent}, {"title", commit.title},
+                      {"message", commit.message}, {"author", commit.author}, {"date", commit.date}};
+  if (!changed) {
+    nlohmann::json files = nlohmann::json::object();
+    for (const auto& [path, entry] : commit.files)
+      files[path] = entry_to_json(entry);
+    j["files"] = std::move(files);
+    return j;
+  }
+  nlohmann::json changes = nlohmann::json::object();
+  for (const auto& path : *changed) {
+    const auto it = commit.files.find(path);
+    changes[path] = it == commit.files.end() ? nlohmann::json(nullptr) : entry_to_json(it->second);
+  }
+  j["changes"] = std::move(changes);
+  return j;
+}
+
+void metadata_from_json(Commit& commit, const nlohmann::json& j)
+{
+  commit.id = j.at("id");
+  commit.parent = j.at("parent");
+  commit.title = j.at("title");
+  commit.message = j.at("message");
+  commit.author = j.at("author");
+  commit.date = j.at("date");
+}
+
+// A commit stored whole.
 std::shared_ptr<Commit> commit_from_json(const nlohmann::json& j)
 {
   auto commit = std::make_shared<Commit>();
-  commit->id = j.at("id");
-  commit->parent = j.at("parent");
-  commit->title = j.at("title");
-  commit->message = j.at("message");
-  commit->author = j.at("author");
-  commit->date = j.at("date");
-  for (const auto& [path, e] : j.at("files").items()) {
-    FileEntry entry;
-    entry.oid = e.at("oid");
-    entry.size = e.at("size");
-    if (e.contains("sha256")) {
-      entry.lfs_sha256 = e.at("sha256");
-      entry.pointer_size = e.at("pointerSize");
-    }
-    commit->files.emplace(path, std::move(entry));
-  }
+  metadata_from_json(*commit, j);
+  for (const auto& [path, e] : j.at("files").items())
+    commit->files.emplace(path, entry_from_json(e));
   compute_directory_oids(*commit);
+  return commit;
+}
+
+// A commit stored as its changes, applied to its parent.
+std::shared_ptr<Commit> commit_from_changes(const Commit& parent, const nlohmann::json& j)
+{
+  auto commit = std::make_shared<Commit>();
+  metadata_from_json(*commit, j);
+  commit->files = parent.files;
+  commit->directory_oids = parent.directory_oids;
+  std::vector<std::string> changed;
+  for (const auto& [path, e] : j.at("changes").items()) {
+    changed.push_back(path);
+    if (e.is_null())
+      commit->files.erase(path);
+    else
+      commit->files.insert_or_assign(path, entry_from_json(e));
+  }
+  update_directory_oids(*commit, changed);
   return commit;
 }
 
@@ -245,7 +232,7 @@ Storage::Storage(stdfs::path root) : m_root(std::move(root))
     m_secret = nlohmann::json::parse(*text).at("secret");
   } else {
     m_secret = random_hex(32);
-    hubcache::util::write_file_atomically(server_file, nlohmann::json{{"secret", m_secret}}.dump());
+    write_hub_file(server_file, nlohmann::json{{"secret", m_secret}}.dump());
   }
 }
 
@@ -291,7 +278,7 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   stdfs::create_directories(staging / "blobs");
   stdfs::create_directories(staging / "lfs");
   RepoMeta meta{repo_id, ns, name, random_hex(24), is_private, unix_now(), author};
-  hubcache::util::write_file_atomically(
+  write_hub_file(
     staging / "repo.json",
     nlohmann::json{{"id", meta.uid}, {"private", is_private}, {"createdAt", meta.created}, {"author", author}}.dump());
   Commit initial;
@@ -300,12 +287,12 @@ RepoMeta Storage::create_repo(const std::string& ns, const std::string& name, bo
   initial.date = meta.created;
   const std::string attributes(k_default_gitattributes);
   const auto oid = hubcache::util::git_blob_sha1(attributes);
-  hubcache::util::write_file_atomically(staging / "blobs" / oid, attributes);
+  write_hub_file(staging / "blobs" / oid, attributes);
   initial.files[".gitattributes"] = FileEntry{oid, attributes.size(), {}, 0};
   compute_directory_oids(initial);
   initial.id = commit_object_id(initial);
-  hubcache::util::write_file_atomically(staging / "commits" / (initial.id + ".json"), commit_to_json(initial).dump());
-  hubcache::util::write_file_atomically(staging / "refs.json", nlohmann::json{{"main", initial.id}}.dump());
+  write_hub_file(staging / "commits" / (initial.id + ".json"), commit_to_json(initial, nullptr).dump());
+  write_hub_file(staging / "refs.json", nlohmann::json{{"main", initial.id}}.dump());
   std::error_code ec;
   stdfs::rename(staging, dir, ec);
   if (ec) {
@@ -327,7 +314,7 @@ bool Storage::delete_repo(const std::string& repo_id)
 
 void Storage::set_private(const RepoMeta& repo, bool is_private)
 {
-  hubcache::util::write_file_atomically(
+  write_hub_file(
     repo_dir(repo.repo_id) / "repo.json",
     nlohmann::json{{"id", repo.uid}, {"private", is_private}, {"createdAt", repo.created}, {"author", repo.author}}
       .dump());
@@ -341,7 +328,7 @@ std::map<std::string, std::string> Storage::branches(const RepoMeta& repo) const
 
 void Storage::write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs)
 {
-  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
+  write_hub_file(repo_dir(repo.repo_id) / "refs.json", nlohmann::json(refs).dump());
 }
 
 std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const std::string& revision) const
@@ -359,17 +346,33 @@ std::optional<std::string> Storage::resolve_revision(const RepoMeta& repo, const
 
 std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::string& id) const
 {
-  const auto key = repo.uid + ":" + id;
-  {
+  const auto cached = [&](const std::string& commit_id) -> std::shared_ptr<const Commit> {
     std::lock_guard lock(m_cache_mutex);
-    if (auto it = m_commit_cache.find(key); it != m_commit_cache.end())
-      return it->second;
+    const auto it = m_commit_cache.find(repo.uid + ":" + commit_id);
+    return it == m_commit_cache.end() ? nullptr : it->second;
+  };
+  if (auto found = cached(id))
+    return found;
+  // Back to a commit known or stored whole, then forward applying each one's changes.
+  std::vector<nlohmann::json> pending;
+  std::shared_ptr<const Commit> base;
+  for (auto at = id; !base;) {
+    auto j = nlohmann::json::parse(hubcache::util::read_file(repo_dir(repo.repo_id) / "commits" / (at + ".json")));
+    if (j.contains("files")) {
+      base = commit_from_json(j);
+      break;
+    }
+    at = j.at("parent").get<std::string>();
+    pending.push_back(std::move(j));
+    base = cached(at);
   }
-  const auto text = hubcache::util::read_file(repo_dir(repo.repo_id) / "commits" / (id + ".json"));
-  std::shared_ptr<const Commit> parsed = commit_from_json(nlohmann::json::parse(text));
   std::lock_guard lock(m_cache_mutex);
-  m_commit_cache.emplace(key, parsed);
-  return parsed;
+  m_commit_cache.emplace(repo.uid + ":" + base->id, base);
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    base = commit_from_changes(*base, *it);
+    m_commit_cache.emplace(repo.uid + ":" + base->id, base);
+  }
+  return base;
 }
 
 std::vector<std::shared_ptr<const Commit>> Storage::history(const RepoMeta& repo, const std::string& head,
@@ -411,16 +414,16 @@ std::string Storage::store_blob(const RepoMeta& repo, const std::string& content
   const auto oid = hubcache::util::git_blob_sha1(content);
   const auto path = blob_path(repo, oid);
   if (!stdfs::exists(path))
-    hubcache::util::write_file_atomically(path, content);
+    write_hub_file(path, content);
   return oid;
 }
 
-std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commit)
+std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commit,
+                                              const std::vector<std::string>& changed)
 {
-  compute_directory_oids(commit);
+  update_directory_oids(commit, changed);
   commit.id = commit_object_id(commit);
-  hubcache::util::write_file_atomically(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"),
-                                        commit_to_json(commit).dump());
+  write_hub_file(repo_dir(repo.repo_id) / "commits" / (commit.id + ".json"), commit_to_json(commit, &changed).dump());
   return std::make_shared<Commit>(std::move(commit));
 }
 
@@ -442,6 +445,9 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
   next.author = plan.author;
   next.date = unix_now() + commit_clock_offset();
   next.files = head->files;
+  next.directory_oids = head->directory_oids;
+  std::vector<std::string> added;   // files added or replaced
+  std::vector<std::string> changed; // and deleted
   for (const auto& op : plan.operations) {
     switch (op.kind) {
     case CommitOperation::Kind::add_regular: {
@@ -454,6 +460,7 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
                             "https://git-lfs.github.com/ to store large files. Offending file: - "
                               + op.path);
       next.files[op.path] = FileEntry{store_blob(repo, op.content), op.content.size(), {}, 0};
+      added.push_back(op.path);
       break;
     }
     case CommitOperation::Kind::add_lfs: {
@@ -464,32 +471,38 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
                               + op.path);
       const auto pointer = lfs_pointer_text(op.sha256, op.size);
       next.files[op.path] = FileEntry{store_blob(repo, pointer), op.size, op.sha256, pointer.size()};
+      added.push_back(op.path);
       break;
     }
     case CommitOperation::Kind::delete_file:
       if (next.files.erase(op.path) == 0)
         throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
+      changed.push_back(op.path);
       break;
     case CommitOperation::Kind::delete_folder: {
       const auto prefix = op.path + "/";
-      const auto erased = std::erase_if(
-        next.files, [&](const auto& item) { return item.first == op.path || item.first.rfind(prefix, 0) == 0; });
-      if (erased == 0)
+      const auto before = changed.size();
+      if (next.files.erase(op.path) > 0)
+        changed.push_back(op.path);
+      for (auto it = next.files.lower_bound(prefix); it != next.files.end() && it->first.rfind(prefix, 0) == 0;) {
+        changed.push_back(it->first);
+        it = next.files.erase(it);
+      }
+      if (changed.size() == before)
         throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
       break;
     }
     }
   }
   // A path cannot be both a file and a directory.
-  for (const auto& [path, entry] : next.files) {
-    for (auto dir = parent_dir(path); !dir.empty(); dir = parent_dir(dir)) {
-      if (next.files.count(dir))
-        throw HubError(400, "Invalid commit: '" + dir + "' is a file and cannot also be a directory (" + path + ")");
-    }
-  }
+  std::erase_if(added, [&](const std::string& path) { return !next.files.count(path); }); // added, then deleted
+  check_files_are_not_folders(next.files, added);
   if (check)
-    check(*head, next);
-  auto written = write_commit(repo, std::move(next));
+    check(*head, next, added);
+  changed.insert(changed.end(), added.begin(), added.end());
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  auto written = write_commit(repo, std::move(next), changed);
   refs[branch] = written->id;
   write_refs(repo, refs);
   std::lock_guard lock(m_cache_mutex);

@@ -6,7 +6,8 @@
 //   uploads/<id>/{meta.json,part-N}   multipart LFS uploads in progress
 //   repos/<ns>/<name>/repo.json       {"id","private","createdAt","author"}
 //   repos/<ns>/<name>/refs.json       {"<branch>": "<commit id>"}
-//   repos/<ns>/<name>/commits/<id>.json  the full file list of each commit
+//   repos/<ns>/<name>/commits/<id>.json  a repo's first commit whole, every later one as
+//                                        its changes (loaded by applying them to the parent)
 //   repos/<ns>/<name>/blobs/<sha1>    git blobs (regular files and LFS pointer texts)
 //   repos/<ns>/<name>/lfs/<sha256>    LFS objects
 // Commit and tree ids are real git object ids computed from that content.
@@ -96,6 +97,10 @@ struct CommitPlan {
   std::vector<CommitOperation> operations;
 };
 
+// Writes a file of the test Hub's state atomically, without fsync: its data dir is scratch,
+// and a commit of 1,000 files must not pay 1,000 fsyncs the Hub's own cost model lacks.
+void write_hub_file(const stdfs::path& target, std::string_view content);
+
 std::string lfs_pointer_text(const std::string& sha256, std::uint64_t size);
 // Hub rules for a path inside a repo: no empty/'.'/'..' component, no leading '/', no .git.
 bool is_valid_repo_path(const std::string& path);
@@ -133,8 +138,10 @@ public:
   void install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256);
 
   // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError, or
-  // whatever `check(head, next)` throws to refuse the resulting tree before it is written.
-  using TreeCheck = std::function<void(const Commit& head, const Commit& next)>;
+  // whatever `check(head, next, added)` throws to refuse the resulting tree before it is
+  // written (`added`: the paths the commit adds or replaces). Its work is proportional to
+  // the commit and the folders it touches, not to the repo (commit_tree.hpp).
+  using TreeCheck = std::function<void(const Commit& head, const Commit& next, const std::vector<std::string>& added)>;
   std::shared_ptr<const Commit> apply_commit(const RepoMeta& repo, const std::string& branch, const CommitPlan& plan,
                                              const TreeCheck& check = {});
 
@@ -145,7 +152,7 @@ private:
   stdfs::path repo_dir(const std::string& repo_id) const;
   void write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs);
   std::string store_blob(const RepoMeta& repo, const std::string& content);
-  std::shared_ptr<Commit> write_commit(const RepoMeta& repo, Commit commit);
+  std::shared_ptr<Commit> write_commit(const RepoMeta& repo, Commit commit, const std::vector<std::string>& changed);
 
   stdfs::path m_root;
   std::string m_secret;

@@ -97,8 +97,8 @@ bool XetCas::put_xorb(const std::string& hash, const std::string& body)
   std::string hashes;
   for (const auto& chunk : decoded.layout.chunks)
     hashes.append(reinterpret_cast<const char*>(chunk.hash.bytes.data()), chunk.hash.bytes.size());
-  hubcache::util::write_file_atomically(xorb_path(hash), body);
-  hubcache::util::write_file_atomically(xorb_path(hash) += ".chunks", hashes); // last: marks it complete
+  write_hub_file(xorb_path(hash), body);
+  write_hub_file(xorb_path(hash) += ".chunks", hashes); // last: marks it complete
   m_layouts.emplace(hash, std::move(decoded.layout));
   return true;
 }

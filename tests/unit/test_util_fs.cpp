@@ -1,4 +1,5 @@
 #include <hubcache/error.hpp>
+#include <hubcache/util/anonymous_file.hpp>
 #include <hubcache/util/fs.hpp>
 
 #include "test_support.hpp"
@@ -231,4 +232,20 @@ TEST_CASE("a fatal signal removes the process's live temp files before it dies; 
     dir / ("x" + std::string(util::k_temp_infix) + util::host_name() + "." + std::to_string(child) + ".abc");
   util::write_file_atomically(same_name_old_form, "");
   CHECK_FALSE(util::is_abandoned_temp_file(same_name_old_form, std::chrono::hours(24)));
+}
+
+TEST_CASE("a scratch file is written at its end, rewritten in place, never past its end")
+{
+  test_support::TempDir dir;
+  hubcache::util::AnonymousFile file(dir.path());
+  file.write(std::string(4, ' '));
+  file.write("body");
+  file.write_at(2, "h:");
+  CHECK(file.size() == 8);
+  std::string read_back(8, '\0');
+  CHECK(::pread(file.fd().get(), read_back.data(), read_back.size(), 0) == 8);
+  CHECK(read_back == "  h:body");
+  CHECK_THROWS_AS(file.write_at(6, "xyz"), hubcache::IoError);
+  CHECK_THROWS_AS(file.write_at(9, ""), hubcache::IoError);
+  CHECK(file.size() == 8);
 }

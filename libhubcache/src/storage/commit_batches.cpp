@@ -5,17 +5,44 @@
 
 namespace hubcache::storage {
 
-void CommitSizer::succeeded(std::chrono::steady_clock::duration took, bool was_full)
+void CommitSizer::plan_first(const std::vector<UnitSize>& units)
 {
+  if (m_measured) {
+    return;
+  }
+  const auto ceiling = k_scale.size() - 1;
+  const auto end = next_batch_end(units, 0, k_scale[ceiling]);
+  std::uint64_t regular_bytes = 0;
+  for (std::size_t u = 0; u < end; ++u) {
+    regular_bytes += units[u].regular_bytes;
+  }
+  m_index = regular_bytes <= k_light_regular_bytes ? ceiling : k_initial_index;
+}
+
+void CommitSizer::succeeded(std::chrono::steady_clock::duration took, std::size_t files, bool was_full)
+{
+  m_measured = true;
   if (took > k_target_duration) {
     failed();
-  } else if (was_full && m_index + 1 < k_scale.size()) {
-    ++m_index;
+    return;
   }
+  if (!was_full || m_index + 1 >= k_scale.size()) {
+    return;
+  }
+  // What a commit of `size` files would take at this commit's pace.
+  const auto predicted = [&](std::size_t size) {
+    return took * static_cast<long>(size) / std::max<long>(1, static_cast<long>(files));
+  };
+  auto index = m_index + 1;
+  while (index + 1 < k_scale.size() && predicted(k_scale[index + 1]) < k_fast_duration) {
+    ++index;
+  }
+  m_index = index;
 }
 
 void CommitSizer::failed()
 {
+  m_measured = true;
   if (m_index > 0) {
     --m_index;
   }

@@ -10,7 +10,9 @@
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
-#include <future>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -91,10 +93,14 @@ std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
 
 // The NDJSON commit payload, written to a scratch file so that many regular files never
 // sit in memory together. The file has no name: a commit killed mid-way leaves nothing in
-// TMPDIR.
+// TMPDIR. The body is built ahead, while the previous commit is in flight; the header line
+// names that commit as its parent, so it goes last, into room kept at the front.
 class CommitPayload {
 public:
-  CommitPayload() : m_file(stdfs::temp_directory_path()) {}
+  explicit CommitPayload(std::size_t header_room) : m_file(stdfs::temp_directory_path()), m_room(header_room)
+  {
+    append(std::string(m_room, ' '));
+  }
 
   void append(std::string_view data) { m_file.write(data); }
 
@@ -114,13 +120,19 @@ public:
     append(hub::k_commit_file_line_suffix);
   }
 
-  http::FileSlice finish() const
+  bool fits(std::string_view header) const { return header.size() <= m_room; }
+
+  // The request body: `header` (which fits), then the body.
+  http::FileSlice finish(std::string_view header)
   {
-    return http::FileSlice{m_file.directory() / "(commit payload)", 0, m_file.size(), m_file.fd().get()};
+    const auto start = m_room - header.size();
+    m_file.write_at(start, header);
+    return http::FileSlice{m_file.directory() / "(commit payload)", start, m_file.size() - start, m_file.fd().get()};
   }
 
 private:
   util::AnonymousFile m_file;
+  std::size_t m_room;
 };
 
 // One file of the plan and how it travels.
@@ -142,6 +154,17 @@ struct Batch {
   bool full = false; // the sizer's target was what closed it
   std::vector<std::string> deletion_lines;
   std::size_t files_deleted = 0;
+  std::unique_ptr<CommitPayload> payload; // built ahead; the header goes in when its turn comes
+};
+
+// The commits of one pass, one after the other on the committer thread, while the caller
+// uploads and builds the next batches. Guarded by its mutex.
+struct CommitChain {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::optional<std::string> parent;
+  std::size_t pending = 0; // batches handed to the committer, not settled
+  bool failed = false;
 };
 
 // How one commit request went.
@@ -171,8 +194,13 @@ private:
   std::vector<std::string> deletion_lines(const std::string& revision, std::size_t& files_deleted);
   const LocalFile& with_sha256(const std::string& oid) const;
   void upload_lfs(const std::vector<PlannedUnit>& units, const Batch& batch);
-  CommitOutcome post_commit(const std::vector<PlannedUnit>& units, const Batch& batch,
+  std::unique_ptr<CommitPayload> build_payload(const std::vector<PlannedUnit>& units, const Batch& batch,
+                                               std::size_t header_room) const;
+  std::string header_of(const Batch& batch, std::size_t part, const std::optional<std::string>& parent) const;
+  CommitOutcome post_commit(const std::vector<PlannedUnit>& units, Batch& batch, std::size_t part,
                             const std::optional<std::string>& parent);
+  // The committer's turn for `batch`: commits it on the chain's parent unless the chain failed.
+  void commit_in_turn(const std::vector<PlannedUnit>& units, Batch& batch, CommitChain& chain);
   // Commits the plan batch after batch; false when a commit did not land (m_failure says why).
   bool land(const std::vector<PlannedUnit>& units, std::vector<std::string> deletions, std::size_t files_deleted,
             std::optional<std::string> head);
@@ -196,7 +224,8 @@ private:
   bool m_xet_failed = false;                  // one Xet failure: LFS for the rest of the push
   XetPushStats m_xet;
   std::vector<std::string> m_warnings;
-  CommitSizer m_sizer;
+  CommitSizer m_sizer; // read by the uploader, adapted by the committer: under m_sizer_mutex
+  std::mutex m_sizer_mutex;
   std::string m_revision;
   std::size_t m_commits = 0;
   std::size_t m_files_added = 0;
@@ -426,31 +455,46 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
   m_uploaded_lfs.merge(requested);
 }
 
-CommitOutcome HubCommitRun::post_commit(const std::vector<PlannedUnit>& units, const Batch& batch,
-                                        const std::optional<std::string>& parent)
+std::string HubCommitRun::header_of(const Batch& batch, std::size_t part,
+                                    const std::optional<std::string>& parent) const
 {
-  CommitPayload payload;
   std::string summary = m_request.message;
   if (summary.empty()) {
     summary = batch.files == 0 ? "Delete " + std::to_string(batch.files_deleted) + " files"
                                : "Upload " + std::to_string(batch.files) + " files";
   }
-  if (m_commits > 0) {
-    summary += " (part " + std::to_string(m_commits + 1) + ")";
+  if (part > 1) {
+    summary += " (part " + std::to_string(part) + ")";
   }
-  payload.append(hub::commit_header_line(summary, m_request.description, parent));
+  return hub::commit_header_line(summary, m_request.description, parent);
+}
+
+std::unique_ptr<CommitPayload> HubCommitRun::build_payload(const std::vector<PlannedUnit>& units, const Batch& batch,
+                                                           std::size_t header_room) const
+{
+  auto payload = std::make_unique<CommitPayload>(header_room);
   for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
     for (const auto& item : units[u].files) {
       const auto& local = m_locals[item.local];
       if (item.lfs) {
-        payload.append(hub::commit_lfs_file_line(local.addition->path_in_repo, local.sha256.hex(), local.size));
+        payload->append(hub::commit_lfs_file_line(local.addition->path_in_repo, local.sha256.hex(), local.size));
       } else {
-        payload.append_regular_file(local.addition->path_in_repo, local.addition->source);
+        payload->append_regular_file(local.addition->path_in_repo, local.addition->source);
       }
     }
   }
   for (const auto& line : batch.deletion_lines) {
-    payload.append(line);
+    payload->append(line);
+  }
+  return payload;
+}
+
+CommitOutcome HubCommitRun::post_commit(const std::vector<PlannedUnit>& units, Batch& batch, std::size_t part,
+                                        const std::optional<std::string>& parent)
+{
+  auto header = header_of(batch, part, parent);
+  if (!batch.payload || !batch.payload->fits(header)) {
+    batch.payload = build_payload(units, batch, header.size()); // an unexpectedly long parent id
   }
   // Never re-sent blindly: on any doubt the plan is remade against the head, and since
   // the commit names its parent, an earlier copy that did land turns the next plan into
@@ -458,13 +502,14 @@ CommitOutcome HubCommitRun::post_commit(const std::vector<PlannedUnit>& units, c
   CommitOutcome outcome;
   auto started = std::chrono::steady_clock::now();
   try {
-    auto answer = m_api.commit(m_repo_id, k_branch, payload.finish());
+    auto answer = m_api.commit(m_repo_id, k_branch, batch.payload->finish(header));
     outcome = {answer.status, answer.commit_oid, answer.message, answer.retry_after, {}};
   } catch (const http::TransportError& error) {
     outcome.status = 0;
     outcome.message = error.what();
   }
   outcome.took = std::chrono::steady_clock::now() - started;
+  batch.payload.reset();
   return outcome;
 }
 
@@ -479,7 +524,43 @@ void HubCommitRun::landed(const std::vector<PlannedUnit>& units, const Batch& ba
   ++m_commits;
   m_files_added += batch.files;
   m_files_deleted += batch.files_deleted;
-  m_sizer.succeeded(outcome.took, batch.full);
+  std::lock_guard lock(m_sizer_mutex);
+  m_sizer.succeeded(outcome.took, batch.files, batch.full);
+}
+
+void HubCommitRun::commit_in_turn(const std::vector<PlannedUnit>& units, Batch& batch, CommitChain& chain)
+{
+  std::optional<std::string> parent;
+  std::size_t part = 0;
+  {
+    std::lock_guard lock(chain.mutex);
+    parent = chain.parent;
+    part = m_commits + 1;
+  }
+  const auto settle = [&](std::optional<CommitOutcome> outcome) {
+    std::lock_guard lock(chain.mutex);
+    --chain.pending;
+    if (outcome && outcome->status >= 200 && outcome->status < 300) {
+      landed(units, batch, *outcome);
+      chain.parent = outcome->oid;
+    } else {
+      chain.failed = true;
+      if (outcome) {
+        m_failure = std::move(*outcome);
+      }
+    }
+    chain.changed.notify_all();
+  };
+  if (chain.failed) {
+    settle(std::nullopt);
+    return;
+  }
+  try {
+    settle(post_commit(units, batch, part, parent));
+  } catch (...) {
+    settle(std::nullopt); // the uploader must not wait for a turn that will never come
+    throw;
+  }
 }
 
 bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::string> deletions,
@@ -496,46 +577,60 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
   }
   // One commit carries everything when the request names its parent: it must apply whole.
   const bool whole = m_request.parent_revision.has_value();
-  auto parent = std::move(head);
-  std::optional<Batch> in_flight_batch;
-  std::future<CommitOutcome> in_flight;
-  const auto settle = [&]() {
-    auto outcome = in_flight.get();
-    if (outcome.status >= 200 && outcome.status < 300) {
-      landed(units, *in_flight_batch, outcome);
-      parent = outcome.oid;
-      return true;
-    }
-    m_failure = std::move(outcome);
-    return false;
-  };
+  // Room for the header line: its text with the longest commit id a parent may have.
+  const auto header_room = header_of(Batch{}, 999999, std::string(64, '0')).size() + 64;
+  CommitChain chain;
+  chain.parent = std::move(head);
+  {
+    std::lock_guard lock(m_sizer_mutex);
+    m_sizer.plan_first(sizes);
+  }
+  // One committer: commits land in order, each on the previous one, while this thread
+  // uploads the next batch's objects and builds its body. At most two batches wait on the
+  // committer (the Hub's quota may stop it: no uploading far ahead of what lands).
+  util::TaskQueue committer(1);
+  if (m_api.config().xet && !m_xet_failed && !units.empty()) {
+    // Through Xet a push's contents travel in a few xorbs and one shard whatever the commit
+    // count: sending them all first keeps the requests per commit to the commit alone (the
+    // batches below then find nothing left to upload). A quota stop leaves content in the
+    // CAS and nothing committed, which a re-run deduplicates.
+    Batch everything;
+    everything.end_unit = units.size();
+    upload_lfs(units, everything);
+  }
   std::size_t begin = 0;
   bool first = true;
   while (begin < units.size() || (first && !deletions.empty())) {
-    Batch batch;
-    batch.first_unit = begin;
-    batch.end_unit = whole ? units.size() : next_batch_end(sizes, begin, m_sizer.target());
-    for (auto u = begin; u < batch.end_unit; ++u) {
-      batch.files += sizes[u].files;
+    auto batch = std::make_shared<Batch>();
+    batch->first_unit = begin;
+    {
+      std::lock_guard lock(m_sizer_mutex);
+      batch->end_unit = whole ? units.size() : next_batch_end(sizes, begin, m_sizer.target());
     }
-    batch.full = batch.end_unit < units.size();
+    for (auto u = begin; u < batch->end_unit; ++u) {
+      batch->files += sizes[u].files;
+    }
+    batch->full = batch->end_unit < units.size();
     if (first) {
-      batch.deletion_lines = std::move(deletions);
-      batch.files_deleted = files_deleted;
+      batch->deletion_lines = std::move(deletions);
+      batch->files_deleted = files_deleted;
     }
-    // This batch's objects go up while the previous batch commits.
-    upload_lfs(units, batch);
-    if (in_flight.valid() && !settle()) {
-      return false;
+    upload_lfs(units, *batch);
+    batch->payload = build_payload(units, *batch, header_room);
+    {
+      std::unique_lock lock(chain.mutex);
+      chain.changed.wait(lock, [&] { return chain.pending < 2 || chain.failed; });
+      if (chain.failed) {
+        break;
+      }
+      ++chain.pending;
     }
-    in_flight_batch = std::move(batch);
-    in_flight = std::async(std::launch::async, [this, &units, batch = &*in_flight_batch, parent] {
-      return post_commit(units, *batch, parent);
-    });
-    begin = in_flight_batch->end_unit;
+    committer.submit([this, &units, &chain, batch] { commit_in_turn(units, *batch, chain); });
+    begin = batch->end_unit;
     first = false;
   }
-  return !in_flight.valid() || settle();
+  committer.wait();
+  return !chain.failed;
 }
 
 std::vector<std::string> HubCommitRun::remaining_paths() const

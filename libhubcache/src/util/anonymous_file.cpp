@@ -29,19 +29,38 @@ AnonymousFile::AnonymousFile(const std::filesystem::path& directory) : m_directo
   }
 }
 
-void AnonymousFile::write(std::string_view data)
+namespace {
+
+void write_all_at(const Fd& fd, std::uint64_t offset, std::string_view data, const std::filesystem::path& directory)
 {
   while (!data.empty()) {
-    auto n = ::write(m_fd.get(), data.data(), data.size());
+    auto n = ::pwrite(fd.get(), data.data(), data.size(), static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      throw_write_error("cannot write a scratch file in " + m_directory.string(), errno);
+      throw_write_error("cannot write a scratch file in " + directory.string(), errno);
     }
     data.remove_prefix(static_cast<std::size_t>(n));
-    m_size += static_cast<std::uint64_t>(n);
+    offset += static_cast<std::uint64_t>(n);
   }
+}
+
+} // namespace
+
+void AnonymousFile::write(std::string_view data)
+{
+  // At the end, by offset: readers use their own descriptor offsets (fd() is dup'ed and sought).
+  write_all_at(m_fd, m_size, data, m_directory);
+  m_size += data.size();
+}
+
+void AnonymousFile::write_at(std::uint64_t offset, std::string_view data)
+{
+  if (offset > m_size || data.size() > m_size - offset) {
+    throw IoError("cannot write past the end of a scratch file in " + m_directory.string());
+  }
+  write_all_at(m_fd, offset, data, m_directory);
 }
 
 } // namespace hubcache::util

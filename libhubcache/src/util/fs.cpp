@@ -274,11 +274,11 @@ const stdfs::path& AtomicFile::finish_without_rename()
   return m_temp.path();
 }
 
-void write_file_atomically(const stdfs::path& target, std::string_view content)
+void write_file_atomically(const stdfs::path& target, std::string_view content, bool durable)
 {
   AtomicFile file(target);
   file.write(content);
-  file.commit();
+  file.commit(durable);
 }
 
 std::optional<Fd> open_regular_file_if_exists(const stdfs::path& path)

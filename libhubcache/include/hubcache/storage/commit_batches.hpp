@@ -14,29 +14,40 @@
 // whole units: a unit (a compile-cache entry) is never split across commits.
 namespace hubcache::storage {
 
-// The files-per-commit target: starts at 250, one step up after a full commit that took
-// under 40 s, one step down after one that took longer, or failed.
+// The size of one unit of a commit.
+struct UnitSize {
+  std::size_t files = 0;
+  std::uint64_t regular_bytes = 0;
+};
+
+// The files-per-commit target on huggingface_hub's scale (20 .. 1000 files, start 250, one
+// step down after a commit that took over 40 s or failed), but growing as fast as the
+// measured pace allows: after a full commit, the target goes up to the biggest size that
+// commit's pace says would still take under 10 s (at least one step). A push whose first
+// batch at the ceiling is light (LFS pointers and small regular files: the Hub's cost is
+// per file and per inline byte) starts at the ceiling: a commit that proves slow steps down.
 class CommitSizer {
 public:
   static constexpr std::array<std::size_t, 10> k_scale = {20, 50, 75, 100, 125, 200, 250, 400, 600, 1000};
   static constexpr std::size_t k_initial_index = 6;
   static constexpr std::chrono::seconds k_target_duration{40};
+  static constexpr std::chrono::seconds k_fast_duration{10};
   // Regular (non-LFS) files travel base64 inside the commit request: at most this many of
   // their bytes per commit.
   static constexpr std::uint64_t k_regular_bytes_budget = 100ull * 1024 * 1024;
+  // A first batch at the ceiling with no more inline bytes than this starts there.
+  static constexpr std::uint64_t k_light_regular_bytes = 16ull * 1024 * 1024;
 
   std::size_t target() const { return k_scale[m_index]; }
-  void succeeded(std::chrono::steady_clock::duration took, bool was_full);
+  // Before the first commit of a push: starts at the ceiling when the units from the
+  // start make a light batch there. Nothing changes once a commit was measured.
+  void plan_first(const std::vector<UnitSize>& units);
+  void succeeded(std::chrono::steady_clock::duration took, std::size_t files, bool was_full);
   void failed();
 
 private:
   std::size_t m_index = k_initial_index;
-};
-
-// The size of one unit of a commit.
-struct UnitSize {
-  std::size_t files = 0;
-  std::uint64_t regular_bytes = 0;
+  bool m_measured = false;
 };
 
 // The end (exclusive) of the batch starting at `begin`: whole units, as many as fit

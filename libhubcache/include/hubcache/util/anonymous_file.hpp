@@ -17,6 +17,8 @@ public:
   explicit AnonymousFile(const std::filesystem::path& directory);
 
   void write(std::string_view data);
+  // Overwrites bytes already written (the file does not grow).
+  void write_at(std::uint64_t offset, std::string_view data);
   std::uint64_t size() const { return m_size; }
   const Fd& fd() const { return m_fd; }
   // Names the file in messages.

@@ -136,7 +136,9 @@ std::uint64_t read_file_chunks(const stdfs::path& path, const ChunkConsumer& con
 // Reads up to `size` bytes; fewer only at the end of the file.
 std::size_t read_up_to(const Fd& fd, const stdfs::path& what, char* buffer, std::size_t size);
 
-void write_file_atomically(const stdfs::path& target, std::string_view content);
+// `durable`: fsynced before the rename (false: only atomic, for scratch state such as the
+// test Hub's, where a machine crash loses nothing anyone needs).
+void write_file_atomically(const stdfs::path& target, std::string_view content, bool durable = true);
 // The whole of a regular file of at most `max_size` bytes; IoError otherwise.
 std::string read_file(const stdfs::path& path, std::uint64_t max_size = k_default_read_limit);
 // nullopt when the file does not exist; throws IoError on any other failure.
