@@ -180,6 +180,9 @@ private:
   // After a pass that did not land everything: waits as the failure asks, or throws.
   void recover(int& failed_passes);
   std::vector<std::string> remaining_paths() const;
+  // The stop point between two commits: once an interrupt arrived, no further batch starts
+  // (the commit in flight settles first), and the push ends with what landed, whole units.
+  void stop_if_interrupted() const;
 
   hub::HubApi& m_api;
   std::string m_repo_id;
@@ -509,9 +512,19 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     m_failure = std::move(outcome);
     return false;
   };
+  // The stop point: once interrupted, the commit in flight settles and no other starts.
+  const auto stop_point = [&]() {
+    if (commit_stop_signal() != 0) {
+      if (in_flight.valid()) {
+        settle();
+      }
+      stop_if_interrupted();
+    }
+  };
   std::size_t begin = 0;
   bool first = true;
   while (begin < units.size() || (first && !deletions.empty())) {
+    stop_point();
     Batch batch;
     batch.first_unit = begin;
     batch.end_unit = whole ? units.size() : next_batch_end(sizes, begin, m_sizer.target());
@@ -528,6 +541,7 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     if (in_flight.valid() && !settle()) {
       return false;
     }
+    stop_if_interrupted(); // the commit before has settled: no other starts
     in_flight_batch = std::move(batch);
     in_flight = std::async(std::launch::async, [this, &units, batch = &*in_flight_batch, parent] {
       return post_commit(units, *batch, parent);
@@ -536,6 +550,13 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     first = false;
   }
   return !in_flight.valid() || settle();
+}
+
+void HubCommitRun::stop_if_interrupted() const
+{
+  if (auto signal = commit_stop_signal(); signal != 0) {
+    throw CommitInterrupted(signal, m_commits, remaining_paths());
+  }
 }
 
 std::vector<std::string> HubCommitRun::remaining_paths() const
@@ -603,6 +624,7 @@ CommitResult HubCommitRun::run()
   m_conflict_delay = m_api.config().conflict_base;
   int failed_passes = 0;
   for (;;) {
+    stop_if_interrupted();
     auto info = m_api.repo_info(m_repo_id);
     if (!info) {
       throw RepoNotFound("cannot commit to " + m_description
