@@ -4,7 +4,8 @@
 # flight land, the markers of whole entries follow, nothing after), with an account of
 # what was published, exit 128 + the signal, only whole entries in the repo, no staging
 # left, and a re-run that finishes it as an uninterrupted push would have. (The Hub's
-# multi-commit pushes: test_hublimits.sh.)
+# multi-commit pushes: test_hublimits.sh.) Copies between stores (an s3:// compile cache)
+# check the room of their scratch space and of a directory repo they copy into first.
 source "$(dirname "$0")/lib.sh"
 
 source "$(dirname "$0")/s3_lib.sh"
@@ -140,6 +141,48 @@ test_sigint_stops_an_s3_push_with_whole_entries_only() {
   diff <(s3_objects stopped) <(s3_objects whole) >"$SCRATCH/diff" ||
     fail "the finished push differs from an uninterrupted one: $(head -5 "$SCRATCH/diff")"
   no_bad_signatures
+  stop_servers
+}
+
+# --- copies between stores check their room first ----------------------------------------------
+
+test_a_copy_refuses_scratch_space_without_room_for_a_batch() {
+  small_disk "$SCRATCH/small" || return 0
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 8 --neff-size 300000 || return
+  run 0 "$NC" create "$SCRATCH/repo" -q || { stop_servers; return; }
+  run 0 "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/cache" -q || { stop_servers; return; }
+  aws_cli s3 mb s3://nc-bucket-copy >/dev/null 2>&1 || fail "aws s3 mb"
+  TMPDIR="$SCRATCH/small" run 1 "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir s3://nc-bucket-copy/cache </dev/null ||
+    { stop_servers; return; }
+  contains "$ERR" "error: the copy needs 2.5 MB on $SCRATCH/small (tmpfs), "
+  contains "$ERR" "point TMPDIR at a larger disk"
+  contains "$ERR" "--yes copies anyway"
+  one_line "$ERR"
+  equals "$(aws_cli s3 ls --recursive s3://nc-bucket-copy/ | grep -c MODULE_)" 0
+  # Smaller batches fit: the same copy goes through.
+  TMPDIR="$SCRATCH/small" NEURON_CACHE_COPY_BATCH_BYTES=400000 run 0 "$NC" pull --repo-id "$SCRATCH/repo" \
+    --cache-dir s3://nc-bucket-copy/cache --json || { stop_servers; return; }
+  equals "$(json_get "$OUT" '.transferred | length')" 8
+  stop_servers
+}
+
+test_a_copy_into_a_directory_repo_refuses_a_disk_without_room() {
+  small_disk "$SCRATCH/small" || return 0
+  start_proxy || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 8 --neff-size 300000 || return
+  aws_cli s3 mb s3://nc-bucket-into >/dev/null 2>&1 || fail "aws s3 mb"
+  aws_cli s3 sync --quiet "$SCRATCH/cache" s3://nc-bucket-into/sagemaker 2>"$SCRATCH/sync.err" ||
+    fail "aws s3 sync: $(cat "$SCRATCH/sync.err")"
+  run 0 "$NC" create "$SCRATCH/small/repo" -q || { stop_servers; return; }
+  local before; before=$(snapshot "$SCRATCH/small/repo")
+  run 1 "$NC" push --repo-id "$SCRATCH/small/repo" --cache-dir s3://nc-bucket-into/sagemaker </dev/null ||
+    { stop_servers; return; }
+  contains "$ERR" "error: the copy needs 2.5 MB on $SCRATCH/small/repo (tmpfs), "
+  contains "$ERR" "copy less (--compiler-version)"
+  lacks "$ERR" "--yes"
+  one_line "$ERR"
+  equals "$(snapshot "$SCRATCH/small/repo")" "$before"
   stop_servers
 }
 
