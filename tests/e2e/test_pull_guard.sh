@@ -199,11 +199,8 @@ test_the_lock_of_a_killed_pull_does_not_block_the_next() {
 source "$(dirname "$0")/add_lib.sh"
 
 write_one_config_manifest() { # write_one_config_manifest FILE CACHE_DIR
-  cat >"$1" <<EOF
-repo: $SCRATCH/repo
-cache_dir: $2
-command: ["$FAKE", --model, "{model_id}", --batch-size, "{batch_size}", --sequence-length, "{sequence_length}",
-          --num-cores, "{num_cores}", --precision, "{precision}", --graphs, "3", --compile-ms, "300"]
+  manifest_head "$2" --graphs 3 --compile-ms 300 >"$1"
+  cat >>"$1" <<EOF
 models:
   - model: $SCRATCH/tiny
     task: text-generation
