@@ -11,6 +11,8 @@
 #include "registry/lookup.hpp"
 
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/pull_guard.hpp>
+#include <hubcache/compilecache/pull_lock.hpp>
 #include <hubcache/compilecache/push_limits.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/storage/repo_choice.hpp>
@@ -102,6 +104,35 @@ void install_entry(const cc::Scan& scan, const cc::Entry& entry, const stdfs::pa
     stdfs::remove_all(staging, ec);
     throw hubcache::IoError("cannot install " + entry.path + " into " + root.string() + ": " + error.what());
   }
+}
+
+// Copies what a job compiled in its staging into the shared root, as a run compiling straight
+// into it would have left it, with a pull's guards: the root's pull lock (one writer of
+// fetched entries at a time; `on_wait` says whom it waits for), and room for it all first.
+// Returns why nothing was copied, or "" once it is.
+std::string keep_local_cache_warm(const cc::Scan& scan, const std::vector<const cc::Entry*>& created,
+                                  const stdfs::path& root,
+                                  const std::function<void(const cc::PullLockHolder&)>& on_wait)
+{
+  std::uint64_t bytes = 0;
+  std::size_t files = 0;
+  for (const auto* entry : created) {
+    for (const auto& file : entry->files) {
+      bytes += file.size;
+      ++files;
+    }
+  }
+  auto space = cc::space_for(root, bytes, files);
+  if (!space.enough()) {
+    constexpr std::uint64_t k_mb = 1'000'000;
+    return "not copied into the local cache " + root.string() + ": it needs " + std::to_string(space.needed / k_mb + 1)
+           + " MB, " + std::to_string(*space.free / k_mb) + " MB is free";
+  }
+  cc::PullLock lock(root, on_wait);
+  for (const auto* entry : created) {
+    install_entry(scan, *entry, root);
+  }
+  return {};
 }
 
 } // namespace
@@ -436,15 +467,15 @@ JobResult Runner::execute(const Job& job, const stdfs::path& root, JobResult res
                            neuron_config(job.configuration, job.model.model_id, by_version.begin()->first, flags));
     }
   }
+  std::string not_kept;
   if (m_settings.staging_directory) {
-    // Keep the shared local cache warm, as a run compiling straight into it would.
-    for (const auto* entry : created) {
-      install_entry(scan, *entry, m_settings.cache_root);
-    }
+    not_kept = keep_local_cache_warm(scan, created, m_settings.cache_root, [&](const cc::PullLockHolder& holder) {
+      notify("waiting for " + holder.describe());
+    });
   }
   result.status = JobStatus::added;
-  result.message =
-    "pushed " + std::to_string(created.size()) + " entries and the registry entry to " + m_repo.describe();
+  result.message = "pushed " + std::to_string(created.size()) + " entries and the registry entry to "
+                   + m_repo.describe() + (not_kept.empty() ? std::string() : "; " + not_kept);
   return result;
 }
 

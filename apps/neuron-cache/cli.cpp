@@ -524,7 +524,8 @@ const std::vector<ExitStatus>& exit_statuses()
     {std::to_string(k_exit_not_found), "nothing found",
      "Nothing found: lookup found no cached configuration for the model."},
     {std::to_string(k_exit_signal_base) + "+N", "interrupted",
-     "add was interrupted by signal N (130 for SIGINT); nothing half-pushed: run the same command again."},
+     "Interrupted by signal N (130 for SIGINT, 143 for SIGTERM): add, or a push or pull stopped at a safe point; "
+     "nothing half-published or half-installed: run the same command again to finish."},
   };
   return statuses;
 }

@@ -281,6 +281,8 @@ std::vector<add::JobResult> apply_add(Invocation& invocation, AddPlan& plan)
       out.info(plan.manifest
                  ? "[" + std::to_string(started) + "/" + std::to_string(plan.jobs.size()) + "] compiling " + job.label()
                  : "Compiling " + job.label() + " into " + plan.cache_root.path.string());
+    } else if (event.starts_with("waiting for ")) {
+      out.notice("[" + job.label() + "] " + event); // the local cache's pull lock
     } else {
       out.info("Pushing " + job.label() + " to " + plan.repo_name.spec.canonical());
     }

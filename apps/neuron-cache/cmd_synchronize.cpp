@@ -381,6 +381,9 @@ int run_store_copy(Invocation& invocation, const cc::CacheLocation& location,
   if (pull && !dry_run) {
     confirm_download_size(invocation, plan.bytes_planned);
   }
+  if (!dry_run) {
+    confirm_copy_space(invocation, target, plan, options, pull);
+  }
   cc::TransferReport report;
   if (dry_run) {
     report = cc::dry_run_report(std::move(plan));

@@ -6,6 +6,8 @@
 
 #include <hubcache/compilecache/pull_guard.hpp>
 #include <hubcache/error.hpp>
+#include <hubcache/storage/repo_spec.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <unistd.h>
 
@@ -34,11 +36,7 @@ std::unique_ptr<cc::PullLock> lock_for_pull(Invocation& invocation, const std::f
   bool waited = false;
   auto lock = std::make_unique<cc::PullLock>(root, [&](const cc::PullLockHolder& holder) {
     waited = true;
-    std::string whose = holder.pid > 0 ? "the pull of pid " + std::to_string(holder.pid) : std::string("another pull");
-    invocation.out().notice("waiting for " + whose + " on "
-                            + (holder.this_host      ? std::string("this host")
-                               : holder.host.empty() ? std::string("another host")
-                                                     : "host " + holder.host));
+    invocation.out().notice("waiting for " + holder.describe());
   });
   if (waited) {
     plan = replan();
@@ -46,28 +44,69 @@ std::unique_ptr<cc::PullLock> lock_for_pull(Invocation& invocation, const std::f
   return lock;
 }
 
-void confirm_free_space(Invocation& invocation, const std::filesystem::path& root, const cc::PullPlan& plan)
+namespace {
+
+// What a transfer short of room is called, and what to do about it.
+struct Shortage {
+  std::string noun;     // "pull", "copy"
+  std::string verb;     // "pulling", "copying"
+  std::string yes_does; // "pulls", "copies"
+  std::string make_room;
+  std::string narrow; // ", or pull less (...)"
+  bool yes_allowed = true;
+  std::string ask = "Go on anyway?";
+};
+
+// Refuses (or asks, on a terminal) when `check` says `place` lacks room; --yes goes ahead.
+void confirm_room(Invocation& invocation, const std::filesystem::path& place, const cc::SpaceCheck& check,
+                  const Shortage& words)
 {
-  auto check = cc::space_for_pull(root, plan);
   if (check.enough()) {
     return;
   }
-  auto shortage = "the pull needs " + human_size(check.needed) + " on " + place_of(root, check) + ", "
+  auto shortage = "the " + words.noun + " needs " + human_size(check.needed) + " on " + place_of(place, check) + ", "
                   + human_size(*check.free) + " is free";
-  if (invocation.has("yes")) {
-    invocation.out().warning(shortage + "; pulling anyway (--yes)");
+  if (words.yes_allowed && invocation.has("yes")) {
+    invocation.out().warning(shortage + "; " + words.verb + " anyway (--yes)");
     return;
   }
   if (::isatty(STDIN_FILENO) != 0 && invocation.out().is_human()) {
-    auto question = "The pull needs " + human_size(check.needed) + " on " + place_of(root, check) + ", only "
-                    + human_size(*check.free) + " is free. Pull anyway?";
+    auto question = "The " + words.noun + " needs " + human_size(check.needed) + " on " + place_of(place, check)
+                    + ", only " + human_size(*check.free) + " is free. " + words.ask;
     if (confirm(question)) {
       return;
     }
-    throw hubcache::NoSpace("pull cancelled: " + shortage, k_make_room);
+    throw hubcache::NoSpace(words.noun + " cancelled: " + shortage, words.make_room);
   }
-  throw hubcache::NoSpace(shortage, std::string(k_make_room)
-                                      + ", or pull less (--model, --compiler-version); --yes pulls anyway");
+  throw hubcache::NoSpace(shortage, words.make_room + words.narrow
+                                      + (words.yes_allowed ? "; --yes " + words.yes_does + " anyway" : std::string()));
+}
+
+} // namespace
+
+void confirm_free_space(Invocation& invocation, const std::filesystem::path& root, const cc::PullPlan& plan)
+{
+  confirm_room(
+    invocation, root, cc::space_for_pull(root, plan),
+    {"pull", "pulling", "pulls", k_make_room, ", or pull less (--model, --compiler-version)", true, "Pull anyway?"});
+}
+
+void confirm_copy_space(Invocation& invocation, const hubcache::storage::Repository& target, const cc::CopyPlan& plan,
+                        const cc::CopyOptions& options, bool pull)
+{
+  if (plan.copies.empty()) {
+    return;
+  }
+  auto scratch = options.scratch_parent.empty() ? std::filesystem::path("/tmp") : options.scratch_parent;
+  confirm_room(invocation, scratch, cc::space_for_copy_scratch(scratch, plan, options),
+               {"copy", "copying", "copies",
+                "make room there or point TMPDIR at a larger disk (the copy stages a batch there)",
+                ", or lower NEURON_CACHE_COPY_BATCH_BYTES", pull});
+  auto spec = hubcache::storage::parse_repo_spec(target.spec());
+  if (spec.kind == hubcache::storage::RepoKind::directory) {
+    confirm_room(invocation, spec.directory, cc::space_for(spec.directory, plan.bytes_planned, plan.files_planned),
+                 {"copy", "copying", "copies", "make room on it", ", or copy less (--compiler-version)", pull});
+  }
 }
 
 std::optional<int> report_stopped_pull(Invocation& invocation, const std::filesystem::path& root,

@@ -3,7 +3,9 @@
 #include "cli.hpp"
 
 #include <hubcache/compilecache/pull_lock.hpp>
+#include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
+#include <hubcache/storage/repository.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -27,6 +29,13 @@ lock_for_pull(Invocation& invocation, const std::filesystem::path& root, hubcach
 // (statvfs may not tell the truth: quotas, compression, another writer freeing space).
 void confirm_free_space(Invocation& invocation, const std::filesystem::path& root,
                         const hubcache::compilecache::PullPlan& plan);
+
+// The same for a store-to-store copy (an s3:// compile cache): its scratch space ($TMPDIR)
+// must hold a batch, and a directory repo it copies into the whole plan. --yes is accepted
+// only when `pull` (a push has no --yes).
+void confirm_copy_space(Invocation& invocation, const hubcache::storage::Repository& target,
+                        const hubcache::compilecache::CopyPlan& plan,
+                        const hubcache::compilecache::CopyOptions& options, bool pull);
 
 // A pull that stopped short (a full disk, an interrupt): one line on stderr instead of a
 // warning per entry, the JSON document (in json mode) with a "stopped" object, and the

@@ -166,7 +166,22 @@ int print_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::stor
   for (const auto& warning : result.warnings) {
     invocation.out().warning(warning);
   }
-  data["entries_left"] = result.quota ? result.quota->entries_left.size() : 0;
+  data["entries_left"] = result.quota                 ? result.quota->entries_left.size()
+                         : result.interrupted_by != 0 ? result.entries_planned - result.transferred.size()
+                                                      : 0;
+  if (result.interrupted_by != 0) {
+    // Stopped at the store's next safe point: what was published is whole, a re-run finishes.
+    data["stopped"] = {{"reason", "interrupted"},
+                       {"entries_published", result.transferred.size()},
+                       {"entries_total", result.entries_planned}};
+    if (invocation.out().format() == Format::json) {
+      invocation.out().result(human, data, {});
+    }
+    invocation.out().notice("Interrupted: " + std::to_string(result.transferred.size()) + " of "
+                            + std::to_string(result.entries_planned)
+                            + " entries published; run the same command to finish.");
+    return k_exit_signal_base + result.interrupted_by;
+  }
   if (result.quota) {
     // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
     data["stopped"] = stopped_json(*result.quota);

@@ -23,3 +23,16 @@ add_one() { # add_one EXIT [extra args...] -- uses the stand-in on the tiny mode
   run "$expected" "$NC" add -m "$SCRATCH/tiny" --task text-generation --precision bf16 --num-cores 2 \
     --train-batch-size 4 --sequence-length 128 --cache-dir "$SCRATCH/cc" "$@" -- "${FAKE_COMMAND[@]}"
 }
+
+# manifest_head CACHE_DIR [ARG...]: a manifest's first lines: the repo ($SCRATCH/repo),
+# CACHE_DIR and the stand-in as its command, ARGs added to it.
+manifest_head() {
+  local cache_dir="$1" arg extra=""; shift
+  for arg in "$@"; do extra+=", \"$arg\""; done
+  cat <<HEAD
+repo: $SCRATCH/repo
+cache_dir: $cache_dir
+command: ["$FAKE", --model, "{model_id}", --batch-size, "{batch_size}", --sequence-length, "{sequence_length}",
+          --num-cores, "{num_cores}", --precision, "{precision}"$extra]
+HEAD
+}

@@ -87,6 +87,18 @@ matches_golden() {
   diff -u "$golden" "$actual" >"$SCRATCH/golden-diff" || fail "$2 differs from its golden file:"$'\n'"$(cat "$SCRATCH/golden-diff")"
 }
 
+# small_disk DIR: a 1 MB tmpfs at DIR, unmounted when the test ends; false (the test is
+# skipped) where this process may not mount one.
+small_disk() {
+  mkdir -p "$1"
+  if [[ $(id -u) -ne 0 ]] || ! mount -t tmpfs -o size=1m tmpfs "$1" 2>/dev/null; then
+    echo "    skipped: cannot mount a tmpfs (needs root)" >&2
+    return 1
+  fi
+  SMALL_DISK="$1"
+  trap 'umount "$SMALL_DISK" 2>/dev/null' EXIT
+}
+
 # launch_test_hub ARGS...: the project's test Hub on a free loopback port, its data under
 # $SCRATCH; sets HUB_URL and HUB_PID. The Hub stops when the test's shell exits.
 launch_test_hub() {

@@ -99,11 +99,8 @@ test_add_keeps_user_cc_flags_and_records_them() {
 
 write_manifest() { # write_manifest FILE: three configurations of two models
   make_model "$SCRATCH/models/bert" "org/tiny-bert"
-  cat >"$1" <<EOF
-repo: $SCRATCH/repo
-cache_dir: $SCRATCH/cc
-command: ["$FAKE", --model, "{model_id}", --batch-size, "{batch_size}", --sequence-length, "{sequence_length}",
-          --num-cores, "{num_cores}", --precision, "{precision}", --compile-ms, "200"]
+  manifest_head "$SCRATCH/cc" --compile-ms 200 >"$1"
+  cat >>"$1" <<EOF
 models:
   - model: $SCRATCH/tiny
     task: text-generation

@@ -3,8 +3,9 @@
 # hour, the commit time budget, files per commit, entries per folder, files per repo, api /
 # resolver quotas with RateLimit headers), each answered as the Hub answers; and pushes and
 # pulls live within them: a push lands in several commits of whole entries, registry last,
-# survives a kill, a lost answer, a concurrent writer and a spent commit quota, and refuses
-# an over-full folder before anything moves; a pull paces itself on the resolver quota.
+# survives a kill, an interrupt (stopped after the commit in flight), a lost answer, a
+# concurrent writer and a spent commit quota, and refuses an over-full folder before
+# anything moves; a pull paces itself on the resolver quota.
 source "$(dirname "$0")/lib.sh"
 
 HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
@@ -289,6 +290,71 @@ test_killed_push_resumes_to_the_same_repo() {
     fail "the resumed push differs from an uninterrupted one: $(head -5 "$SCRATCH/diff")"
   every_commit_whole alice/killed
   no_empty_commits alice/killed
+}
+
+# interrupt_push SIGNAL REPO [ARGS...]: a push of the sample cache in commits of ~1 s, sent
+# SIGNAL once its first commit was answered; STATUS is its exit code.
+interrupt_push() {
+  local signal="$1" repo="$2"; shift 2
+  # A simple command, so that $! is neuron-cache itself (not a subshell running it).
+  CUSTOM_CACHE_REPO="alice/$repo" HF_TOKEN=$ALICE "$NC" synchronize --cache-dir "$SCRATCH/cache" --json "$@" \
+    >"$OUT" 2>"$ERR" &
+  local pusher=$!
+  first_commit_answered
+  kill "-$signal" "$pusher"
+  wait "$pusher"
+  STATUS=$?
+}
+
+test_sigint_stops_a_push_after_the_commit_in_flight() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
+  start_hub --page-size 100000 --commit-cost-us-per-file 4000 || return
+  create_repo stopped
+  create_repo whole
+  interrupt_push INT stopped
+  equals "$STATUS" 130
+  local total; total=$(json_get "$OUT" '.planned | length')
+  grep -qE "^Interrupted: [0-9]+ of $total entries published; run the same command to finish\.$" "$ERR" ||
+    fail "no account of the interrupt: $(cat "$ERR")"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  local published; published=$(json_get "$OUT" .stopped.entries_published)
+  equals "$(json_get "$OUT" .stopped.entries_total)" "$total"
+  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
+  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  equals "$(json_get "$OUT" .entries_left)" "$((total - published))"
+  # Every commit made is whole, the commit in flight at the signal included; no registry.
+  local commits; commits=$(json_get "$OUT" .commits)
+  [[ "$commits" -ge 1 ]] || fail "no commit counted"
+  equals "$(commit_ids alice/stopped | wc -l)" "$((commits + 1))"
+  every_commit_whole alice/stopped
+  tree_at alice/stopped main >"$SCRATCH/paths"
+  lacks "$SCRATCH/paths" 0_REGISTRY
+  equals "$(grep -c '/model.done$' "$SCRATCH/paths")" "$(grep -c '/model.neff$' "$SCRATCH/paths")"
+  # The same command finishes it: the repo then equals an uninterrupted push.
+  run 0 push stopped || return
+  equals "$(json_get "$OUT" '.planned | length')" "$((total - published))"
+  equals "$(json_get "$OUT" .entries_left)" 0
+  run 0 push whole || return
+  diff <(tree_with_oids alice/stopped) <(tree_with_oids alice/whole) >"$SCRATCH/diff" ||
+    fail "the finished push differs from an uninterrupted one: $(head -5 "$SCRATCH/diff")"
+  every_commit_whole alice/stopped
+  no_empty_commits alice/stopped
+}
+
+test_sigterm_stops_a_push_the_same_way() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 200 >/dev/null || { fail "cannot make the sample cache"; return; }
+  start_hub --page-size 100000 --commit-cost-us-per-file 4000 || return
+  create_repo termed
+  interrupt_push TERM termed
+  equals "$STATUS" 143
+  grep -qE '^Interrupted: [0-9]+ of 200 entries published; run the same command to finish\.$' "$ERR" ||
+    fail "no account of the interrupt: $(cat "$ERR")"
+  every_commit_whole alice/termed
+  run 0 push termed || return
+  tree_at alice/termed main >"$SCRATCH/paths"
+  equals "$(grep -c '/model.done$' "$SCRATCH/paths")" 200
 }
 
 test_lost_commit_answer_is_recognised_not_repeated() {

@@ -3,7 +3,8 @@
 # anything moves; the first full disk (a real one: a 1 MB tmpfs, when this runs as root
 # and may mount one; skipped otherwise) ends the run with one line; SIGINT and SIGTERM
 # stop it between files with an account of what landed, exit 128 + the signal, and no
-# staging left.
+# staging left. What else installs into a local cache (add's manifest runs) takes the same
+# pull lock and checks for room first.
 source "$(dirname "$0")/lib.sh"
 
 MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
@@ -24,18 +25,6 @@ entries_whole() {
     [[ -f "$entry/model.done" ]] || fail "$(basename "$entry") has no model.done"
     diff -r "$source/$VERSION_DIR/$(basename "$entry")" "$entry" >/dev/null || fail "$(basename "$entry") differs"
   done
-}
-
-# small_disk DIR: a 1 MB tmpfs at DIR, unmounted when the test ends; false (the test is
-# skipped) where this process may not mount one.
-small_disk() {
-  mkdir -p "$1"
-  if [[ $(id -u) -ne 0 ]] || ! mount -t tmpfs -o size=1m tmpfs "$1" 2>/dev/null; then
-    echo "    skipped: cannot mount a tmpfs (needs root)" >&2
-    return 1
-  fi
-  SMALL_DISK="$1"
-  trap 'umount "$SMALL_DISK" 2>/dev/null' EXIT
 }
 
 # A directory repo of 8 entries of ~300 KB: 2.4 MB, more than the small disk holds.
@@ -203,6 +192,70 @@ test_the_lock_of_a_killed_pull_does_not_block_the_next() {
   lacks "$ERR" "waiting for"
   [[ ! -e "$SCRATCH/fresh/.neuron-cache-pull-lock" ]] || fail "the lock was left behind"
   entries_whole "$SCRATCH/fresh" "$SCRATCH/cache"
+}
+
+# --- what else installs into a local cache: add's manifest runs -------------------------------
+
+source "$(dirname "$0")/add_lib.sh"
+
+write_one_config_manifest() { # write_one_config_manifest FILE CACHE_DIR
+  manifest_head "$2" --graphs 3 --compile-ms 300 >"$1"
+  cat >>"$1" <<EOF
+models:
+  - model: $SCRATCH/tiny
+    task: text-generation
+    precision: bf16
+    configurations:
+      - {batch_size: 1, sequence_length: 128, num_cores: 2}
+EOF
+}
+
+test_add_keeps_the_local_cache_warm_only_with_room_for_it() {
+  small_disk "$SCRATCH/small" || return 0
+  setup_repo || return
+  mkdir -p "$SCRATCH/small/cc"
+  # Leave 8 KB free: less than the three graphs need.
+  local free; free=$(df -B1 --output=avail "$SCRATCH/small" | tail -n 1)
+  head -c $((free - 8192)) /dev/zero >"$SCRATCH/small/filler" 2>/dev/null
+  write_one_config_manifest "$SCRATCH/ci.yaml" "$SCRATCH/small/cc"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --json || return
+  equals "$(json_get "$OUT" '.summary.added')" 1
+  contains "$OUT" "not copied into the local cache $SCRATCH/small/cc: it needs "
+  equals "$(find "$SCRATCH/small/cc" -name 'MODULE_*' | wc -l)" 0
+  no_staging "$SCRATCH/small/cc"
+  # Pushed all the same.
+  equals "$(find "$SCRATCH/repo" -path '*MODULE_*' -name model.done | wc -l)" 3
+  # With room, the graphs land in the shared cache.
+  rm -f "$SCRATCH/small/filler"
+  rm -rf "$SCRATCH/repo"
+  run 0 "$NC" create "$SCRATCH/repo" -q || return
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" --json || return
+  lacks "$OUT" "not copied"
+  equals "$(find "$SCRATCH/small/cc" -name model.done | wc -l)" 3
+}
+
+test_add_waits_for_a_pull_into_the_same_cache() {
+  start_hub --lfs-threshold 1024 || return
+  setup_repo || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 12 --neff-size 200000 || return
+  run 0 "$NC" create alice/busy -q || return
+  run 0 "$NC" push --repo-id alice/busy --cache-dir "$SCRATCH/cache" -q || return
+  stop_hub
+  start_hub --lfs-threshold 1024 --bandwidth-mbps 4 || return
+  "$NC" pull --repo-id alice/busy --cache-dir "$SCRATCH/cc" --max-workers 1 -q >"$SCRATCH/pull.out" 2>"$SCRATCH/pull.err" &
+  local puller=$!
+  for _ in $(seq 500); do
+    [[ -e "$SCRATCH/cc/.neuron-cache-pull-lock" ]] && break
+    sleep 0.01
+  done
+  [[ -e "$SCRATCH/cc/.neuron-cache-pull-lock" ]] || fail "the pull took no lock"
+  write_one_config_manifest "$SCRATCH/ci.yaml" "$SCRATCH/cc"
+  run 0 "$NC" add --manifest "$SCRATCH/ci.yaml" || return
+  wait "$puller" || fail "the pull failed: $(cat "$SCRATCH/pull.err")"
+  contains "$ERR" "waiting for the pull of pid $puller on this host"
+  same_entries "$SCRATCH/cache" "$SCRATCH/cc"
+  equals "$(find "$SCRATCH/cc" -name model.done | wc -l)" 15 # and the 3 graphs add compiled
+  [[ ! -e "$SCRATCH/cc/.neuron-cache-pull-lock" ]] || fail "the lock was left behind"
 }
 
 test_status_names_the_file_system_of_the_cache() {

@@ -3,6 +3,7 @@
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
 #include <hubcache/util/nofollow.hpp>
+#include <hubcache/util/process.hpp>
 
 #include "test_support.hpp"
 
@@ -404,6 +405,47 @@ TEST_CASE_FIXTURE(CreatedRepo, "registry files are published after the entries t
   repo.commit(request);
   CHECK(entry_seen_first);
   CHECK(std::filesystem::exists(dir / "repo" / "neuronxcc-2.0" / "0_REGISTRY" / "0.4" / "arch" / "e.json"));
+}
+
+TEST_CASE_FIXTURE(CreatedRepo, "an interrupt between two entries publishes the first whole and nothing after it")
+{
+  const std::string second = "neuronxcc-2.0/MODULE_2+d41d8cd9";
+  auto request = add_bytes({{"neuronxcc-2.0/0_REGISTRY/0.4/arch/e.json", "{}"}});
+  for (const auto& entry : {k_entry, second}) {
+    auto more = entry_request(entry, "neff of " + entry);
+    request.additions.insert(request.additions.end(), more.additions.begin(), more.additions.end());
+  }
+  InterruptScope interrupts;
+  repo.before_publish_hook = [](const std::string&) { request_interrupt(SIGINT); };
+  try {
+    repo.commit(request);
+    FAIL("the commit went on after the interrupt");
+  } catch (const CommitInterrupted& stopped) {
+    CHECK(stopped.signal() == SIGINT);
+    auto left = std::set<std::string>(stopped.remaining_paths().begin(), stopped.remaining_paths().end());
+    CHECK(left
+          == std::set<std::string>{"neuronxcc-2.0/0_REGISTRY/0.4/arch/e.json", second + "/model.neff",
+                                   second + "/compile_flags.json", second + "/model.done"});
+  }
+  reset_interrupt();
+  CHECK(paths_of(repo.list_files())
+        == std::set<std::string>{k_entry + "/model.neff", k_entry + "/compile_flags.json", k_entry + "/model.done"});
+  CHECK(staging_folders(dir / "repo") == 0);
+  // The same request again finishes it.
+  repo.before_publish_hook = nullptr;
+  repo.commit(request);
+  CHECK(paths_of(repo.list_files()).size() == 7);
+}
+
+TEST_CASE_FIXTURE(CreatedRepo, "an interrupt while staging publishes nothing and removes the staging")
+{
+  auto request = entry_request(k_entry, "neff");
+  InterruptScope interrupts;
+  request_interrupt(SIGTERM);
+  CHECK_THROWS_AS(repo.commit(request), CommitInterrupted);
+  reset_interrupt();
+  CHECK(repo.list_files().empty());
+  CHECK(staging_folders(dir / "repo") == 0);
 }
 
 TEST_CASE("a writer killed mid-commit leaves nothing visible, and its staging goes with the next run")

@@ -65,6 +65,9 @@ TransferReport push_scan(storage::Repository& repo, LocalCache& local, Scan scan
     if (steps.planned) {
       steps.planned(transfer_entries(plan));
     }
+    // Ctrl-C or SIGTERM ends the push at the store's next safe point (between commits or
+    // batches), with what landed whole: TransferReport::interrupted_by.
+    util::InterruptScope interrupts;
     report = push(repo, std::move(plan), digests, steps.progress, head);
     if (report.revision && (listed || report.committed)) {
       snapshot.save(*report.revision, versions, remote, report.committed_files);

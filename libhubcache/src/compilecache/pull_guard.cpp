@@ -5,6 +5,7 @@
 #include "hubcache/util/file_system.hpp"
 #include "hubcache/util/process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <system_error>
@@ -47,6 +48,21 @@ SpaceCheck space_for(const stdfs::path& root, std::uint64_t bytes, std::size_t f
 SpaceCheck space_for_pull(const stdfs::path& root, const PullPlan& plan)
 {
   return space_for(root, plan.bytes_planned, plan.files_planned);
+}
+
+SpaceCheck space_for_copy_scratch(const stdfs::path& scratch_parent, const CopyPlan& plan, const CopyOptions& options)
+{
+  std::uint64_t biggest_bytes = 0;
+  std::size_t biggest_files = 0;
+  for (const auto& copy : plan.copies) {
+    biggest_bytes = std::max(biggest_bytes, copy.bytes);
+    biggest_files = std::max(biggest_files, copy.to_copy.size());
+  }
+  // A batch closes before the entry that would pass a budget: at most the budget, or one
+  // entry bigger than it alone.
+  auto bytes = std::min(plan.bytes_planned, std::max(options.batch_bytes, biggest_bytes));
+  auto files = std::min(plan.files_planned, std::max(options.batch_files, biggest_files));
+  return space_for(scratch_parent, bytes, files);
 }
 
 bool is_no_space(const std::exception_ptr& error)

@@ -65,6 +65,15 @@ bool abandoned(const util::Fd& fd, const std::string& text, const stdfs::path& l
 
 } // namespace
 
+std::string PullLockHolder::describe() const
+{
+  std::string whose = pid > 0 ? "the pull of pid " + std::to_string(pid) : std::string("another pull");
+  return whose + " on "
+         + (this_host      ? std::string("this host")
+            : host.empty() ? std::string("another host")
+                           : "host " + host);
+}
+
 struct PullLock::State {
   stdfs::path lock;
   util::Fd fd;

@@ -275,6 +275,19 @@ TransferReport push(storage::Repository& repo, PushPlan plan, DigestCache& diges
       }
     }
     return result;
+  } catch (const storage::CommitInterrupted& error) {
+    // Stopped at the store's safe point: the entries with no file left are whole.
+    result.interrupted_by = error.signal();
+    result.entries_planned = plan.entries_to_push.size();
+    result.commits = error.commits_made();
+    result.committed = error.commits_made() > 0;
+    const auto left = entries_of_paths(error.remaining_paths());
+    for (const auto& entry : plan.entries_to_push) {
+      if (!std::binary_search(left.begin(), left.end(), entry)) {
+        result.transferred.push_back(entry);
+      }
+    }
+    return result;
   }
   result.commits = commit.commits;
   result.xet = {commit.xet_new_bytes, commit.xet_deduplicated_bytes, commit.xet_stored_bytes};

@@ -220,6 +220,15 @@ std::vector<BucketRepository::Uploaded> BucketRepository::upload_contents(const 
     xet::UploadPacker packer(
       [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); });
     for (auto k = begin; k < todo.size() && k < begin + k_files_per_shard; ++k) {
+      // The stop point: an interrupt while contents go up publishes nothing (publishing, a
+      // few batch calls once every content is in the CAS, is not cut short).
+      if (auto signal = commit_stop_signal(); signal != 0) {
+        std::vector<std::string> remaining;
+        for (auto index : todo) {
+          remaining.push_back(request.additions[index].path_in_repo);
+        }
+        throw CommitInterrupted(signal, 0, std::move(remaining));
+      }
       const auto& addition = request.additions[todo[k]];
       const auto& source = addition.source;
       auto packed = source.is_file()

@@ -213,9 +213,11 @@ public:
     // 2. Publishing: entries, then loose files and the registry, in that order after them.
     std::size_t entry_files = 0;
     for (const auto& unit : m_pending) {
+      stop_if_interrupted();
       entry_files = unit.last;
       publish_entry(unit);
     }
+    stop_if_interrupted(); // the loose files and the registry describe every entry: all or none
     for (auto i = entry_files; i < m_staged.size(); ++i) {
       publish_file(m_staged[i]);
     }
@@ -364,6 +366,7 @@ private:
 
   void stage_file(const Addition* addition, std::size_t stage, std::size_t entry_length)
   {
+    stop_if_interrupted();
     StagedFile file{addition, stage, entry_length, {}};
     stdfs::path destination(staged_path(file));
     detail::make_directories(destination.parent_path());
@@ -459,6 +462,33 @@ private:
     }
     throw ConflictError("could not publish " + addition.path_in_repo + " in " + m_repo.describe()
                         + ": it keeps changing");
+  }
+
+  // The stop point between two entries (or two staged files): once an interrupt arrived,
+  // what is published is made durable and recorded, and the commit ends there; the staging
+  // folder goes with this object.
+  void stop_if_interrupted()
+  {
+    auto signal = commit_stop_signal();
+    if (signal == 0) {
+      return;
+    }
+    for (const auto& directory : m_touched_directories) {
+      util::sync_directory(directory);
+    }
+    m_repo.m_index->save();
+    m_repo.m_index->forget();
+    std::set<std::string_view> published;
+    for (const auto& file : m_result.files) {
+      published.insert(file.path);
+    }
+    std::vector<std::string> remaining;
+    for (const auto& addition : m_request.additions) {
+      if (published.count(addition.path_in_repo) == 0) {
+        remaining.push_back(addition.path_in_repo);
+      }
+    }
+    throw CommitInterrupted(signal, m_result.files_added > 0 ? 1 : 0, std::move(remaining));
   }
 
   static bool move(const std::string& from, const stdfs::path& target, bool replace)

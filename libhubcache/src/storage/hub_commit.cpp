@@ -208,6 +208,9 @@ private:
   // After a pass that did not land everything: waits as the failure asks, or throws.
   void recover(int& failed_passes);
   std::vector<std::string> remaining_paths() const;
+  // The stop point between two commits: once an interrupt arrived, no further batch starts
+  // (the commit in flight settles first), and the push ends with what landed, whole units.
+  void stop_if_interrupted() const;
 
   hub::HubApi& m_api;
   std::string m_repo_id;
@@ -551,8 +554,8 @@ void HubCommitRun::commit_in_turn(const std::vector<PlannedUnit>& units, Batch& 
     }
     chain.changed.notify_all();
   };
-  if (chain.failed) {
-    settle(std::nullopt);
+  if (chain.failed || commit_stop_signal() != 0) {
+    settle(std::nullopt); // interrupted: land() ends the push with what has landed
     return;
   }
   try {
@@ -601,6 +604,9 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
   std::size_t begin = 0;
   bool first = true;
   while (begin < units.size() || (first && !deletions.empty())) {
+    if (commit_stop_signal() != 0) {
+      break; // no further batch is prepared; the committer skips what it has not posted
+    }
     auto batch = std::make_shared<Batch>();
     batch->first_unit = begin;
     {
@@ -630,7 +636,16 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     first = false;
   }
   committer.wait();
+  // The stop point: once interrupted, the commit in flight has settled and no other started.
+  stop_if_interrupted();
   return !chain.failed;
+}
+
+void HubCommitRun::stop_if_interrupted() const
+{
+  if (auto signal = commit_stop_signal(); signal != 0) {
+    throw CommitInterrupted(signal, m_commits, remaining_paths());
+  }
 }
 
 std::vector<std::string> HubCommitRun::remaining_paths() const
@@ -698,6 +713,7 @@ CommitResult HubCommitRun::run()
   m_conflict_delay = m_api.config().conflict_base;
   int failed_passes = 0;
   for (;;) {
+    stop_if_interrupted();
     auto info = m_api.repo_info(m_repo_id);
     if (!info) {
       throw RepoNotFound("cannot commit to " + m_description

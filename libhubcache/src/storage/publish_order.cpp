@@ -20,6 +20,13 @@ std::size_t publish_phase(std::string_view path)
   return 2;
 }
 
+std::string_view entry_folder(std::string_view path)
+{
+  auto first = path.find('/');
+  auto second = first == std::string_view::npos ? first : path.find('/', first + 1);
+  return path.substr(0, second);
+}
+
 std::vector<std::vector<std::size_t>> phased_batches(const std::vector<std::string_view>& paths,
                                                      std::size_t (*phase_of)(std::string_view), std::size_t max_batch)
 {

@@ -2,6 +2,7 @@
 
 #include "hubcache/error.hpp"
 #include "hubcache/util/fs.hpp"
+#include "hubcache/util/process.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +10,11 @@
 #include <utility>
 
 namespace hubcache::storage {
+
+int commit_stop_signal() noexcept
+{
+  return util::interrupt_signal();
+}
 
 std::string FileSource::file_for(std::string_view path_in_repo) const
 {

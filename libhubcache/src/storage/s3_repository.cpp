@@ -12,6 +12,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 
 namespace hubcache::storage {
@@ -278,6 +279,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   // The ETag S3 gives each upload: what the next listing shows for it, so a caller that
   // remembers it knows that object without hashing the file again.
   std::vector<std::string> etags(request.additions.size());
+  std::vector<char> uploaded(request.additions.size(), 0);
   auto upload = [&](std::size_t index) {
     const auto& addition = request.additions[index];
     auto key = key_of(addition.path_in_repo);
@@ -287,6 +289,7 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
       auto sha256 = addition.digests ? addition.digests->sha256 : std::string();
       etags[index] = m_client->put_file(m_url.bucket, key, addition.source.file_for(addition.path_in_repo), sha256);
     }
+    uploaded[index] = 1;
     auto now = done += sizes[index];
     if (progress) {
       std::lock_guard lock(progress_mutex);
@@ -295,8 +298,36 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
   };
   // Each phase completes before the next starts: an entry's model.done goes only once every
   // entry file of this commit is in, and the registry after the entries.
-  for (const auto& phase : phases) {
-    util::parallel_for(phase.size(), workers, [&](std::size_t i) { upload(phase[i]); });
+  // An interrupt stops the entry files' uploads (those in flight finish), publishes the
+  // markers of the entries whose files all landed, and ends there: whole entries only, no
+  // registry.
+  util::parallel_for(phases[0].size(), workers, [&](std::size_t i) {
+    if (commit_stop_signal() == 0) {
+      upload(phases[0][i]);
+    }
+  });
+  if (commit_stop_signal() != 0) {
+    std::set<std::string_view> unfinished;
+    for (auto i : phases[0]) {
+      if (uploaded[i] == 0) {
+        unfinished.insert(entry_folder(request.additions[i].path_in_repo));
+      }
+    }
+    std::erase_if(phases[1], [&](std::size_t marker) {
+      return unfinished.contains(entry_folder(request.additions[marker].path_in_repo));
+    });
+  }
+  for (std::size_t p = 1; p < phases.size(); ++p) {
+    util::parallel_for(phases[p].size(), workers, [&](std::size_t i) { upload(phases[p][i]); });
+    if (auto signal = commit_stop_signal(); signal != 0) {
+      std::vector<std::string> remaining;
+      for (std::size_t i = 0; i < request.additions.size(); ++i) {
+        if (uploaded[i] == 0) {
+          remaining.push_back(request.additions[i].path_in_repo);
+        }
+      }
+      throw CommitInterrupted(signal, 1, std::move(remaining));
+    }
   }
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
     const auto& addition = request.additions[i];

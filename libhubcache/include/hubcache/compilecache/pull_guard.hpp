@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hubcache/compilecache/store_copy.hpp"
 #include "hubcache/compilecache/sync.hpp"
 
 #include <cstdint>
@@ -25,6 +26,12 @@ struct SpaceCheck {
 SpaceCheck space_for_pull(const std::filesystem::path& root, const PullPlan& plan);
 // The same for bytes and files still to land (after a pull stopped on a full disk).
 SpaceCheck space_for(const std::filesystem::path& root, std::uint64_t bytes, std::size_t files);
+
+// The scratch space a store-to-store copy of `plan` needs below `scratch_parent`: it stages
+// one batch at a time (CopyOptions' budgets, or one whole entry beyond them), never more
+// than the plan.
+SpaceCheck space_for_copy_scratch(const std::filesystem::path& scratch_parent, const CopyPlan& plan,
+                                  const CopyOptions& options);
 
 // True for a write the file system refused for want of space or quota.
 bool is_no_space(const std::exception_ptr& error);

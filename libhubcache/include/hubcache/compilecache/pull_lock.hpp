@@ -28,6 +28,9 @@ struct PullLockHolder {
   std::string host;
   pid_t pid = 0;
   bool this_host = false; // the same node: the pid means the same process here
+
+  // "the pull of pid 42 on this host", "another pull on host h2": whom a waiter waits for.
+  std::string describe() const;
 };
 
 struct PullLockOptions {

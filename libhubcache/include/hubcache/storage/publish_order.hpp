@@ -17,6 +17,10 @@ inline constexpr std::size_t k_publish_phases = 4;
 // The phase (0..3) of a path in a cache repo.
 std::size_t publish_phase(std::string_view path);
 
+// The entry a path of phase 0 or 1 belongs to (`neuronxcc-<v>/MODULE_<key>`, a prefix of
+// it): an entry's model.done may go once every file of the same entry folder landed.
+std::string_view entry_folder(std::string_view path);
+
 // Removals go the other way: the registry first, then the model.done markers, then the
 // rest, so no reader ever sees a description or a marker outliving what it vouches for.
 inline std::size_t removal_phase(std::string_view path)

@@ -143,6 +143,31 @@ private:
   std::vector<std::string> m_remaining;
 };
 
+// An interrupt (SIGINT, SIGTERM, SIGHUP while a util::InterruptScope lives) stopped a
+// request at its next safe point: as with CommitQuotaReached, what landed is whole units in
+// order (the commit or batch in flight finished first), the rest was not published, and no
+// staging is left. Running the request again finishes it.
+class CommitInterrupted : public Interrupted {
+public:
+  CommitInterrupted(int signal, std::size_t commits_made, std::vector<std::string> remaining_paths)
+    : Interrupted("interrupted", "run the same command to finish"), m_signal(signal), m_commits_made(commits_made),
+      m_remaining(std::move(remaining_paths))
+  {}
+  int signal() const noexcept { return m_signal; }
+  std::size_t commits_made() const noexcept { return m_commits_made; }
+  // The additions not published, by path in repo.
+  const std::vector<std::string>& remaining_paths() const noexcept { return m_remaining; }
+
+private:
+  int m_signal;
+  std::size_t m_commits_made;
+  std::vector<std::string> m_remaining;
+};
+
+// The signal that asked this run to stop (util::interrupt_signal), or 0: a backend's
+// commit checks it between commits or batches, never inside one.
+int commit_stop_signal() noexcept;
+
 // An item a store's listing left out, and why.
 struct SkippedPath {
   std::string path;   // as the store names it: any byte but NUL (escape it to print it)
