@@ -132,7 +132,7 @@ test_a_second_pull_waits_for_the_first_and_downloads_nothing_twice() {
   run 0 "$NC" create alice/twice -q || return
   run 0 "$NC" push --repo-id alice/twice --cache-dir "$SCRATCH/cache" -q || return
   stop_hub
-  start_hub --lfs-threshold 1024 --bandwidth-mbps 16 || return
+  start_hub --lfs-threshold 1024 --bandwidth-mbps 4 || return
   "$NC" pull --repo-id alice/twice --cache-dir "$SCRATCH/fresh" --json >"$SCRATCH/first.out" 2>"$SCRATCH/first.err" &
   local first=$!
   for _ in $(seq 500); do

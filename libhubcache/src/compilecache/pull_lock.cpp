@@ -90,23 +90,22 @@ PullLock::PullLock(const stdfs::path& root, const std::function<void(const PullL
   std::error_code ec;
   stdfs::create_directories(root, ec);
   auto& lock = m_state->lock = root / std::string(k_pull_lock_name);
+  // The lock appears whole: its owner is written under a temp name, then linked into place
+  // (link(2) refuses an existing name, atomically on NFS too). Created in place, a waiter
+  // could read it empty between open and write, see no owner, and take it over.
+  util::TemporaryFile candidate(lock, 0644);
+  ::flock(candidate.fd().get(), LOCK_EX | LOCK_NB); // where it works: see abandoned()
+  candidate.write(std::string(k_header) + util::this_process_temp_owner() + "\n");
+  ::fsync(candidate.fd().get());
   bool told = false;
   for (;;) {
-    int created = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (created >= 0) {
-      m_state->fd = util::Fd(created);
-      ::flock(created, LOCK_EX | LOCK_NB); // where it works: see abandoned()
-      auto text = std::string(k_header) + util::this_process_temp_owner() + "\n";
-      if (::write(created, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-        int error = errno;
-        ::unlink(lock.c_str());
-        util::throw_write_error("cannot write the pull lock " + lock.string(), error);
+    if (util::create_exclusive_from(candidate.path(), lock)) {
+      // The same open file as the lock: its flock and mtime are the lock's.
+      m_state->fd = util::Fd(::fcntl(candidate.fd().get(), F_DUPFD_CLOEXEC, 0));
+      if (!m_state->fd) {
+        throw IoError("cannot hold the pull lock " + lock.string() + ": " + std::strerror(errno));
       }
-      ::fsync(created);
       break;
-    }
-    if (errno != EEXIST) {
-      throw IoError("cannot create the pull lock " + lock.string() + ": " + std::strerror(errno));
     }
     int found = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (found < 0) {

@@ -1,0 +1,110 @@
+#include <hubcache/compilecache/pull_lock.hpp>
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fcntl.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+namespace cc = hubcache::compilecache;
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// What a waiter reads when it opens the lock: "" when there is no lock file.
+std::string read_lock(const stdfs::path& lock)
+{
+  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {};
+  }
+  char buffer[512];
+  auto size = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  return std::string(buffer, size > 0 ? static_cast<std::size_t>(size) : 0);
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("pull lock");
+
+TEST_CASE("a lock file is never seen without its owner")
+{
+  // A waiter that read an empty lock saw no owner and, on a local disk, found its flock
+  // free: it took a live pull's lock over. The lock must appear with its owner in it.
+  test_support::TempDir dir;
+  auto lock = dir / std::string(cc::k_pull_lock_name);
+  std::atomic<bool> done{false};
+  std::thread holder([&] {
+    for (int round = 0; round < 300; ++round) {
+      cc::PullLock taken(dir.path(), {});
+    }
+    done = true;
+  });
+  int seen = 0;
+  int empty = 0;
+  while (!done) {
+    if (::access(lock.c_str(), F_OK) != 0) {
+      continue;
+    }
+    auto text = read_lock(lock);
+    if (::access(lock.c_str(), F_OK) != 0) {
+      continue; // removed while read: an empty read proves nothing
+    }
+    ++seen;
+    if (text.empty()) {
+      ++empty;
+    } else {
+      CHECK(text.starts_with("neuron-cache-pull-lock 1\n"));
+    }
+  }
+  holder.join();
+  CHECK(seen > 0);
+  CHECK(empty == 0);
+  CHECK_FALSE(stdfs::exists(lock));
+  // No temp name of a candidate lock is left beside it.
+  CHECK(stdfs::is_empty(dir.path()));
+}
+
+TEST_CASE("a second pull waits for the first and is told who holds it")
+{
+  test_support::TempDir dir;
+  std::atomic<bool> held{false};
+  auto hold_for = std::chrono::milliseconds(300);
+  std::thread first([&] {
+    cc::PullLock taken(dir.path(), {});
+    held = true;
+    std::this_thread::sleep_for(hold_for);
+  });
+  while (!held) {
+    std::this_thread::yield();
+  }
+  auto start = std::chrono::steady_clock::now();
+  int told = 0;
+  cc::PullLockHolder holder;
+  {
+    cc::PullLockOptions options;
+    options.poll = std::chrono::milliseconds(10);
+    cc::PullLock second(
+      dir.path(),
+      [&](const cc::PullLockHolder& who) {
+        ++told;
+        holder = who;
+      },
+      options);
+    CHECK(std::chrono::steady_clock::now() - start >= hold_for / 2);
+  }
+  first.join();
+  CHECK(told == 1);
+  CHECK(holder.pid == ::getpid());
+  CHECK(holder.this_host);
+  CHECK(holder.describe() == "the pull of pid " + std::to_string(::getpid()) + " on this host");
+  CHECK(stdfs::is_empty(dir.path()));
+}
+
+TEST_SUITE_END();
