@@ -1,6 +1,7 @@
 #include "addjobs/add_job.hpp"
 
 #include "registry/json_text.hpp"
+#include "registry/model_source.hpp"
 
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/compilecache/sync.hpp>
@@ -143,21 +144,13 @@ Model load_model(const std::string& spec, const hubcache::util::Environment& env
   bool looks_like_path = spec.starts_with("/") || spec.starts_with(".") || spec.starts_with("~");
   if (stdfs::is_directory(path, ec)) {
     model.directory = stdfs::absolute(path).lexically_normal();
-    auto config_file = *model.directory / "config.json";
-    auto text = hubcache::util::read_file_if_exists(config_file);
-    if (!text) {
+    auto config = registry::read_model_config_if_exists(*model.directory / "config.json");
+    if (!config) {
       throw hubcache::InvalidArgument("model directory " + model.directory->string() + " has no config.json",
                                       "give a directory with the model's config.json, or a Hub model id");
     }
-    model.config = registry::parse_json(*text, config_file.string());
-    std::string name;
-    if (auto found = model.config.find("_name_or_path");
-        model.config.is_object() && found != model.config.end() && found->is_string()) {
-      name = found->get_ref<const std::string&>();
-    }
-    model.model_id = hubcache::storage::is_valid_hub_repo_id(name) && name.find('/') != std::string::npos
-                       ? name
-                       : model.directory->filename().string();
+    model.config = std::move(*config);
+    model.model_id = registry::saved_from_hub_id(model.config).value_or(model.directory->filename().string());
   } else if (looks_like_path || !hubcache::storage::is_valid_hub_repo_id(spec)) {
     throw hubcache::InvalidArgument("model '" + spec + "' is neither a directory nor a Hub model id",
                                     "give a local model directory or a Hub id such as org/name");
@@ -166,7 +159,7 @@ Model load_model(const std::string& spec, const hubcache::util::Environment& env
     model.config = registry::parse_json(text, spec + "/config.json");
     model.model_id = spec;
   }
-  if (!model.config.is_object() || !model.config.contains("model_type") || !model.config["model_type"].is_string()) {
+  if (!registry::has_model_type(model.config)) {
     throw hubcache::InvalidArgument("the config.json of " + spec + " has no model_type",
                                     "a transformers model config is needed to register the model");
   }

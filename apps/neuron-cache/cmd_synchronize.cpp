@@ -9,6 +9,7 @@
 #include <hubcache/compilecache/cleanup.hpp>
 #include <hubcache/compilecache/compile_cache.hpp>
 #include <hubcache/compilecache/local_cache.hpp>
+#include <hubcache/compilecache/local_transfer.hpp>
 #include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/compilecache/usage.hpp>
@@ -190,58 +191,11 @@ void name_models(hubcache::storage::Repository& repo, const std::optional<std::s
   }
 }
 
-int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo,
-             const hubcache::storage::RepoSpec& spec)
+// A pull's summary, JSON document and diagnostics; its exit code.
+int print_pull(Invocation& invocation, const cc::CacheRoot& root, const hubcache::storage::Repository& repo,
+               const cc::PullOptions& options, const cc::TransferReport& report, double seconds)
 {
-  auto start = std::chrono::steady_clock::now();
-  cc::PullOptions options;
-  options.compiler_version = invocation.value("compiler-version");
-  options.dry_run = invocation.has("dry-run");
-  options.replace_failed = invocation.has("replace-failed");
-  options.workers = max_workers(invocation);
-  std::optional<std::string> model;
-  if (invocation.has("model")) {
-    model = select_model_entries(invocation, repo, options, spec);
-  }
-  cc::LocalCache local(root.path, invocation.env(), options.dry_run);
-  auto& digests = local.digests();
-  auto revision = repo.revision(); // the transfer report names what it pulled from
-  auto plan = cc::plan_pull(repo, root.path, digests, options);
-  if (!options.dry_run) {
-    confirm_download_size(invocation, plan.bytes_planned);
-    confirm_free_space(invocation, root.path, plan);
-  }
-  // One pull at a time into this cache: one that waited plans again, against what the other installed.
-  auto lock =
-    lock_for_pull(invocation, root.path, plan, [&] { return cc::plan_pull(repo, root.path, digests, options); });
-  cc::TransferReport report;
-  if (options.dry_run) {
-    report = cc::dry_run_report(std::move(plan));
-    name_models(repo, model, true, report.entries);
-    detail_entries(invocation.out(), "would pull", report.entries);
-  } else {
-    auto entries = cc::transfer_entries(plan);
-    name_models(repo, model, false, entries);
-    detail_entries(invocation.out(), "pull", entries);
-    ProgressBar bar(invocation.out(), "Downloading");
-    report = cc::apply_pull(repo, root.path, std::move(plan), digests, options,
-                            [&](const hubcache::util::TransferProgress& progress) { bar.update(progress); });
-    report.entries = std::move(entries);
-  }
-  report.revision = revision;
-  warn_skipped_paths(invocation.out(), repo);
-  if (!options.only_entries) { // --model said what the repo has already
-    check_version_held(options.compiler_version, report.compiler_versions);
-  }
-  // An entry pulled onto this host is one somebody is about to use.
-  auto now = cc::unix_now();
-  for (const auto& path : report.transferred) {
-    local.usage().record(path, now);
-  }
-  local.save();
-
-  Transfer transfer{"pull",      options.dry_run, repo.spec(),         root.path.string(),
-                    root.source, report,          seconds_since(start)};
+  Transfer transfer{"pull", options.dry_run, repo.spec(), root.path.string(), root.source, report, seconds};
   std::string human;
   if (options.dry_run) {
     human = "Dry run: would pull " + count_of(report.planned.size(), "entry", "entries") + " ("
@@ -269,6 +223,50 @@ int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storag
   invocation.out().result(human, data, lines(options.dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;
+}
+
+// The pull is one library call (pull_into); the command asks, tells and prints.
+int run_pull(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo,
+             const hubcache::storage::RepoSpec& spec)
+{
+  auto start = std::chrono::steady_clock::now();
+  cc::PullOptions options;
+  options.compiler_version = invocation.value("compiler-version");
+  options.dry_run = invocation.has("dry-run");
+  options.replace_failed = invocation.has("replace-failed");
+  options.workers = max_workers(invocation);
+  std::optional<std::string> model;
+  if (invocation.has("model")) {
+    model = select_model_entries(invocation, repo, options, spec);
+  }
+
+  std::optional<ProgressBar> bar;
+  cc::PullSteps steps;
+  steps.confirm = [&](const cc::PullPlan& plan) {
+    confirm_download_size(invocation, plan.bytes_planned);
+    confirm_free_space(invocation, root.path, plan);
+  };
+  steps.waiting = [&](const cc::PullLockHolder& holder) {
+    invocation.out().notice("waiting for " + holder.describe());
+  };
+  steps.planned = [&](std::vector<TransferEntry>& entries) {
+    name_models(repo, model, options.dry_run, entries);
+    detail_entries(invocation.out(), options.dry_run ? "would pull" : "pull", entries);
+    if (!options.dry_run) {
+      bar.emplace(invocation.out(), "Downloading");
+    }
+  };
+  steps.progress = [&](const hubcache::util::TransferProgress& progress) { bar->update(progress); };
+  steps.finished = [&](const cc::TransferReport& report) {
+    bar.reset(); // its last line before the warnings
+    warn_skipped_paths(invocation.out(), repo);
+    if (!options.only_entries) { // --model said what the repo has already
+      check_version_held(options.compiler_version, report.compiler_versions);
+    }
+  };
+  cc::LocalCache local(root.path, invocation.env(), options.dry_run);
+  auto report = cc::pull_into(repo, local, options, steps);
+  return print_pull(invocation, root, repo, options, report, seconds_since(start));
 }
 
 // A positive whole number from the environment, else `fallback`.

@@ -25,27 +25,6 @@ std::string place_of(const std::filesystem::path& root, const cc::SpaceCheck& ch
   return root.string() + (check.file_system.empty() ? std::string() : " (" + check.file_system + ")");
 }
 
-} // namespace
-
-std::unique_ptr<cc::PullLock> lock_for_pull(Invocation& invocation, const std::filesystem::path& root,
-                                            cc::PullPlan& plan, const std::function<cc::PullPlan()>& replan)
-{
-  if (invocation.has("dry-run") || plan.installs.empty()) {
-    return nullptr;
-  }
-  bool waited = false;
-  auto lock = std::make_unique<cc::PullLock>(root, [&](const cc::PullLockHolder& holder) {
-    waited = true;
-    invocation.out().notice("waiting for " + holder.describe());
-  });
-  if (waited) {
-    plan = replan();
-  }
-  return lock;
-}
-
-namespace {
-
 // What a transfer short of room is called, and what to do about it.
 struct Shortage {
   std::string noun;     // "pull", "copy"

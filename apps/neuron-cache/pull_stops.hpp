@@ -2,14 +2,11 @@
 
 #include "cli.hpp"
 
-#include <hubcache/compilecache/pull_lock.hpp>
 #include <hubcache/compilecache/store_copy.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/storage/repository.hpp>
 
 #include <filesystem>
-#include <functional>
-#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -17,12 +14,6 @@
 // free space checked before anything moves, the one line a full disk gets, and the
 // account of an interrupted run.
 namespace neuron_cache {
-
-// Takes the cache's pull lock when `plan` (not a dry run) installs anything, saying on
-// stderr whose pull it waits for; a pull that waited replaces `plan` with `replan()`.
-std::unique_ptr<hubcache::compilecache::PullLock>
-lock_for_pull(Invocation& invocation, const std::filesystem::path& root, hubcache::compilecache::PullPlan& plan,
-              const std::function<hubcache::compilecache::PullPlan()>& replan);
 
 // Refuses a pull the cache's file system has no room for, naming what it needs, what is
 // free and what to do; on a terminal it asks instead. --yes goes ahead with a warning

@@ -10,14 +10,40 @@
 
 namespace registry {
 
-namespace {
-
-nlohmann::json read_json_file(const std::filesystem::path& path)
+std::optional<nlohmann::json> read_model_config_if_exists(const std::filesystem::path& file)
 {
-  return parse_json(hubcache::util::read_file(path), path.string());
+  auto text = hubcache::util::read_file_if_exists(file, k_max_model_config_bytes);
+  if (!text) {
+    return std::nullopt;
+  }
+  return parse_json(*text, file.string());
 }
 
-} // namespace
+nlohmann::json read_model_config(const std::filesystem::path& file)
+{
+  return parse_json(hubcache::util::read_file(file, k_max_model_config_bytes), file.string());
+}
+
+bool has_model_type(const nlohmann::json& config)
+{
+  auto type = config.is_object() ? config.find("model_type") : config.end();
+  return config.is_object() && type != config.end() && type->is_string();
+}
+
+std::optional<std::string> saved_from_hub_id(const nlohmann::json& config)
+{
+  auto name = config.is_object() ? config.find("_name_or_path") : config.end();
+  if (!config.is_object() || name == config.end() || !name->is_string()) {
+    return std::nullopt;
+  }
+  const auto& text = name->get_ref<const std::string&>();
+  // A path ("/models/x", "./x") is not an id, even where it reads as one.
+  if (text.find('/') == std::string::npos || text.starts_with("/") || text.starts_with(".")
+      || !hubcache::storage::is_valid_hub_repo_id(text)) {
+    return std::nullopt;
+  }
+  return text;
+}
 
 ModelConfigs model_configs_from_text(const std::string& config_json, const std::string& origin)
 {
@@ -37,26 +63,29 @@ std::optional<ModelConfigs> read_local_model(const std::filesystem::path& path)
   ModelConfigs configs;
   configs.local = true;
   if (std::filesystem::is_regular_file(status)) {
-    configs.config = read_json_file(path);
+    configs.config = read_model_config(path);
     configs.origin = path.string();
     return configs;
   }
   if (!std::filesystem::is_directory(status)) {
     throw hubcache::InvalidArgument(path.string() + " is neither a file nor a directory");
   }
-  if (std::filesystem::exists(path / "config.json", error)) {
-    configs.config = read_json_file(path / "config.json");
+  if (auto config = read_model_config_if_exists(path / "config.json")) {
+    configs.config = std::move(*config);
     configs.origin = (path / "config.json").string();
     return configs;
   }
-  if (std::filesystem::exists(path / "model_index.json", error)) {
+  // Must be valid even though the components carry the configs.
+  if (read_model_config_if_exists(path / "model_index.json")) {
     configs.multi_model = true;
     configs.origin = (path / "model_index.json").string();
-    read_json_file(path / "model_index.json"); // must be valid even though components carry the configs
     configs.components = nlohmann::json::object();
     for (const auto& child : std::filesystem::directory_iterator(path)) {
-      if (child.is_directory() && std::filesystem::exists(child.path() / "config.json")) {
-        configs.components[child.path().filename().string()] = read_json_file(child.path() / "config.json");
+      if (!child.is_directory()) {
+        continue;
+      }
+      if (auto config = read_model_config_if_exists(child.path() / "config.json")) {
+        configs.components[child.path().filename().string()] = std::move(*config);
       }
     }
     return configs;
@@ -67,18 +96,10 @@ std::optional<ModelConfigs> read_local_model(const std::filesystem::path& path)
 
 std::string model_id_of(const std::string& model, const ModelConfigs& configs)
 {
-  if (!configs.local || configs.multi_model || !configs.config.is_object()) {
+  if (!configs.local || configs.multi_model) {
     return model;
   }
-  auto name = configs.config.find("_name_or_path");
-  if (name == configs.config.end() || !name->is_string()) {
-    return model;
-  }
-  const auto& text = name->get_ref<const std::string&>();
-  return text.find('/') != std::string::npos && !text.starts_with("/") && !text.starts_with(".")
-             && hubcache::storage::is_valid_hub_repo_id(text)
-           ? text
-           : model;
+  return saved_from_hub_id(configs.config).value_or(model);
 }
 
 LookupTarget make_lookup_target(const std::string& model_id, const std::optional<std::string>& task,
@@ -91,8 +112,7 @@ LookupTarget make_lookup_target(const std::string& model_id, const std::optional
       throw hubcache::InvalidArgument(configs.origin + ": " + error.what(), error.hint());
     }
   }
-  if (!configs.config.is_object() || !configs.config.contains("model_type")
-      || !configs.config["model_type"].is_string()) {
+  if (!has_model_type(configs.config)) {
     throw hubcache::InvalidArgument(configs.origin + " has no model_type",
                                     "lookup needs a transformers config.json (or a diffusers model_index.json)");
   }

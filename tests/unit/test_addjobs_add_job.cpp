@@ -11,6 +11,8 @@
 
 #include <limits>
 
+#include <sys/stat.h>
+
 using namespace addjobs;
 
 namespace {
@@ -196,6 +198,10 @@ TEST_CASE("add: local model directories")
   hubcache::util::write_file_atomically(dir / "tiny/config.json", "not json");
   CHECK_THROWS_AS(load_model((dir / "tiny").string(), env, std::nullopt), hubcache::InvalidArgument);
   CHECK_THROWS_AS(load_model((dir / "absent").string(), env, std::nullopt), hubcache::InvalidArgument);
+  // Read by registry's one model-config reader: a FIFO is refused, never waited on.
+  std::filesystem::remove(dir / "tiny/config.json");
+  REQUIRE(::mkfifo((dir / "tiny/config.json").c_str(), 0600) == 0);
+  CHECK_THROWS_AS(load_model((dir / "tiny").string(), env, std::nullopt), hubcache::IoError);
 }
 
 TEST_CASE("add: a run pushes its new entries and the registry entry in one commit, then skips")

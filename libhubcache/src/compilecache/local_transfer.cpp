@@ -1,9 +1,11 @@
 #include "hubcache/compilecache/local_transfer.hpp"
 
 #include "hubcache/compilecache/push.hpp"
+#include "hubcache/compilecache/usage.hpp"
 #include "hubcache/util/process.hpp"
 
 #include <future>
+#include <memory>
 
 namespace hubcache::compilecache {
 
@@ -23,6 +25,27 @@ void check_write_access(std::future<void>& write_check, const PushSteps& steps)
       steps.refused(error);
     }
   }
+}
+
+// The cache's pull lock, unless `plan` installs nothing (or is a dry run's); a pull that
+// waited for another replaces `plan` with a new one.
+std::unique_ptr<PullLock> lock_for_pull(storage::Repository& repo, LocalCache& local, const PullOptions& options,
+                                        PullPlan& plan, const PullSteps& steps)
+{
+  if (options.dry_run || plan.installs.empty()) {
+    return nullptr;
+  }
+  bool waited = false;
+  auto lock = std::make_unique<PullLock>(local.root(), [&](const PullLockHolder& holder) {
+    waited = true;
+    if (steps.waiting) {
+      steps.waiting(holder);
+    }
+  });
+  if (waited) {
+    plan = plan_pull(repo, local.root(), local.digests(), options);
+  }
+  return lock;
 }
 
 } // namespace
@@ -77,6 +100,43 @@ TransferReport push_scan(storage::Repository& repo, LocalCache& local, Scan scan
     }
   }
   report.files_hashed = digests.hashed();
+  return report;
+}
+
+TransferReport pull_into(storage::Repository& repo, LocalCache& local, const PullOptions& options,
+                         const PullSteps& steps)
+{
+  auto& digests = local.digests();
+  auto revision = repo.revision(); // the report names what the pull read
+  auto plan = plan_pull(repo, local.root(), digests, options);
+  if (!options.dry_run && steps.confirm) {
+    steps.confirm(plan);
+  }
+  auto lock = lock_for_pull(repo, local, options, plan, steps);
+  TransferReport report;
+  if (options.dry_run) {
+    report = dry_run_report(std::move(plan));
+    if (steps.planned) {
+      steps.planned(report.entries);
+    }
+  } else {
+    auto entries = transfer_entries(plan);
+    if (steps.planned) {
+      steps.planned(entries);
+    }
+    report = apply_pull(repo, local.root(), std::move(plan), digests, options, steps.progress);
+    report.entries = std::move(entries);
+  }
+  report.revision = revision;
+  if (steps.finished) {
+    steps.finished(report);
+  }
+  // An entry pulled onto this host is one somebody is about to use.
+  auto now = unix_now();
+  for (const auto& path : report.transferred) {
+    local.usage().record(path, now);
+  }
+  local.save();
   return report;
 }
 

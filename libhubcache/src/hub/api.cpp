@@ -403,99 +403,136 @@ std::vector<LfsBatchObject> HubApi::lfs_batch(std::string_view repo_id, std::str
   return answers;
 }
 
-void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
-                        const std::function<UploadSource(const std::string& oid)>& source_of,
-                        const std::function<void(std::uint64_t)>& on_bytes_sent)
+namespace {
+
+// One PUT of an LFS upload: a whole object (a basic upload), or one part of a multipart one.
+struct LfsTransfer {
+  std::size_t object = 0;
+  std::string url;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::size_t part = 0; // 1-based for multipart parts, 0 for a basic PUT
+};
+
+// What an LFS upload does: its transfers, longest first, and per object the multipart plan
+// (nullopt: a basic PUT) and the ETags of its parts as they land.
+struct LfsUploadPlan {
+  std::vector<LfsTransfer> transfers;
+  std::vector<std::optional<MultipartPlan>> multipart;
+  std::vector<std::vector<std::string>> part_etags;
+};
+
+LfsUploadPlan plan_lfs_upload(const std::vector<LfsBatchObject>& objects)
 {
-  struct Transfer {
-    std::size_t object = 0;
-    std::string url;
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-    std::size_t part = 0; // 1-based for multipart parts, 0 for a basic PUT
-  };
-  std::vector<Transfer> transfers;
-  std::vector<std::optional<MultipartPlan>> plans(objects.size());
+  LfsUploadPlan plan;
+  plan.multipart.resize(objects.size());
+  plan.part_etags.resize(objects.size());
   for (std::size_t i = 0; i < objects.size(); ++i) {
     const auto& object = objects[i];
     if (!object.upload) {
       continue;
     }
-    plans[i] = multipart_plan(*object.upload, object.size);
-    if (plans[i]) {
-      for (std::size_t part = 0; part < plans[i]->part_urls.size(); ++part) {
-        auto offset = part * plans[i]->chunk_size;
-        transfers.push_back(
-          {i, plans[i]->part_urls[part], offset, std::min(plans[i]->chunk_size, object.size - offset), part + 1});
-      }
-    } else {
-      transfers.push_back({i, object.upload->href, 0, object.size, 0});
+    auto& multipart = plan.multipart[i];
+    multipart = multipart_plan(*object.upload, object.size);
+    if (!multipart) {
+      plan.transfers.push_back({i, object.upload->href, 0, object.size, 0});
+      continue;
+    }
+    plan.part_etags[i].resize(multipart->part_urls.size());
+    for (std::size_t part = 0; part < multipart->part_urls.size(); ++part) {
+      auto offset = part * multipart->chunk_size;
+      plan.transfers.push_back(
+        {i, multipart->part_urls[part], offset, std::min(multipart->chunk_size, object.size - offset), part + 1});
     }
   }
   // Longest first, so a big file never starts last and leaves the other workers idle.
-  std::stable_sort(transfers.begin(), transfers.end(),
-                   [](const Transfer& a, const Transfer& b) { return a.length > b.length; });
-  std::vector<std::vector<std::string>> etags(objects.size());
+  std::stable_sort(plan.transfers.begin(), plan.transfers.end(),
+                   [](const LfsTransfer& a, const LfsTransfer& b) { return a.length > b.length; });
+  return plan;
+}
+
+// The PUT of one transfer to its pre-signed URL (like the official clients, no
+// Authorization goes there); `on_sent` (may be empty) hears the bytes sent so far. Returns
+// a part's ETag (empty for a basic PUT).
+std::string put_lfs_transfer(HubApi& api, const LfsTransfer& transfer, const LfsBatchObject& object,
+                             const HubApi::UploadSource& source, const std::function<void(std::uint64_t)>& on_sent)
+{
+  http::Request request;
+  request.method = "PUT";
+  request.url = transfer.url;
+  request.headers.emplace_back("Content-Type", "application/octet-stream");
+  if (source.file) {
+    request.body_file = http::FileSlice{*source.file, transfer.offset, transfer.length};
+  } else if (source.bytes != nullptr) {
+    request.body = source.bytes->substr(transfer.offset, transfer.length);
+  }
+  request.on_upload_progress = on_sent;
+  auto response = api.call(request, api.context("upload the large file " + object.oid.substr(0, 12), {}, true));
+  if (transfer.part == 0) {
+    return {};
+  }
+  auto etag = response.headers.get("etag");
+  if (!etag) {
+    throw RemoteError("the Hub sent no ETag for part " + std::to_string(transfer.part) + " of LFS object " + object.oid,
+                      "retry later");
+  }
+  return *etag;
+}
+
+// Once every transfer of `object` landed: completes a multipart upload from its parts'
+// ETags, then verifies the object when the batch asked for it (with the token only on the
+// Hub's own origin, `endpoint`).
+void finish_lfs_object(HubApi& api, const std::string& endpoint, const LfsBatchObject& object,
+                       const std::optional<MultipartPlan>& multipart, const std::vector<std::string>& part_etags)
+{
+  if (multipart) {
+    json parts = json::array();
+    for (std::size_t part = 0; part < part_etags.size(); ++part) {
+      parts.push_back({{"partNumber", part + 1}, {"etag", part_etags[part]}});
+    }
+    http::Request request;
+    request.method = "POST";
+    request.url = object.upload->href;
+    request.headers = lfs_headers();
+    request.body = json{{"oid", object.oid}, {"parts", parts}}.dump();
+    api.call(request, api.context("complete the upload of " + object.oid.substr(0, 12), {}, true));
+  }
+  if (object.verify) {
+    http::Request request;
+    request.method = "POST";
+    request.url = object.verify->href;
+    if (http::url_origin(request.url) == http::url_origin(endpoint)) {
+      request.headers = api.auth_headers();
+    }
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.body = json{{"oid", object.oid}, {"size", object.size}}.dump();
+    api.call(request, api.context("verify the upload of " + object.oid.substr(0, 12), {}, true));
+  }
+}
+
+} // namespace
+
+void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
+                        const std::function<UploadSource(const std::string& oid)>& source_of,
+                        const std::function<void(std::uint64_t)>& on_bytes_sent)
+{
+  auto plan = plan_lfs_upload(objects);
   // Transfers still to land per object: whoever lands the last one completes and verifies
   // the object at once, while the other workers keep uploading.
   auto pending = std::make_unique<std::atomic<std::size_t>[]>(objects.size());
-  for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (plans[i]) {
-      etags[i].resize(plans[i]->part_urls.size());
-    }
-  }
-  for (const auto& transfer : transfers) {
+  for (const auto& transfer : plan.transfers) {
     ++pending[transfer.object];
   }
   std::mutex progress_mutex;
-
-  auto finish_object = [&](std::size_t i) {
-    const auto& object = objects[i];
-    if (plans[i]) {
-      json parts = json::array();
-      for (std::size_t part = 0; part < etags[i].size(); ++part) {
-        parts.push_back({{"partNumber", part + 1}, {"etag", etags[i][part]}});
-      }
-      http::Request request;
-      request.method = "POST";
-      request.url = object.upload->href;
-      request.headers = lfs_headers();
-      request.body = json{{"oid", object.oid}, {"parts", parts}}.dump();
-      call(request, context("complete the upload of " + object.oid.substr(0, 12), {}, true));
-    }
-    if (object.verify) {
-      http::Request request;
-      request.method = "POST";
-      request.url = object.verify->href;
-      if (http::url_origin(request.url) == http::url_origin(m_config.endpoint)) {
-        request.headers = auth_headers();
-      }
-      request.headers.emplace_back("Content-Type", "application/json");
-      request.body = json{{"oid", object.oid}, {"size", object.size}}.dump();
-      call(request, context("verify the upload of " + object.oid.substr(0, 12), {}, true));
-    }
-  };
-
   // Completion and verify are small calls to the Hub's API, which on the real Hub is another
   // host than the storage the parts go to: they run on their own lane, so a worker moves on
   // to its next upload instead of waiting a round trip per object.
   util::TaskQueue finishers(m_config.workers);
 
-  // Upload URLs are pre-signed: like the official clients, no Authorization goes there.
-  util::parallel_for(transfers.size(), m_config.workers, [&](std::size_t index) {
+  util::parallel_for(plan.transfers.size(), m_config.workers, [&](std::size_t index) {
     finishers.rethrow_if_failed();
-    const auto& transfer = transfers[index];
+    const auto& transfer = plan.transfers[index];
     const auto& object = objects[transfer.object];
-    auto source = source_of(object.oid);
-    http::Request request;
-    request.method = "PUT";
-    request.url = transfer.url;
-    request.headers.emplace_back("Content-Type", "application/octet-stream");
-    if (source.file) {
-      request.body_file = http::FileSlice{*source.file, transfer.offset, transfer.length};
-    } else if (source.bytes != nullptr) {
-      request.body = source.bytes->substr(transfer.offset, transfer.length);
-    }
     // Bytes count as they go out (a retry restarts the body: only new highs count), so a
     // big file moves the progress all along, not once per part.
     std::uint64_t reported = 0;
@@ -509,25 +546,21 @@ void HubApi::lfs_upload(const std::vector<LfsBatchObject>& objects,
         reported = sent;
       }
     };
+    std::function<void(std::uint64_t)> on_sent;
     if (on_bytes_sent) {
-      request.on_upload_progress = count_sent;
+      on_sent = count_sent;
     }
-    auto error_context = context("upload the large file " + object.oid.substr(0, 12), {}, true);
-    auto response = call(request, error_context);
+    auto etag = put_lfs_transfer(*this, transfer, object, source_of(object.oid), on_sent);
     if (transfer.part > 0) {
-      auto etag = response.headers.get("etag");
-      if (!etag) {
-        throw RemoteError("the Hub sent no ETag for part " + std::to_string(transfer.part) + " of LFS object "
-                            + object.oid,
-                          "retry later");
-      }
-      etags[transfer.object][transfer.part - 1] = *etag;
+      plan.part_etags[transfer.object][transfer.part - 1] = std::move(etag);
     }
     count_sent(transfer.length);
     // acq_rel: the last one sees every other part's ETag.
-    if (pending[transfer.object].fetch_sub(1, std::memory_order_acq_rel) == 1
-        && (plans[transfer.object] || object.verify)) {
-      finishers.submit([&finish_object, object_index = transfer.object] { finish_object(object_index); });
+    auto landed = transfer.object;
+    if (pending[landed].fetch_sub(1, std::memory_order_acq_rel) == 1 && (plan.multipart[landed] || object.verify)) {
+      finishers.submit([&, landed] {
+        finish_lfs_object(*this, m_config.endpoint, objects[landed], plan.multipart[landed], plan.part_etags[landed]);
+      });
     }
   });
   finishers.wait();

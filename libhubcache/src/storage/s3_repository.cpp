@@ -219,7 +219,80 @@ void S3Repository::check_writable()
   m_client->delete_object(m_url.bucket, probe);
 }
 
-CommitResult S3Repository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
+namespace {
+
+// The size of each addition, read before anything goes up: the progress's total, the report's sizes.
+std::vector<std::uint64_t> addition_sizes(const CommitRequest& request)
+{
+  std::vector<std::uint64_t> sizes(request.additions.size());
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    const auto& source = request.additions[i].source;
+    if (!source.is_file()) {
+      sizes[i] = source.bytes().size();
+      continue;
+    }
+    std::error_code ec;
+    auto file = source.file_for(request.additions[i].path_in_repo);
+    sizes[i] = std::filesystem::file_size(file, ec);
+    if (ec) {
+      throw IoError("cannot read " + file + ": " + ec.message());
+    }
+  }
+  return sizes;
+}
+
+// Interrupted while the entry files went up: the markers (`markers`, indexes of additions)
+// of the entries whose files did not all land stay unpublished.
+void drop_markers_of_unfinished(const CommitRequest& request, const std::vector<std::size_t>& entry_files,
+                                const std::vector<char>& uploaded, std::vector<std::size_t>& markers)
+{
+  std::set<std::string_view> unfinished;
+  for (auto i : entry_files) {
+    if (uploaded[i] == 0) {
+      unfinished.insert(entry_folder(request.additions[i].path_in_repo));
+    }
+  }
+  std::erase_if(markers, [&](std::size_t marker) {
+    return unfinished.contains(entry_folder(request.additions[marker].path_in_repo));
+  });
+}
+
+std::vector<std::string> not_uploaded(const CommitRequest& request, const std::vector<char>& uploaded)
+{
+  std::vector<std::string> remaining;
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    if (uploaded[i] == 0) {
+      remaining.push_back(request.additions[i].path_in_repo);
+    }
+  }
+  return remaining;
+}
+
+// What the repo holds of each addition after the commit: its size, the ETag S3 gave it and
+// the digests known of its bytes.
+std::vector<RepoFile> committed_files(const CommitRequest& request, const std::vector<std::uint64_t>& sizes,
+                                      std::vector<std::string>&& etags)
+{
+  std::vector<RepoFile> files;
+  files.reserve(request.additions.size());
+  for (std::size_t i = 0; i < request.additions.size(); ++i) {
+    const auto& addition = request.additions[i];
+    RepoFile file{addition.path_in_repo, sizes[i], {}, {}, std::move(etags[i])};
+    if (!addition.source.is_file()) {
+      file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, addition.source.bytes());
+    } else if (addition.digests && addition.digests->size == sizes[i]) {
+      // S3 verified the payload against this sha256 (x-amz-content-sha256) on a single PUT.
+      file.sha256 = addition.digests->sha256;
+      file.git_blob_sha1 = addition.digests->git_blob_sha1;
+    }
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+} // namespace
+
+void S3Repository::check_commit(const CommitRequest& request)
 {
   if (request.message.empty()) {
     throw InvalidArgument("a commit needs a message");
@@ -238,12 +311,12 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
     throw ConflictError("the repo changed since revision " + *request.parent_revision,
                         "run again to apply the change on the current content");
   }
-  CommitResult result;
-  auto workers = m_client->config().workers;
+}
 
-  // Deletions first, so that a folder deleted and re-added ends with the additions.
+std::size_t S3Repository::delete_for_commit(const std::vector<Deletion>& deletions)
+{
   std::vector<std::string> doomed;
-  for (const auto& deletion : request.deletions) {
+  for (const auto& deletion : deletions) {
     auto path = folder_of_prefix(deletion.path_in_repo);
     if (deletion.is_folder) {
       for (const auto& file : list_files(path)) {
@@ -253,24 +326,19 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
       doomed.push_back(key_of(path));
     }
   }
-  util::parallel_for(doomed.size(), workers, [&](std::size_t i) { m_client->delete_object(m_url.bucket, doomed[i]); });
-  result.files_deleted = doomed.size();
+  util::parallel_for(doomed.size(), m_client->config().workers,
+                     [&](std::size_t i) { m_client->delete_object(m_url.bucket, doomed[i]); });
+  return doomed.size();
+}
 
+std::vector<std::string> S3Repository::upload_in_phases(const CommitRequest& request,
+                                                        const std::vector<std::uint64_t>& sizes,
+                                                        const util::ProgressCallback& progress)
+{
+  auto workers = m_client->config().workers;
   std::uint64_t total = 0;
-  std::vector<std::uint64_t> sizes(request.additions.size());
   std::array<std::vector<std::size_t>, k_publish_phases> phases;
   for (std::size_t i = 0; i < request.additions.size(); ++i) {
-    const auto& source = request.additions[i].source;
-    if (source.is_file()) {
-      std::error_code ec;
-      auto file = source.file_for(request.additions[i].path_in_repo);
-      sizes[i] = std::filesystem::file_size(file, ec);
-      if (ec) {
-        throw IoError("cannot read " + file + ": " + ec.message());
-      }
-    } else {
-      sizes[i] = source.bytes().size();
-    }
     total += sizes[i];
     phases[publish_phase(request.additions[i].path_in_repo)].push_back(i);
   }
@@ -307,40 +375,27 @@ CommitResult S3Repository::commit(const CommitRequest& request, const util::Prog
     }
   });
   if (commit_stop_signal() != 0) {
-    std::set<std::string_view> unfinished;
-    for (auto i : phases[0]) {
-      if (uploaded[i] == 0) {
-        unfinished.insert(entry_folder(request.additions[i].path_in_repo));
-      }
-    }
-    std::erase_if(phases[1], [&](std::size_t marker) {
-      return unfinished.contains(entry_folder(request.additions[marker].path_in_repo));
-    });
+    drop_markers_of_unfinished(request, phases[0], uploaded, phases[1]);
   }
   for (std::size_t p = 1; p < phases.size(); ++p) {
     util::parallel_for(phases[p].size(), workers, [&](std::size_t i) { upload(phases[p][i]); });
     if (auto signal = commit_stop_signal(); signal != 0) {
-      std::vector<std::string> remaining;
-      for (std::size_t i = 0; i < request.additions.size(); ++i) {
-        if (uploaded[i] == 0) {
-          remaining.push_back(request.additions[i].path_in_repo);
-        }
-      }
-      throw CommitInterrupted(signal, 1, std::move(remaining));
+      throw CommitInterrupted(signal, 1, not_uploaded(request, uploaded));
     }
   }
-  for (std::size_t i = 0; i < request.additions.size(); ++i) {
-    const auto& addition = request.additions[i];
-    RepoFile file{addition.path_in_repo, sizes[i], {}, {}, std::move(etags[i])};
-    if (!addition.source.is_file()) {
-      file.sha256 = util::hex_digest(util::HashAlgorithm::sha256, addition.source.bytes());
-    } else if (addition.digests && addition.digests->size == sizes[i]) {
-      // S3 verified the payload against this sha256 (x-amz-content-sha256) on a single PUT.
-      file.sha256 = addition.digests->sha256;
-      file.git_blob_sha1 = addition.digests->git_blob_sha1;
-    }
-    result.files.push_back(std::move(file));
-  }
+  return etags;
+}
+
+// Deletions, then the additions phase by phase (publish_order.hpp): S3 has no commits, so
+// the order is what keeps a reader from meeting half an entry.
+CommitResult S3Repository::commit(const CommitRequest& request, const util::ProgressCallback& progress)
+{
+  check_commit(request);
+  CommitResult result;
+  // Deletions first, so that a folder deleted and re-added ends with the additions.
+  result.files_deleted = delete_for_commit(request.deletions);
+  auto sizes = addition_sizes(request);
+  result.files = committed_files(request, sizes, upload_in_phases(request, sizes, progress));
   result.files_added = request.additions.size();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.revision = revision().value_or("");

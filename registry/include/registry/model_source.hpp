@@ -2,6 +2,7 @@
 
 #include "registry/lookup.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,24 @@ struct ModelConfigs {
   std::string origin;        // the file or directory read, for messages
   bool local = false;        // read from disk (else from the Hub)
 };
+
+// The one reader of a model's config files on disk (config.json, model_index.json), for
+// lookup and add alike. They come from anywhere (a download, a shared directory): the file
+// must be a regular one (a FIFO or a device is refused, never waited on) of at most
+// k_max_model_config_bytes, and its JSON is parsed within util's bounds (size, nesting
+// depth). nullopt when the file does not exist; IoError when it cannot be read or is no
+// regular file; InvalidArgument naming the file when it is not JSON.
+inline constexpr std::uint64_t k_max_model_config_bytes = std::uint64_t{64} << 20;
+std::optional<nlohmann::json> read_model_config_if_exists(const std::filesystem::path& file);
+// The same for a file that must exist (IoError when missing).
+nlohmann::json read_model_config(const std::filesystem::path& file);
+
+// Whether `config` is a transformers model config: an object with a model_type string.
+bool has_model_type(const nlohmann::json& config);
+
+// The Hub id (org/name) a saved model came from: its config's `_name_or_path`, as
+// transformers records it, when that is one; nullopt for a path or anything else.
+std::optional<std::string> saved_from_hub_id(const nlohmann::json& config);
 
 // A local model: a config.json file, a directory with config.json, or a diffusers
 // directory with model_index.json and <component>/config.json. nullopt when `path` does

@@ -47,6 +47,13 @@ private:
   void require_repo();
   // The first key under the prefix that is not compile-cache content, if any.
   std::optional<std::string> foreign_key();
+  // commit's parts: its checks before anything is written (paths, the repo, the parent);
+  // the deletions (a folder: every file under it), returning how many files went; the
+  // additions' uploads phase by phase, returning the ETag S3 gave each.
+  void check_commit(const CommitRequest& request);
+  std::size_t delete_for_commit(const std::vector<Deletion>& deletions);
+  std::vector<std::string> upload_in_phases(const CommitRequest& request, const std::vector<std::uint64_t>& sizes,
+                                            const util::ProgressCallback& progress);
 
   aws::S3Url m_url;
   std::shared_ptr<aws::S3Client> m_client;
