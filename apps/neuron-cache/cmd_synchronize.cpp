@@ -324,6 +324,9 @@ int print_copy(Invocation& invocation, const Transfer& transfer, const std::stri
   data["compiler_version"] = compiler_version ? nlohmann::json(*compiler_version) : nlohmann::json();
   data["other_repo_files"] = report.other_files;
   data["commits"] = report.commits;
+  if (auto code = report_interrupted_publish(invocation, report, human, data)) {
+    return *code;
+  }
   invocation.out().result(human, data, lines(transfer.dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
   return report.errors.empty() ? k_exit_ok : k_exit_error;

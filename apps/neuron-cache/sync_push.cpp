@@ -166,21 +166,9 @@ int print_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::stor
   for (const auto& warning : result.warnings) {
     invocation.out().warning(warning);
   }
-  data["entries_left"] = result.quota                 ? result.quota->entries_left.size()
-                         : result.interrupted_by != 0 ? result.entries_planned - result.transferred.size()
-                                                      : 0;
-  if (result.interrupted_by != 0) {
-    // Stopped at the store's next safe point: what was published is whole, a re-run finishes.
-    data["stopped"] = {{"reason", "interrupted"},
-                       {"entries_published", result.transferred.size()},
-                       {"entries_total", result.entries_planned}};
-    if (invocation.out().format() == Format::json) {
-      invocation.out().result(human, data, {});
-    }
-    invocation.out().notice("Interrupted: " + std::to_string(result.transferred.size()) + " of "
-                            + std::to_string(result.entries_planned)
-                            + " entries published; run the same command to finish.");
-    return k_exit_signal_base + result.interrupted_by;
+  data["entries_left"] = result.quota ? result.quota->entries_left.size() : 0;
+  if (auto code = report_interrupted_publish(invocation, result, human, data)) {
+    return *code;
   }
   if (result.quota) {
     // Nothing partial is left: the entries published are whole, the rest waits for a re-run.
@@ -197,6 +185,25 @@ int print_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::stor
 }
 
 } // namespace
+
+std::optional<int> report_interrupted_publish(Invocation& invocation, const cc::TransferReport& report,
+                                              const std::string& human, nlohmann::json& data)
+{
+  if (report.interrupted_by == 0) {
+    return std::nullopt;
+  }
+  // Stopped at the store's next safe point: what was published is whole, a re-run finishes.
+  auto published = report.transferred.size();
+  auto total = std::max(report.entries_planned, published);
+  data["entries_left"] = total - published;
+  data["stopped"] = {{"reason", "interrupted"}, {"entries_published", published}, {"entries_total", total}};
+  if (invocation.out().format() == Format::json) {
+    invocation.out().result(human, data, {});
+  }
+  invocation.out().notice("Interrupted: " + std::to_string(published) + " of " + std::to_string(total)
+                          + " entries published; run the same command to finish.");
+  return k_exit_signal_base + report.interrupted_by;
+}
 
 int run_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::storage::Repository& repo)
 {

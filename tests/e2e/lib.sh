@@ -124,6 +124,32 @@ stop_hub() {
   fi
 }
 
+# interrupt_when SIGNAL TEST COMMAND...: runs COMMAND in the background (a simple command, so
+# that the pid is neuron-cache's own), freezes it (SIGSTOP) as soon as `TEST` holds, sends
+# SIGNAL, lets it go on; STATUS is its exit code. Frozen, it cannot finish between the moment
+# TEST held and the signal.
+interrupt_when() {
+  local signal="$1" condition="$2"; shift 2
+  "$@" >"$OUT" 2>"$ERR" &
+  local pid=$! waited=0
+  until eval "$condition"; do
+    kill -0 "$pid" 2>/dev/null || break
+    waited=$((waited + 1))
+    ((waited % 200 == 0)) && sleep 0.001
+  done
+  kill -STOP "$pid" 2>/dev/null
+  kill "-$signal" "$pid" 2>/dev/null
+  kill -CONT "$pid" 2>/dev/null
+  wait "$pid"
+  STATUS=$?
+}
+
+interrupted_line() { # interrupted_line TOTAL: the account on stderr; prints N published
+  grep -qE "^Interrupted: [0-9]+ of $1 entries published; run the same command to finish\.$" "$ERR" ||
+    fail "no account of the interrupt: $(cat "$ERR")"
+  sed -nE 's/^Interrupted: ([0-9]+) of.*/\1/p' "$ERR"
+}
+
 run_tests() {
   local names
   # NEURON_CACHE_E2E_ONLY=REGEX runs the matching tests only (while working on one).

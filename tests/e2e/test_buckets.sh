@@ -247,4 +247,110 @@ test_a_copy_into_a_bucket_never_shows_a_marker_without_its_neff() {
   equals "$(http GET "$HUB_URL/api/buckets/alice/none")" 404
 }
 
+# --- Ctrl-C and SIGTERM: only whole entries, then a re-run finishes ---------------------------
+
+# markers_with_neffs FILES: how many model.done the bucket listing FILES holds; fails on one
+# without the NEFF of its entry.
+markers_with_neffs() {
+  local marker count=0
+  while read -r marker; do
+    grep -qxF "${marker%model.done}model.neff" "$1" || fail "$marker without its model.neff"
+    count=$((count + 1))
+  done < <(grep '/model\.done$' "$1")
+  echo "$count"
+}
+
+# whole_in_bucket FILES ENTRY...: each ENTRY (as a report names it) has every file the sample
+# cache holds for it in the bucket listing FILES.
+whole_in_bucket() {
+  local files="$1" entry file; shift
+  for entry in "$@"; do
+    while read -r file; do
+      grep -qxF "$entry/$file" "$files" || fail "$entry was counted published without $file"
+    done < <(cd "$SCRATCH/cache/$entry" && find . -type f ! -name '*.tmp.nc.*' | sed 's|^\./||')
+  done
+}
+
+test_sigint_stops_a_push_into_a_bucket_with_nothing_half_published() {
+  # 75 MB of NEFFs make more than one xorb (64 MiB): at 100 Mbit/s the first alone takes
+  # seconds to go up, with files still to pack after it (the bucket's stop point).
+  start_hub --bandwidth-mbps 100 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 10 --neff-size 7500000 --faults >/dev/null || { fail "no sample cache"; return; }
+  local repo=hf://buckets/alice/stopped
+  run 0 "$NC" create "$repo" --no-set -q || return
+  local total
+  total=$("$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --dry-run --json | jq -r '.planned | length')
+  [[ "$total" -ge 10 ]] || fail "too few entries planned: $total"
+  reset_stats
+  # Stopped once the contents start going up: the Xet write token is asked for first.
+  interrupt_when INT '[[ "$(stat_of ".by_route.xet_token // 0")" -ge 1 ]]' \
+    "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json
+  equals "$STATUS" 130
+  local published; published=$(interrupted_line "$total")
+  [[ "$published" -lt "$total" ]] || fail "published $published of $total"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  equals "$(json_get "$OUT" .stopped.entries_total)" "$total"
+  # No marker without its NEFF, no registry before the graphs it describes.
+  bucket_files alice/stopped >"$SCRATCH/files"
+  markers_with_neffs "$SCRATCH/files" >/dev/null
+  lacks "$SCRATCH/files" 0_REGISTRY
+  # The same command (on a Hub without the cap) finishes it.
+  stop_hub
+  start_hub || return
+  run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" '.transferred | length')" "$((total - published))"
+  run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --dry-run --json || return
+  equals "$(json_get "$OUT" '.planned | length')" 0
+  bucket_files alice/stopped >"$SCRATCH/files"
+  [[ "$(markers_with_neffs "$SCRATCH/files")" -ge 10 ]] || fail "markers missing: $(cat "$SCRATCH/files")"
+  contains "$SCRATCH/files" 0_REGISTRY
+}
+
+test_sigint_stops_a_copy_into_a_bucket_with_whole_entries_and_no_scratch() {
+  # Every answer waits 30 ms: a copy of ~20 entries, one batch (a bucket commit of several
+  # requests) each, lasts seconds.
+  start_hub --latency-ms 30 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 16 --neff-size 50000 --faults >/dev/null || { fail "no sample cache"; return; }
+  run 0 "$NC" create alice/model --no-set -q || return
+  run 0 "$NC" synchronize --repo-id alice/model --cache-dir "$SCRATCH/cache" -q || return
+  mkdir -p "$SCRATCH/tmp"
+  local target=hf://buckets/alice/copied total
+  total=$("$NC" synchronize --pull --repo-id alice/model --cache-dir "$target" --dry-run --json </dev/null |
+    jq -r '.planned | length')
+  [[ "$total" -ge 16 ]] || fail "too few entries planned: $total"
+  # Stopped once a first entry is published (its marker listed).
+  interrupt_when INT 'bucket_files alice/copied 2>/dev/null | grep -q "/model\.done$"' \
+    env NEURON_CACHE_COPY_BATCH_FILES=1 TMPDIR="$SCRATCH/tmp" \
+    "$NC" synchronize --pull --repo-id alice/model --cache-dir "$target" --json
+  equals "$STATUS" 130
+  local published; published=$(interrupted_line "$total")
+  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  [[ -z "$(ls -A "$SCRATCH/tmp")" ]] || fail "scratch left in TMPDIR: $(ls -A "$SCRATCH/tmp")"
+  # What the account counts is whole; no marker without its NEFF; the registry goes last.
+  bucket_files alice/copied >"$SCRATCH/files"
+  local -a copied
+  mapfile -t copied < <(jq -r '.transferred[]' "$OUT")
+  whole_in_bucket "$SCRATCH/files" "${copied[@]}"
+  markers_with_neffs "$SCRATCH/files" >/dev/null
+  lacks "$SCRATCH/files" 0_REGISTRY
+  # The same command finishes it.
+  env TMPDIR="$SCRATCH/tmp" \
+    "$NC" synchronize --pull --repo-id alice/model --cache-dir "$target" --json >"$OUT" 2>"$ERR" </dev/null ||
+    fail "the re-run failed: $(cat "$ERR")"
+  equals "$(json_get "$OUT" '.transferred | length')" "$((total - published))"
+  [[ -z "$(ls -A "$SCRATCH/tmp")" ]] || fail "scratch left in TMPDIR: $(ls -A "$SCRATCH/tmp")"
+  run 0 "$NC" synchronize --pull --repo-id alice/model --cache-dir "$target" --dry-run --json </dev/null || return
+  equals "$(json_get "$OUT" '.planned | length')" 0
+  bucket_files alice/copied >"$SCRATCH/files"
+  contains "$SCRATCH/files" 0_REGISTRY
+}
+
 run_tests

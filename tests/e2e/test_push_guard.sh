@@ -5,7 +5,8 @@
 # what was published, exit 128 + the signal, only whole entries in the repo, no staging
 # left, and a re-run that finishes it as an uninterrupted push would have. (The Hub's
 # multi-commit pushes: test_hublimits.sh.) Copies between stores (an s3:// compile cache)
-# check the room of their scratch space and of a directory repo they copy into first.
+# check the room of their scratch space and of a directory repo they copy into first, and
+# stop the same way, their scratch folder in $TMPDIR removed.
 source "$(dirname "$0")/lib.sh"
 
 source "$(dirname "$0")/s3_lib.sh"
@@ -30,31 +31,6 @@ whole_entries() {
 # planned_total REPO: how many entries a push of the cache to REPO plans.
 planned_total() {
   "$NC" push --repo-id "$1" --cache-dir "$SCRATCH/cache" --dry-run --json | jq -r '.planned | length'
-}
-
-# interrupt_when SIGNAL TEST PUSH...: runs PUSH in the background, freezes it (SIGSTOP) as soon
-# as `TEST` holds, sends SIGNAL, lets it go on; STATUS is its exit code. Frozen, it cannot
-# finish between the moment TEST held and the signal.
-interrupt_when() {
-  local signal="$1" condition="$2"; shift 2
-  "$@" >"$OUT" 2>"$ERR" &
-  local pid=$! waited=0
-  until eval "$condition"; do
-    kill -0 "$pid" 2>/dev/null || break
-    waited=$((waited + 1))
-    ((waited % 200 == 0)) && sleep 0.001
-  done
-  kill -STOP "$pid" 2>/dev/null
-  kill "-$signal" "$pid" 2>/dev/null
-  kill -CONT "$pid" 2>/dev/null
-  wait "$pid"
-  STATUS=$?
-}
-
-interrupted_line() { # interrupted_line TOTAL: the account on stderr; prints N published
-  grep -qE "^Interrupted: [0-9]+ of $1 entries published; run the same command to finish\.$" "$ERR" ||
-    fail "no account of the interrupt: $(cat "$ERR")"
-  sed -nE 's/^Interrupted: ([0-9]+) of.*/\1/p' "$ERR"
 }
 
 test_sigint_while_a_directory_push_stages_publishes_nothing_and_leaves_no_staging() {
@@ -102,10 +78,27 @@ test_sigterm_between_entries_of_a_directory_push_leaves_whole_entries_and_resume
   no_leftovers "$SCRATCH/repo"
 }
 
-# s3_objects PREFIX: "key-below-PREFIX etag" of every object, sorted.
+# s3_objects PREFIX [BUCKET]: "key-below-PREFIX etag" of every object, sorted.
 s3_objects() {
-  aws_cli s3api list-objects-v2 --bucket nc-bucket-int --prefix "$1/" --output json |
+  aws_cli s3api list-objects-v2 --bucket "${2:-nc-bucket-int}" --prefix "$1/" --output json |
     jq -r --arg p "$1/" '.Contents // [] | .[] | "\(.Key | ltrimstr($p)) \(.ETag)"' | grep -v '^\.neuron-cache/' | sort
+}
+
+# whole_in_objects SOURCE: how many entries of SOURCE (a cache or directory repo) have all
+# their files in $SCRATCH/objects (s3_objects); fails on a model.done without all its files.
+whole_in_objects() {
+  (cd "$1/$VERSION_DIR" && find . -mindepth 2 -type f -path './MODULE_*' ! -name '*.tmp.nc.*' | sed 's|^\./||') |
+    awk -v objects="$SCRATCH/objects" -v vdir="$VERSION_DIR/" '
+      BEGIN { while ((getline line < objects) > 0) { split(line, field, " "); have[field[1]] = 1 } }
+      { entry = $0; sub(/\/.*/, "", entry); entries[entry] = 1; if (!((vdir $0) in have)) missing[entry]++ }
+      END {
+        for (entry in entries) {
+          if (!(entry in missing)) whole++
+          else if ((vdir entry "/model.done") in have) { print entry > "/dev/stderr"; bad = 1 }
+        }
+        print whole + 0
+        exit bad
+      }' 2>"$SCRATCH/unwhole" || fail "model.done without all the files of: $(cat "$SCRATCH/unwhole")"
 }
 
 test_sigint_stops_an_s3_push_with_whole_entries_only() {
@@ -125,22 +118,111 @@ test_sigint_stops_an_s3_push_with_whole_entries_only() {
   s3_objects stopped >"$SCRATCH/objects"
   lacks "$SCRATCH/objects" 0_REGISTRY
   # An entry is published when all its files are in; the account counts those.
-  local entry file whole=0 missing
-  for entry in "$SCRATCH/cache/$VERSION_DIR"/MODULE_*; do
-    missing=0
-    while read -r file; do
-      grep -qF "$VERSION_DIR/$(basename "$entry")/$file " "$SCRATCH/objects" || missing=$((missing + 1))
-    done < <(cd "$entry" && find . -type f ! -name '*.tmp.nc.*' | sed 's|^\./||')
-    [[ $missing -eq 0 ]] && whole=$((whole + 1))
-    [[ $missing -eq 0 ]] || ! grep -qF "$VERSION_DIR/$(basename "$entry")/model.done " "$SCRATCH/objects" ||
-      fail "$(basename "$entry") has model.done without all its files"
-  done
-  equals "$whole" "$published"
+  equals "$(whole_in_objects "$SCRATCH/cache")" "$published"
   run 0 "$NC" push --repo-id s3://nc-bucket-int/stopped --cache-dir "$SCRATCH/cache" || { stop_servers; return; }
   run 0 "$NC" push --repo-id s3://nc-bucket-int/whole --cache-dir "$SCRATCH/cache" || { stop_servers; return; }
   diff <(s3_objects stopped) <(s3_objects whole) >"$SCRATCH/diff" ||
     fail "the finished push differs from an uninterrupted one: $(head -5 "$SCRATCH/diff")"
   no_bad_signatures
+  stop_servers
+}
+
+# --- copies between stores stop the same way --------------------------------------------------
+
+# no_scratch_in DIR: the copy left nothing in its scratch parent ($TMPDIR).
+no_scratch_in() {
+  local found; found=$(find "$1" -mindepth 1 -print 2>/dev/null | head -5)
+  [[ -z "$found" ]] || fail "scratch left in TMPDIR: $found"
+}
+
+
+test_sigint_stops_a_copy_into_s3_with_whole_entries_and_no_scratch() {
+  # Each object PUT takes 60 ms: the copy of ~28 entries, one batch each, lasts seconds.
+  start_proxy --object-delay-ms 60 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 24 --neff-size 100000 --faults || return
+  run 0 "$NC" create "$SCRATCH/repo" -q || { stop_servers; return; }
+  run 0 "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$SCRATCH/cache" -q || { stop_servers; return; }
+  aws_cli s3 mb s3://nc-bucket-cpint >/dev/null 2>&1 || fail "aws s3 mb"
+  mkdir -p "$SCRATCH/tmp"
+  # One entry per batch (many safe points) and its own TMPDIR; `env` execs neuron-cache, so
+  # that the background job's pid is neuron-cache's (a shell function's is a subshell's).
+  local -a copy_env=(env NEURON_CACHE_COPY_BATCH_FILES=1 TMPDIR="$SCRATCH/tmp")
+  local target=s3://nc-bucket-cpint/copied
+  "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$target" --dry-run --json >"$SCRATCH/plan.json" </dev/null
+  local total; total=$(jq -r '.planned | length' "$SCRATCH/plan.json")
+  [[ "$total" -ge 20 ]] || fail "too few entries planned: $total"
+  # Stopped once the first entry's marker is in (its batch published).
+  interrupt_when INT 'grep -qE "^PUT /nc-bucket-cpint/copied/[^ ]*/model\.done -> 200" "$SCRATCH/proxy.log"' \
+    "${copy_env[@]}" "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$target" --json
+  equals "$STATUS" 130
+  local published; published=$(interrupted_line "$total")
+  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  equals "$(json_get "$OUT" .stopped.entries_total)" "$total"
+  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  no_scratch_in "$SCRATCH/tmp"
+  # Only whole entries, each model.done with its files; the registry goes last.
+  s3_objects copied nc-bucket-cpint >"$SCRATCH/objects"
+  lacks "$SCRATCH/objects" 0_REGISTRY
+  equals "$(whole_in_objects "$SCRATCH/repo")" "$published"
+  # The same command finishes it: every entry whole, the registry in, nothing left to copy.
+  env TMPDIR="$SCRATCH/tmp" "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$target" --json >"$OUT" 2>"$ERR" </dev/null ||
+    fail "the re-run failed: $(cat "$ERR")"
+  equals "$(json_get "$OUT" '.transferred | length')" "$((total - published))"
+  no_scratch_in "$SCRATCH/tmp"
+  s3_objects copied nc-bucket-cpint >"$SCRATCH/objects"
+  contains "$SCRATCH/objects" 0_REGISTRY
+  equals "$(whole_in_objects "$SCRATCH/repo")" "$(cd "$SCRATCH/repo/$VERSION_DIR" && ls -d MODULE_* | wc -l)"
+  run 0 "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$target" --dry-run --json </dev/null || { stop_servers; return; }
+  equals "$(json_get "$OUT" '.planned | length')" 0
+  no_bad_signatures
+  stop_servers
+}
+
+test_sigterm_stops_a_copy_into_a_directory_repo_between_entries() {
+  # Each object GET and PUT takes 60 ms: the copy out of S3, one batch per entry, lasts seconds.
+  start_proxy --object-delay-ms 60 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 24 --neff-size 100000 --faults || return
+  aws_cli s3 mb s3://nc-bucket-cpdir >/dev/null 2>&1 || fail "aws s3 mb"
+  aws_cli s3 sync --quiet "$SCRATCH/cache" s3://nc-bucket-cpdir/sagemaker 2>"$SCRATCH/sync.err" ||
+    fail "aws s3 sync: $(cat "$SCRATCH/sync.err")"
+  run 0 "$NC" create "$SCRATCH/repo" -q || { stop_servers; return; }
+  run 0 "$NC" create "$SCRATCH/whole" -q || { stop_servers; return; }
+  mkdir -p "$SCRATCH/tmp"
+  # One entry per batch (many safe points) and its own TMPDIR; `env` execs neuron-cache, so
+  # that the background job's pid is neuron-cache's (a shell function's is a subshell's).
+  local -a copy_env=(env NEURON_CACHE_COPY_BATCH_FILES=1 TMPDIR="$SCRATCH/tmp")
+  local source=s3://nc-bucket-cpdir/sagemaker
+  local total
+  total=$("$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$source" --dry-run --json | jq -r '.planned | length')
+  [[ "$total" -ge 20 ]] || fail "too few entries planned: $total"
+  # Stopped once the first entry is in the repo.
+  interrupt_when TERM 'compgen -G "$SCRATCH/repo/$VERSION_DIR/MODULE_*" >/dev/null' \
+    "${copy_env[@]}" "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$source" --json
+  equals "$STATUS" 143
+  local published; published=$(interrupted_line "$total")
+  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  [[ ! -e "$SCRATCH/repo/$VERSION_DIR/0_REGISTRY" ]] || fail "the registry went before its entries"
+  whole_entries "$SCRATCH/repo"
+  no_leftovers "$SCRATCH/repo"
+  no_scratch_in "$SCRATCH/tmp"
+  # The same command finishes it, to what an uninterrupted copy makes.
+  env TMPDIR="$SCRATCH/tmp" "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$source" --json >"$OUT" 2>"$ERR" ||
+    fail "the re-run failed: $(cat "$ERR")"
+  equals "$(json_get "$OUT" '.transferred | length')" "$((total - published))"
+  run 0 "$NC" push --repo-id "$SCRATCH/whole" --cache-dir "$source" -q || { stop_servers; return; }
+  diff -r -x .neuron-cache "$SCRATCH/repo" "$SCRATCH/whole" >"$SCRATCH/diff" ||
+    fail "the finished copy differs from an uninterrupted one: $(head -5 "$SCRATCH/diff")"
+  no_leftovers "$SCRATCH/repo"
+  no_scratch_in "$SCRATCH/tmp"
   stop_servers
 }
 

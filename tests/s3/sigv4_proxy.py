@@ -19,8 +19,9 @@ breach of those rules is logged as "GATEWAY-VIOLATION ..." for the test to fail 
 
   sigv4_proxy.py --upstream http://127.0.0.1:PORT --keys KEYS.json [--region-of BUCKET=REGION]...
                  [--deny BUCKET]... [--public BUCKET]... [--expired-token TOKEN]... [--slowdown N] [--fail-part N]
-                 [--gateway-prefix NS] [--log FILE]
-KEYS.json maps access key ids to {"secret": ..., "token": ... or null}. Prints the port.
+                 [--gateway-prefix NS] [--object-delay-ms N] [--log FILE]
+--object-delay-ms holds each object GET and PUT that long (a slow link), so that a test can
+interrupt a transfer part way. KEYS.json maps access key ids to {"secret": ..., "token": ... or null}. Prints the port.
 """
 import argparse
 import hashlib
@@ -32,6 +33,7 @@ import secrets
 import socketserver
 import sys
 import threading
+import time
 import urllib.parse
 
 try:
@@ -202,6 +204,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         return self.forward(path, query, body, line)
 
     def forward(self, path, query, body, line):
+        if self.server.object_delay > 0 and self.command in ("GET", "PUT") and self.is_object(path, query):
+            time.sleep(self.server.object_delay)
         upstream = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port, timeout=60)
         # Verified here: s3rver gets the request anonymously (it knows none of the test keys).
         dropped = ("expect", "authorization", "x-amz-security-token")
@@ -328,6 +332,7 @@ def main():
     parser.add_argument("--fail-part", type=int, default=0)
     parser.add_argument("--corrupt-get", default="", help="flip a byte of every object GET whose path has this")
     parser.add_argument("--gateway-prefix", default="", help="play the HF S3 gateway at /PREFIX, with its CDN")
+    parser.add_argument("--object-delay-ms", type=int, default=0, help="hold each object GET and PUT that long")
     parser.add_argument("--log", default="/dev/null")
     args = parser.parse_args()
     server = Server(("127.0.0.1", 0), Proxy)
@@ -341,6 +346,7 @@ def main():
     server.slowdown = args.slowdown
     server.fail_part = args.fail_part
     server.corrupt_get = args.corrupt_get
+    server.object_delay = args.object_delay_ms / 1000
     server.bad_signatures = 0
     server.multipart_etags = {}  # "/bucket/key" -> S3's ETag of an object completed from parts
     server.lock = threading.Lock()

@@ -3,12 +3,14 @@
 #include <hubcache/error.hpp>
 #include <hubcache/storage/directory_repository.hpp>
 #include <hubcache/util/hash.hpp>
+#include <hubcache/util/process.hpp>
 
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <set>
 
@@ -109,6 +111,48 @@ public:
 
 private:
   DirectoryRepository& m_inner;
+};
+
+// A directory repo whose commits a signal meets: before the commit numbered
+// `interrupt_before` (1 is the first) starts, or once the one numbered `interrupt_after` ended.
+class InterruptedTarget final : public Repository {
+public:
+  InterruptedTarget(DirectoryRepository& inner, int interrupt_before, int interrupt_after)
+    : m_inner(inner), m_before(interrupt_before), m_after(interrupt_after)
+  {}
+  std::string spec() const override { return m_inner.spec(); }
+  std::string describe() const override { return m_inner.describe(); }
+  bool exists() override { return m_inner.exists(); }
+  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
+  std::optional<std::string> revision() override { return m_inner.revision(); }
+  std::vector<RepoFile> list_files(std::string_view prefix = {}) override { return m_inner.list_files(prefix); }
+  std::vector<std::string> list_folders(std::string_view prefix = {}) override { return m_inner.list_folders(prefix); }
+  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
+  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
+  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress = {},
+                     bool flush = true) override
+  {
+    m_inner.download_file(path, destination, progress, flush);
+  }
+  void check_writable() override { m_inner.check_writable(); }
+  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override
+  {
+    ++commits;
+    if (commits == m_before) {
+      util::request_interrupt(SIGINT);
+    }
+    auto result = m_inner.commit(request, progress);
+    if (commits == m_after) {
+      util::request_interrupt(SIGTERM);
+    }
+    return result;
+  }
+  int commits = 0;
+
+private:
+  DirectoryRepository& m_inner;
+  int m_before;
+  int m_after;
 };
 
 // The reasons these tests meet, named as the CLI names them.
@@ -306,4 +350,63 @@ TEST_CASE("a target that does not exist yet is planned as empty")
   auto plan = cc::plan_copy(source, missing, options);
   CHECK(plan.copies.size() == 1);
   CHECK(plan.bytes_planned > 0);
+}
+
+TEST_CASE("an interrupt between two batches of a copy publishes the first whole and leaves no scratch")
+{
+  Stores stores;
+  CommitRequest request;
+  add_entry(request, module_path("1"), "one");
+  add_entry(request, module_path("2"), "two");
+  add_entry(request, module_path("3"), "three");
+  commit(stores.source, request);
+  stores.options.batch_files = 1; // one entry per batch
+  stores.options.scratch_parent = stores.dir / "tmp";
+  stdfs::create_directories(stores.options.scratch_parent);
+  InterruptedTarget target(stores.target, 0, 1);
+  auto plan = cc::plan_copy(stores.source, target, stores.options);
+  REQUIRE(plan.copies.size() == 3);
+
+  auto report = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
+  util::reset_interrupt();
+  CHECK(report.interrupted_by == SIGTERM);
+  CHECK(target.commits == 1);
+  CHECK(report.transferred == std::vector<std::string>{module_path("1")});
+  CHECK(report.entries_planned == 3);
+  CHECK(report.errors.empty()); // what was left is not an error: a re-run finishes it
+  CHECK(stores.target.file_exists(module_path("1") + "/model.done"));
+  CHECK_FALSE(stores.target.file_exists(module_path("2") + "/model.neff"));
+  CHECK(stdfs::is_empty(stores.options.scratch_parent));
+
+  // The same copy again finishes it.
+  auto rest = cc::apply_copy(stores.source, stores.target, cc::plan_copy(stores.source, stores.target, stores.options),
+                             stores.options);
+  CHECK(rest.interrupted_by == 0);
+  CHECK(rest.transferred.size() == 2);
+  CHECK(stores.target.file_exists(module_path("3") + "/model.done"));
+}
+
+TEST_CASE("an interrupt the target's commit stops at publishes nothing of that batch")
+{
+  Stores stores;
+  CommitRequest request;
+  add_entry(request, module_path("1"), "one");
+  add_entry(request, module_path("2"), "two");
+  commit(stores.source, request);
+  stores.options.batch_files = 1;
+  stores.options.scratch_parent = stores.dir / "tmp";
+  stdfs::create_directories(stores.options.scratch_parent);
+  // The signal arrives as the second batch's commit starts: the directory repo stops while staging.
+  InterruptedTarget target(stores.target, 2, 0);
+  auto plan = cc::plan_copy(stores.source, target, stores.options);
+
+  auto report = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
+  util::reset_interrupt();
+  CHECK(report.interrupted_by == SIGINT);
+  CHECK(target.commits == 2);
+  CHECK(report.transferred == std::vector<std::string>{module_path("1")});
+  CHECK(report.errors.empty());
+  CHECK_FALSE(stores.target.file_exists(module_path("2") + "/model.neff"));
+  CHECK_FALSE(stores.target.file_exists(module_path("2") + "/model.done"));
+  CHECK(stdfs::is_empty(stores.options.scratch_parent));
 }

@@ -1,9 +1,11 @@
 #include "hubcache/compilecache/store_copy.hpp"
 
+#include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/checked.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
+#include "hubcache/util/process.hpp"
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
@@ -425,7 +427,9 @@ namespace {
 
 // One applied copy, a batch of whole entries at a time (within the byte and file budgets):
 // the batch's files downloaded at once into the scratch folder, then one commit to the
-// target of the entries whose files all landed. A failure of the source stops the run.
+// target of the entries whose files all landed. A failure of the source stops the run; an
+// interrupt stops it at the target's next safe point (between batches, during a batch's
+// downloads, or where the target's commit stops: CommitInterrupted), whole entries only.
 class CopyRun {
 public:
   CopyRun(storage::Repository& source, storage::Repository& target, CopyPlan& plan, const CopyOptions& options,
@@ -442,23 +446,26 @@ public:
     }
     std::size_t next = 0;
     std::size_t batch_number = 0;
-    while (next < m_copies.size() && !m_stopped) {
+    while (next < m_copies.size() && !m_stopped && !stop_for_interrupt()) {
       auto begin = next;
       next = batch_end(begin);
       auto stage = m_scratch / std::to_string(batch_number++);
       std::vector<std::atomic<bool>> failed(next - begin);
       download_batch(begin, next, stage, failed);
-      if (m_stopped) {
+      if (m_stopped || stop_for_interrupt()) {
         break;
       }
       commit_batch(begin, next, stage, failed);
     }
   }
 
+  // The signal that cut the run short, or 0 (one arriving after the last commit cut nothing).
+  int interrupted_by() const noexcept { return m_interrupted_by; }
+
   // After run(): everything not committed yet is left out, each entry reported once.
   void report_stopped()
   {
-    if (!m_stopped) {
+    if (!m_stopped || m_interrupted_by != 0) {
       return;
     }
     std::set<std::string> reported(m_report.transferred.begin(), m_report.transferred.end());
@@ -474,6 +481,15 @@ public:
   }
 
 private:
+  // True once an interrupt arrived: no further batch is downloaded or committed.
+  bool stop_for_interrupt()
+  {
+    if (m_interrupted_by == 0) {
+      m_interrupted_by = interrupting_signal();
+    }
+    return m_interrupted_by != 0;
+  }
+
   // Every byte is read from the source and written to the target: progress counts half a
   // byte for each, so that the bar's rate and ETA cover the whole copy.
   void report_progress()
@@ -511,12 +527,13 @@ private:
     }
     util::parallel_for(tasks.size(), std::max<std::size_t>(m_options.workers, 1), [&](std::size_t t) {
       auto [index, file_index] = tasks[t];
-      if (m_stopped || failed[index - begin]) {
+      if (m_stopped || failed[index - begin] || interrupting_signal() != 0) {
         return;
       }
       auto& file = m_copies[index].to_copy[file_index];
       std::uint64_t seen = 0;
       auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
+        throw_if_interrupted(); // a big file stops part way: the batch is not committed
         std::lock_guard lock(m_mutex);
         m_downloaded += done > seen ? done - seen : 0;
         seen = std::max(seen, done);
@@ -533,6 +550,9 @@ private:
       } catch (...) {
         auto error = std::current_exception();
         bool first = !failed[index - begin].exchange(true);
+        if (is_interruption(error)) {
+          return; // not an error of the entry: the run was asked to stop
+        }
         std::lock_guard lock(m_mutex);
         if (first) {
           m_report.errors.push_back({m_copies[index].entry.path, SkipReason::error, message_of(error)});
@@ -565,11 +585,17 @@ private:
       return;
     }
     auto uploaded_before = m_uploaded;
-    auto result = m_target.commit(request, [&](std::uint64_t done, std::uint64_t) {
-      std::lock_guard lock(m_mutex);
-      m_uploaded = std::max(m_uploaded, uploaded_before + done);
-      report_progress();
-    });
+    storage::CommitResult result;
+    try {
+      result = m_target.commit(request, [&](std::uint64_t done, std::uint64_t) {
+        std::lock_guard lock(m_mutex);
+        m_uploaded = std::max(m_uploaded, uploaded_before + done);
+        report_progress();
+      });
+    } catch (const storage::CommitInterrupted& stop) {
+      count_interrupted_commit(stop, landed);
+      return;
+    }
     if (m_options.records != nullptr) {
       remember(result, landed);
     }
@@ -586,6 +612,24 @@ private:
     report_progress();
     std::error_code ignored;
     stdfs::remove_all(stage, ignored);
+  }
+
+  // The target stopped at its safe point: the entries none of whose files is left are
+  // published whole, the rest is not (the scratch folder goes with the run).
+  void count_interrupted_commit(const storage::CommitInterrupted& stop, const std::vector<std::size_t>& landed)
+  {
+    std::set<std::string_view> left(stop.remaining_paths().begin(), stop.remaining_paths().end());
+    std::lock_guard lock(m_mutex);
+    m_interrupted_by = stop.signal();
+    m_report.commits += stop.commits_made();
+    for (auto i : landed) {
+      const auto& files = m_copies[i].to_copy;
+      if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return left.contains(file.path); })) {
+        m_report.transferred.push_back(m_copies[i].entry.path);
+        m_report.files_transferred += files.size();
+        m_report.bytes_transferred += m_copies[i].bytes;
+      }
+    }
   }
 
   // What the target now holds of each file, beside the source's checksums.
@@ -617,6 +661,7 @@ private:
   std::uint64_t m_uploaded = 0;
   std::atomic<bool> m_stopped{false};
   std::string m_stop_reason;
+  int m_interrupted_by = 0; // set by the thread that runs the batches
 };
 
 } // namespace
@@ -649,11 +694,14 @@ TransferReport apply_copy(storage::Repository& source, storage::Repository& targ
     return report;
   }
   auto parent = options.scratch_parent.empty() ? stdfs::path("/tmp") : options.scratch_parent;
+  // Ctrl-C or SIGTERM ends the copy at the target's next safe point; the scratch folder goes.
+  util::InterruptScope interrupts;
   util::TemporaryDirectory scratch(parent / "neuron-cache-copy");
   CopyRun run(source, target, plan, options, progress, report, scratch.path());
   run.run();
+  report.interrupted_by = run.interrupted_by();
   run.report_stopped();
-  if (report.commits == 0) {
+  if (report.commits == 0 || report.interrupted_by != 0) {
     report.revision = storage::exists_yet(target) ? target.revision() : std::nullopt;
   }
   list_planned_after_run(report);

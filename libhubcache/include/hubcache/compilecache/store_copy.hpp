@@ -107,7 +107,10 @@ CopyPlan plan_copy(storage::Repository& source, storage::Repository& target, con
 // to the target in one commit, whose backend publishes each entry's marker (model.done)
 // last. An entry whose file fails to download is left out of its batch (reported in
 // `errors`); a failure of either store itself stops the run after the batches already
-// committed, so a re-run resumes where it stopped.
+// committed, so a re-run resumes where it stopped. SIGINT, SIGTERM or SIGHUP stop it at the
+// target's next safe point (as a push: between batches, or where the target's commit
+// stops), with only whole entries published, the scratch folder removed and
+// TransferReport::interrupted_by set.
 TransferReport apply_copy(storage::Repository& source, storage::Repository& target, CopyPlan plan,
                           const CopyOptions& options, const util::TransferCallback& progress = {});
 
