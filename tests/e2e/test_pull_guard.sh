@@ -135,12 +135,22 @@ test_a_second_pull_waits_for_the_first_and_downloads_nothing_twice() {
   start_hub --lfs-threshold 1024 --bandwidth-mbps 4 || return
   "$NC" pull --repo-id alice/twice --cache-dir "$SCRATCH/fresh" --json >"$SCRATCH/first.out" 2>"$SCRATCH/first.err" &
   local first=$!
-  for _ in $(seq 500); do
+  for _ in $(seq 3000); do
     [[ -e "$SCRATCH/fresh/.neuron-cache-pull-lock" ]] && break
     sleep 0.01
   done
   [[ -e "$SCRATCH/fresh/.neuron-cache-pull-lock" ]] || fail "the first pull took no lock"
-  run 0 "$NC" pull --repo-id alice/twice --cache-dir "$SCRATCH/fresh" --json || return
+  # The first pull is frozen while it holds the lock, whatever the machine's speed, until
+  # the second says it waits for it.
+  kill -STOP "$first"
+  "$NC" pull --repo-id alice/twice --cache-dir "$SCRATCH/fresh" --json >"$OUT" 2>"$ERR" &
+  local second=$!
+  for _ in $(seq 6000); do
+    grep -q "waiting for" "$ERR" 2>/dev/null && break
+    sleep 0.01
+  done
+  kill -CONT "$first"
+  wait "$second" || fail "the second pull failed: $(cat "$ERR")"
   wait "$first" || fail "the first pull failed: $(cat "$SCRATCH/first.err")"
   contains "$ERR" "waiting for the pull of pid $first on this host"
   equals "$(json_get "$SCRATCH/first.out" '.transferred | length')" "6"

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 
 namespace cc = hubcache::compilecache;
@@ -71,40 +73,87 @@ TEST_CASE("a lock file is never seen without its owner")
   CHECK(stdfs::is_empty(dir.path()));
 }
 
+// Holds the lock of `root` on a thread until release() (or destruction).
+class HeldLock {
+public:
+  explicit HeldLock(const stdfs::path& root)
+    : m_thread([this, root] {
+        cc::PullLock taken(root, {});
+        m_held = true;
+        while (!m_release) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      })
+  {
+    while (!m_held) {
+      std::this_thread::yield();
+    }
+  }
+  ~HeldLock() { release(); }
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+  void release()
+  {
+    m_release = true;
+    if (m_thread.joinable()) {
+      m_thread.join();
+    }
+  }
+
+private:
+  std::atomic<bool> m_held{false};
+  std::atomic<bool> m_release{false};
+  std::thread m_thread;
+};
+
 TEST_CASE("a second pull waits for the first and is told who holds it")
 {
   test_support::TempDir dir;
-  std::atomic<bool> held{false};
-  auto hold_for = std::chrono::milliseconds(300);
-  std::thread first([&] {
-    cc::PullLock taken(dir.path(), {});
-    held = true;
-    std::this_thread::sleep_for(hold_for);
-  });
-  while (!held) {
-    std::this_thread::yield();
-  }
-  auto start = std::chrono::steady_clock::now();
+  HeldLock first(dir.path());
   int told = 0;
   cc::PullLockHolder holder;
   {
     cc::PullLockOptions options;
     options.poll = std::chrono::milliseconds(10);
+    // The first lets go only once the second was told to wait: no timing assumed.
     cc::PullLock second(
       dir.path(),
       [&](const cc::PullLockHolder& who) {
         ++told;
         holder = who;
+        first.release();
       },
       options);
-    CHECK(std::chrono::steady_clock::now() - start >= hold_for / 2);
   }
-  first.join();
   CHECK(told == 1);
   CHECK(holder.pid == ::getpid());
   CHECK(holder.this_host);
   CHECK(holder.describe() == "the pull of pid " + std::to_string(::getpid()) + " on this host");
   CHECK(stdfs::is_empty(dir.path()));
+}
+
+TEST_CASE("a lock taken after a long wait is fresh, not stale to other hosts")
+{
+  // Another host judges the lock by its mtime alone: the lock must not carry the time the
+  // wait began.
+  test_support::TempDir dir;
+  auto lock = dir / std::string(cc::k_pull_lock_name);
+  HeldLock first(dir.path());
+  auto waited = std::chrono::milliseconds(1500);
+  cc::PullLockOptions options;
+  options.poll = std::chrono::milliseconds(10);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(waited);
+    first.release();
+  });
+  cc::PullLock second(dir.path(), {}, options);
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  struct stat status {};
+  REQUIRE(::stat(lock.c_str(), &status) == 0);
+  releaser.join();
+  auto age_ms = (now.tv_sec - status.st_mtim.tv_sec) * 1000 + (now.tv_nsec - status.st_mtim.tv_nsec) / 1000000;
+  CHECK(age_ms < waited.count() / 2);
 }
 
 TEST_SUITE_END();

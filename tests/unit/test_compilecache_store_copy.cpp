@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 using namespace hubcache;
@@ -352,6 +353,15 @@ TEST_CASE("a target that does not exist yet is planned as empty")
   CHECK(plan.bytes_planned > 0);
 }
 
+// The interrupt a test requests is cleared however the test ends: left set, it would stop
+// every later transfer of this binary at once.
+struct InterruptReset {
+  InterruptReset() = default;
+  ~InterruptReset() { util::reset_interrupt(); }
+  InterruptReset(const InterruptReset&) = delete;
+  InterruptReset& operator=(const InterruptReset&) = delete;
+};
+
 TEST_CASE("an interrupt between two batches of a copy publishes the first whole and leaves no scratch")
 {
   Stores stores;
@@ -367,8 +377,12 @@ TEST_CASE("an interrupt between two batches of a copy publishes the first whole 
   auto plan = cc::plan_copy(stores.source, target, stores.options);
   REQUIRE(plan.copies.size() == 3);
 
-  auto report = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
-  util::reset_interrupt();
+  std::optional<cc::TransferReport> stopped;
+  {
+    InterruptReset reset;
+    stopped = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
+  }
+  auto& report = *stopped;
   CHECK(report.interrupted_by == SIGTERM);
   CHECK(target.commits == 1);
   CHECK(report.transferred == std::vector<std::string>{module_path("1")});
@@ -400,8 +414,12 @@ TEST_CASE("an interrupt the target's commit stops at publishes nothing of that b
   InterruptedTarget target(stores.target, 2, 0);
   auto plan = cc::plan_copy(stores.source, target, stores.options);
 
-  auto report = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
-  util::reset_interrupt();
+  std::optional<cc::TransferReport> stopped;
+  {
+    InterruptReset reset;
+    stopped = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
+  }
+  auto& report = *stopped;
   CHECK(report.interrupted_by == SIGINT);
   CHECK(target.commits == 2);
   CHECK(report.transferred == std::vector<std::string>{module_path("1")});

@@ -99,11 +99,16 @@ PullLock::PullLock(const stdfs::path& root, const std::function<void(const PullL
   ::fsync(candidate.fd().get());
   bool told = false;
   for (;;) {
+    // Renewed as it appears: after a long wait, the candidate's own mtime would make the
+    // lock look stale to a waiter on another host the moment it is taken.
+    ::futimens(candidate.fd().get(), nullptr);
     if (util::create_exclusive_from(candidate.path(), lock)) {
       // The same open file as the lock: its flock and mtime are the lock's.
       m_state->fd = util::Fd(::fcntl(candidate.fd().get(), F_DUPFD_CLOEXEC, 0));
       if (!m_state->fd) {
-        throw IoError("cannot hold the pull lock " + lock.string() + ": " + std::strerror(errno));
+        int error = errno;
+        ::unlink(lock.c_str());
+        throw IoError("cannot hold the pull lock " + lock.string() + ": " + std::strerror(error));
       }
       break;
     }

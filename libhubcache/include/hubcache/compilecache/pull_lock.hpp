@@ -13,7 +13,8 @@
 // the first's entries as "created locally"). Advisory, for neuron-cache's own pulls only.
 //
 // Caches live on NFS and Lustre, where flock may be unsupported or local to one host: the
-// lock is a file created with O_EXCL (`<root>/.neuron-cache-pull-lock`) naming its owner
+// lock is a file (`<root>/.neuron-cache-pull-lock`) written whole under a temp name and
+// linked into place (link(2) fails on an existing name, on NFS too), naming its owner
 // as temp names do (util/temp_owner.hpp: host, pid, node, start time), its mtime renewed
 // while the owner lives. A waiter takes it over when the owner is provably gone (same
 // node, pid gone or reused), when the owner's flock on it is free on a local file system
