@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <map>
@@ -380,7 +381,12 @@ std::vector<std::string> S3Repository::upload_in_phases(const CommitRequest& req
   for (std::size_t p = 1; p < phases.size(); ++p) {
     util::parallel_for(phases[p].size(), workers, [&](std::size_t i) { upload(phases[p][i]); });
     if (auto signal = commit_stop_signal(); signal != 0) {
-      throw CommitInterrupted(signal, 1, not_uploaded(request, uploaded));
+      // A signal after the last upload stops nothing: this commit is whole, and the caller
+      // stops before its next. Nothing uploaded is no commit made.
+      if (auto left = not_uploaded(request, uploaded); !left.empty()) {
+        bool any = std::find(uploaded.begin(), uploaded.end(), 1) != uploaded.end();
+        throw CommitInterrupted(signal, any ? 1 : 0, std::move(left));
+      }
     }
   }
   return etags;
