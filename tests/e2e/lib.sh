@@ -150,6 +150,20 @@ interrupted_line() { # interrupted_line TOTAL: the account on stderr; prints N p
   sed -nE 's/^Interrupted: ([0-9]+) of.*/\1/p' "$ERR"
 }
 
+# stopped_copy STATUS TOTAL: a copy between stores stopped by a signal exited STATUS, gave
+# the account on stderr and a --json report that says so; prints N, the entries published.
+stopped_copy() {
+  equals "$STATUS" "$1"
+  local published; published=$(interrupted_line "$2")
+  [[ "$published" -ge 1 && "$published" -lt "$2" ]] || fail "published $published of $2"
+  lacks "$ERR" "error:"
+  valid_json "$OUT" transfer.schema.json
+  equals "$(json_get "$OUT" .stopped.reason)" interrupted
+  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  echo "$published"
+}
+
 run_tests() {
   local names
   # NEURON_CACHE_E2E_ONLY=REGEX runs the matching tests only (while working on one).

@@ -325,14 +325,7 @@ test_sigint_stops_a_copy_into_a_bucket_with_whole_entries_and_no_scratch() {
   interrupt_when INT 'bucket_files alice/copied 2>/dev/null | grep -q "/model\.done$"' \
     env NEURON_CACHE_COPY_BATCH_FILES=1 TMPDIR="$SCRATCH/tmp" \
     "$NC" synchronize --pull --repo-id alice/model --cache-dir "$target" --json
-  equals "$STATUS" 130
-  local published; published=$(interrupted_line "$total")
-  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
-  lacks "$ERR" "error:"
-  valid_json "$OUT" transfer.schema.json
-  equals "$(json_get "$OUT" .stopped.reason)" interrupted
-  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
-  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  local published; published=$(stopped_copy 130 "$total")
   [[ -z "$(ls -A "$SCRATCH/tmp")" ]] || fail "scratch left in TMPDIR: $(ls -A "$SCRATCH/tmp")"
   # What the account counts is whole; no marker without its NEFF; the registry goes last.
   bucket_files alice/copied >"$SCRATCH/files"

@@ -154,15 +154,8 @@ test_sigint_stops_a_copy_into_s3_with_whole_entries_and_no_scratch() {
   # Stopped once the first entry's marker is in (its batch published).
   interrupt_when INT 'grep -qE "^PUT /nc-bucket-cpint/copied/[^ ]*/model\.done -> 200" "$SCRATCH/proxy.log"' \
     "${copy_env[@]}" "$NC" pull --repo-id "$SCRATCH/repo" --cache-dir "$target" --json
-  equals "$STATUS" 130
-  local published; published=$(interrupted_line "$total")
-  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
-  lacks "$ERR" "error:"
-  valid_json "$OUT" transfer.schema.json
-  equals "$(json_get "$OUT" .stopped.reason)" interrupted
-  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
+  local published; published=$(stopped_copy 130 "$total")
   equals "$(json_get "$OUT" .stopped.entries_total)" "$total"
-  equals "$(json_get "$OUT" '.transferred | length')" "$published"
   no_scratch_in "$SCRATCH/tmp"
   # Only whole entries, each model.done with its files; the registry goes last.
   s3_objects copied nc-bucket-cpint >"$SCRATCH/objects"
@@ -202,14 +195,7 @@ test_sigterm_stops_a_copy_into_a_directory_repo_between_entries() {
   # Stopped once the first entry is in the repo.
   interrupt_when TERM 'compgen -G "$SCRATCH/repo/$VERSION_DIR/MODULE_*" >/dev/null' \
     "${copy_env[@]}" "$NC" push --repo-id "$SCRATCH/repo" --cache-dir "$source" --json
-  equals "$STATUS" 143
-  local published; published=$(interrupted_line "$total")
-  [[ "$published" -ge 1 && "$published" -lt "$total" ]] || fail "published $published of $total"
-  lacks "$ERR" "error:"
-  valid_json "$OUT" transfer.schema.json
-  equals "$(json_get "$OUT" .stopped.reason)" interrupted
-  equals "$(json_get "$OUT" .stopped.entries_published)" "$published"
-  equals "$(json_get "$OUT" '.transferred | length')" "$published"
+  local published; published=$(stopped_copy 143 "$total")
   [[ ! -e "$SCRATCH/repo/$VERSION_DIR/0_REGISTRY" ]] || fail "the registry went before its entries"
   whole_entries "$SCRATCH/repo"
   no_leftovers "$SCRATCH/repo"

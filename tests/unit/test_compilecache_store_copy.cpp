@@ -5,6 +5,7 @@
 #include <hubcache/util/hash.hpp>
 #include <hubcache/util/process.hpp>
 
+#include "forwarding_repository.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
-#include <optional>
 #include <set>
 
 using namespace hubcache;
@@ -72,77 +72,46 @@ struct Stores {
 };
 
 // A directory repo that lists as S3 does: no sha256, the content's MD5 as its ETag.
-class EtagListing final : public Repository {
+class EtagListing final : public test_support::ForwardingRepository {
 public:
-  explicit EtagListing(DirectoryRepository& inner) : m_inner(inner) {}
-  std::string spec() const override { return m_inner.spec(); }
-  std::string describe() const override { return m_inner.describe(); }
-  bool exists() override { return m_inner.exists(); }
-  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
-  std::optional<std::string> revision() override { return m_inner.revision(); }
+  using ForwardingRepository::ForwardingRepository;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override
   {
-    auto files = m_inner.list_files(prefix);
+    return as_s3_lists(ForwardingRepository::list_files(prefix));
+  }
+  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override
+  {
+    auto result = ForwardingRepository::commit(request, progress);
+    result.files = as_s3_lists(std::move(result.files));
+    return result;
+  }
+
+private:
+  std::vector<RepoFile> as_s3_lists(std::vector<RepoFile> files)
+  {
     for (auto& file : files) {
-      file.etag = util::hex_digest(util::HashAlgorithm::md5, m_inner.read_file(file.path));
+      file.etag = util::hex_digest(util::HashAlgorithm::md5, inner().read_file(file.path));
       file.sha256.clear();
       file.git_blob_sha1.clear();
     }
     return files;
   }
-  std::vector<std::string> list_folders(std::string_view prefix = {}) override { return m_inner.list_folders(prefix); }
-  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
-  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
-  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress = {},
-                     bool flush = true) override
-  {
-    m_inner.download_file(path, destination, progress, flush);
-  }
-  void check_writable() override { m_inner.check_writable(); }
-  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override
-  {
-    auto result = m_inner.commit(request, progress);
-    for (auto& file : result.files) {
-      file.etag = util::hex_digest(util::HashAlgorithm::md5, m_inner.read_file(file.path));
-      file.sha256.clear();
-      file.git_blob_sha1.clear();
-    }
-    return result;
-  }
-
-private:
-  DirectoryRepository& m_inner;
 };
 
 // A directory repo whose commits a signal meets: before the commit numbered
 // `interrupt_before` (1 is the first) starts, or once the one numbered `interrupt_after` ended.
-class InterruptedTarget final : public Repository {
+class InterruptedTarget final : public test_support::ForwardingRepository {
 public:
-  InterruptedTarget(DirectoryRepository& inner, int interrupt_before, int interrupt_after)
-    : m_inner(inner), m_before(interrupt_before), m_after(interrupt_after)
+  InterruptedTarget(Repository& inner, int interrupt_before, int interrupt_after)
+    : ForwardingRepository(inner), m_before(interrupt_before), m_after(interrupt_after)
   {}
-  std::string spec() const override { return m_inner.spec(); }
-  std::string describe() const override { return m_inner.describe(); }
-  bool exists() override { return m_inner.exists(); }
-  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
-  std::optional<std::string> revision() override { return m_inner.revision(); }
-  std::vector<RepoFile> list_files(std::string_view prefix = {}) override { return m_inner.list_files(prefix); }
-  std::vector<std::string> list_folders(std::string_view prefix = {}) override { return m_inner.list_folders(prefix); }
-  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
-  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
-  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress = {},
-                     bool flush = true) override
-  {
-    m_inner.download_file(path, destination, progress, flush);
-  }
-  void check_writable() override { m_inner.check_writable(); }
   CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress = {}) override
   {
     ++commits;
     if (commits == m_before) {
       util::request_interrupt(SIGINT);
     }
-    auto result = m_inner.commit(request, progress);
+    auto result = ForwardingRepository::commit(request, progress);
     if (commits == m_after) {
       util::request_interrupt(SIGTERM);
     }
@@ -151,7 +120,6 @@ public:
   int commits = 0;
 
 private:
-  DirectoryRepository& m_inner;
   int m_before;
   int m_after;
 };
@@ -362,6 +330,17 @@ struct InterruptReset {
   InterruptReset& operator=(const InterruptReset&) = delete;
 };
 
+// A copy of the source into `target`, one entry per batch, its scratch in <dir>/tmp, that a
+// signal stops: the interrupt it meets is cleared however it ends.
+cc::TransferReport interrupted_copy(Stores& stores, Repository& target)
+{
+  stores.options.batch_files = 1;
+  stores.options.scratch_parent = stores.dir / "tmp";
+  stdfs::create_directories(stores.options.scratch_parent);
+  InterruptReset reset;
+  return cc::apply_copy(stores.source, target, cc::plan_copy(stores.source, target, stores.options), stores.options);
+}
+
 TEST_CASE("an interrupt between two batches of a copy publishes the first whole and leaves no scratch")
 {
   Stores stores;
@@ -370,19 +349,8 @@ TEST_CASE("an interrupt between two batches of a copy publishes the first whole 
   add_entry(request, module_path("2"), "two");
   add_entry(request, module_path("3"), "three");
   commit(stores.source, request);
-  stores.options.batch_files = 1; // one entry per batch
-  stores.options.scratch_parent = stores.dir / "tmp";
-  stdfs::create_directories(stores.options.scratch_parent);
   InterruptedTarget target(stores.target, 0, 1);
-  auto plan = cc::plan_copy(stores.source, target, stores.options);
-  REQUIRE(plan.copies.size() == 3);
-
-  std::optional<cc::TransferReport> stopped;
-  {
-    InterruptReset reset;
-    stopped = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
-  }
-  auto& report = *stopped;
+  auto report = interrupted_copy(stores, target);
   CHECK(report.interrupted_by == SIGTERM);
   CHECK(target.commits == 1);
   CHECK(report.transferred == std::vector<std::string>{module_path("1")});
@@ -407,19 +375,9 @@ TEST_CASE("an interrupt the target's commit stops at publishes nothing of that b
   add_entry(request, module_path("1"), "one");
   add_entry(request, module_path("2"), "two");
   commit(stores.source, request);
-  stores.options.batch_files = 1;
-  stores.options.scratch_parent = stores.dir / "tmp";
-  stdfs::create_directories(stores.options.scratch_parent);
   // The signal arrives as the second batch's commit starts: the directory repo stops while staging.
   InterruptedTarget target(stores.target, 2, 0);
-  auto plan = cc::plan_copy(stores.source, target, stores.options);
-
-  std::optional<cc::TransferReport> stopped;
-  {
-    InterruptReset reset;
-    stopped = cc::apply_copy(stores.source, target, std::move(plan), stores.options);
-  }
-  auto& report = *stopped;
+  auto report = interrupted_copy(stores, target);
   CHECK(report.interrupted_by == SIGINT);
   CHECK(target.commits == 2);
   CHECK(report.transferred == std::vector<std::string>{module_path("1")});

@@ -5,6 +5,7 @@
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
 
+#include "forwarding_repository.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -61,45 +62,27 @@ std::string repo_state(Fixture& fixture)
 }
 
 // Forwards to a repo and counts listings, to show what push does not do.
-class CountingRepository final : public Repository {
+class CountingRepository final : public test_support::ForwardingRepository {
 public:
-  explicit CountingRepository(Repository& inner) : m_inner(inner) {}
+  using ForwardingRepository::ForwardingRepository;
   std::size_t listings = 0;
 
-  std::string spec() const override { return m_inner.spec(); }
-  std::string describe() const override { return m_inner.describe(); }
-  bool exists() override { return m_inner.exists(); }
-  std::string create(const RepoCreateOptions& options) override { return m_inner.create(options); }
-  std::optional<std::string> revision() override { return m_inner.revision(); }
   std::vector<RepoFile> list_files(std::string_view prefix) override
   {
     ++listings;
-    return m_inner.list_files(prefix);
+    return ForwardingRepository::list_files(prefix);
   }
-  std::optional<RepoFile> stat(std::string_view path) override { return m_inner.stat(path); }
-  std::string read_file(std::string_view path) override { return m_inner.read_file(path); }
-  void download_file(std::string_view path, const stdfs::path& destination, const util::ProgressCallback& progress,
-                     bool flush) override
-  {
-    m_inner.download_file(path, destination, progress, flush);
-  }
+  // A folder listing is derived from a counted listing of files.
+  std::vector<std::string> list_folders(std::string_view prefix) override { return Repository::list_folders(prefix); }
   util::FileDigests download_listed(const RepoFile& listed, const stdfs::path& destination,
                                     const util::ProgressCallback& progress, bool flush) override
   {
-    return m_inner.download_listed(listed, destination, progress, flush);
+    return inner().download_listed(listed, destination, progress, flush);
   }
   std::vector<std::string> complete_digests(const std::vector<RepoFile*>& files) override
   {
-    return m_inner.complete_digests(files);
+    return inner().complete_digests(files);
   }
-  void check_writable() override { m_inner.check_writable(); }
-  CommitResult commit(const CommitRequest& request, const util::ProgressCallback& progress) override
-  {
-    return m_inner.commit(request, progress);
-  }
-
-private:
-  Repository& m_inner;
 };
 
 } // namespace
