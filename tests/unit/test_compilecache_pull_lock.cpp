@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <fcntl.h>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <thread>
@@ -18,12 +19,12 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// What a waiter reads when it opens the lock: "" when there is no lock file.
-std::string read_lock(const stdfs::path& lock)
+// What a waiter reads when it opens the lock; nullopt when there was no lock file to open.
+std::optional<std::string> read_lock(const stdfs::path& lock)
 {
   int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return {};
+    return std::nullopt;
   }
   char buffer[512];
   auto size = ::read(fd, buffer, sizeof buffer);
@@ -51,18 +52,16 @@ TEST_CASE("a lock file is never seen without its owner")
   int seen = 0;
   int empty = 0;
   while (!done) {
-    if (::access(lock.c_str(), F_OK) != 0) {
+    // Only a file this waiter opened counts: the lock it read is the one it judges.
+    auto text = read_lock(lock);
+    if (!text) {
       continue;
     }
-    auto text = read_lock(lock);
-    if (::access(lock.c_str(), F_OK) != 0) {
-      continue; // removed while read: an empty read proves nothing
-    }
     ++seen;
-    if (text.empty()) {
+    if (text->empty()) {
       ++empty;
     } else {
-      CHECK(text.starts_with("neuron-cache-pull-lock 1\n"));
+      CHECK(text->starts_with("neuron-cache-pull-lock 1\n"));
     }
   }
   holder.join();
