@@ -15,25 +15,6 @@ namespace neuron_cache {
 
 namespace {
 
-std::string join(const std::set<std::string>& values)
-{
-  std::string out;
-  for (const auto& value : values) {
-    out += (out.empty() ? "" : ", ") + value;
-  }
-  return out;
-}
-
-std::string optional_text(const std::optional<long long>& value)
-{
-  return value ? std::to_string(*value) : "-";
-}
-
-nlohmann::json optional_json(const std::optional<long long>& value)
-{
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
 // Shell completion offers these ids; a failure here must never fail `list`.
 void remember_models_for_completion(const Invocation& invocation, const registry::Catalog& catalog)
 {
@@ -185,8 +166,9 @@ void print_models(Invocation& invocation, const hubcache::storage::RepoSpec& spe
   table.empty_text = listing.graphs.unregistered.empty() ? "" : "No model registers any graph of the repo.";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& model : listing.catalog.models) {
-    table.rows.push_back({model.model_id, join(model.model_types), join(model.compiler_versions),
-                          std::to_string(model.configurations), model.size ? human_size(*model.size) : "-"});
+    table.rows.push_back({model.model_id, hubcache::util::join(model.model_types, ", "),
+                          hubcache::util::join(model.compiler_versions, ", "), std::to_string(model.configurations),
+                          model.size ? human_size(*model.size) : "-"});
     rows.push_back({{"model_id", model.model_id},
                     {"model_types", model.model_types},
                     {"compiler_versions", model.compiler_versions},

@@ -116,25 +116,6 @@ registry::Filters shape_filters(Invocation& invocation)
   return filters;
 }
 
-namespace {
-
-std::string optional_text(const std::optional<long long>& value)
-{
-  return value ? std::to_string(*value) : "-";
-}
-
-nlohmann::json optional_json(const std::optional<long long>& value)
-{
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-nlohmann::json optional_json(const std::optional<std::string>& value)
-{
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-} // namespace
-
 nlohmann::json lookup_entry_json(const registry::LoadedEntry& loaded, registry::MatchReason reason)
 {
   const auto& entry = loaded.entry;

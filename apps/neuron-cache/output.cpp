@@ -289,4 +289,19 @@ std::string count_of(std::uint64_t count, const std::string& singular, const std
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
 }
 
+std::string optional_text(const std::optional<long long>& value)
+{
+  return value ? std::to_string(*value) : "-";
+}
+
+nlohmann::json optional_json(const std::optional<long long>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_json(const std::optional<std::string>& value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 } // namespace neuron_cache

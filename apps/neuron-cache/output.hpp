@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,5 +105,10 @@ std::string human_size(std::uint64_t bytes);
 using hubcache::util::human_duration;
 // "1 entry", "2 entries": `plural_form` when count != 1 (default: singular + "s").
 std::string count_of(std::uint64_t count, const std::string& singular, const std::string& plural_form = {});
+
+// A field that may be absent: "-" in a table, null in JSON.
+std::string optional_text(const std::optional<long long>& value);
+nlohmann::json optional_json(const std::optional<long long>& value);
+nlohmann::json optional_json(const std::optional<std::string>& value);
 
 } // namespace neuron_cache

@@ -1,4 +1,5 @@
 #include "commit_tree.hpp"
+#include "http_util.hpp"
 
 #include <algorithm>
 #include <set>
@@ -8,11 +9,6 @@
 namespace testhub {
 
 namespace {
-
-int hex_value(char c)
-{
-  return c >= 'a' ? c - 'a' + 10 : c >= 'A' ? c - 'A' + 10 : c - '0';
-}
 
 std::string hex_to_raw(const std::string& hex)
 {

@@ -18,17 +18,6 @@ bool iequals(std::string_view a, std::string_view b)
          });
 }
 
-int hex_value(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 constexpr std::string_view k_base64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 std::string encode64(std::string_view data, std::string_view alphabet, bool pad)
@@ -139,6 +128,17 @@ Reply error_reply(int status, const std::string& message, bool as_json, const st
   if (!error_code.empty())
     reply.header("X-Error-Code", error_code);
   return reply;
+}
+
+int hex_value(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
 }
 
 std::string percent_decode(std::string_view text, bool plus_is_space)

@@ -43,6 +43,8 @@ Reply json_reply(int status, const json& body);
 // The Hub's error shape: X-Error-Message + {"error": ...} (JSON under /api, text elsewhere).
 Reply error_reply(int status, const std::string& message, bool as_json = true, const std::string& error_code = {});
 
+// The value of one hex digit; -1 for anything else.
+int hex_value(char c);
 std::string percent_decode(std::string_view text, bool plus_is_space = false);
 std::string percent_encode(std::string_view text, bool keep_slash);
 std::vector<std::string> split(std::string_view text, char separator);

@@ -69,6 +69,15 @@ std::filesystem::path config_file(const util::Environment& env)
   return util::expand_user("~/.aws/config", env);
 }
 
+std::optional<std::string> setting(const Section& section, std::string_view key)
+{
+  auto it = section.find(key);
+  if (it == section.end() || it->second.empty()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
 IniFile parse_ini(std::string_view text)
 {
   IniFile sections;

@@ -18,15 +18,6 @@ namespace {
 // cycle check; we have both).
 constexpr std::size_t k_max_role_chain = 8;
 
-std::optional<std::string> setting(const Section& section, const char* key)
-{
-  auto it = section.find(key);
-  if (it == section.end() || it->second.empty()) {
-    return std::nullopt;
-  }
-  return it->second;
-}
-
 std::string session_name_for(const Section& profile)
 {
   if (auto name = setting(profile, "role_session_name")) {

@@ -17,12 +17,6 @@ namespace hubcache::aws::detail {
 
 namespace {
 
-std::string setting(const Section& section, const char* key)
-{
-  auto it = section.find(key);
-  return it != section.end() ? it->second : std::string();
-}
-
 std::string login_hint(const std::string& profile_name)
 {
   return "run: aws sso login --profile " + util::quote_argument(profile_name);
@@ -33,13 +27,13 @@ std::string login_hint(const std::string& profile_name)
 std::optional<SsoProfile> read_sso_profile(const Section& profile, const SharedFiles& files,
                                            const std::string& profile_name)
 {
-  auto session_name = setting(profile, "sso_session");
-  if (session_name.empty() && setting(profile, "sso_start_url").empty()) {
+  auto session_name = setting(profile, "sso_session").value_or("");
+  if (session_name.empty() && setting(profile, "sso_start_url").value_or("").empty()) {
     return std::nullopt;
   }
   SsoProfile sso;
-  sso.account_id = setting(profile, "sso_account_id");
-  sso.role_name = setting(profile, "sso_role_name");
+  sso.account_id = setting(profile, "sso_account_id").value_or("");
+  sso.role_name = setting(profile, "sso_role_name").value_or("");
   std::string where = "AWS profile '" + profile_name + "'";
   if (!session_name.empty()) {
     auto session = files.sso_session(session_name);
@@ -49,12 +43,12 @@ std::optional<SsoProfile> read_sso_profile(const Section& profile, const SharedF
                       "add an [sso-session " + session_name + "] section (aws configure sso-session)");
     }
     sso.session_name = session_name;
-    sso.start_url = setting(*session, "sso_start_url");
-    sso.region = setting(*session, "sso_region");
+    sso.start_url = setting(*session, "sso_start_url").value_or("");
+    sso.region = setting(*session, "sso_region").value_or("");
     where = "[sso-session " + session_name + "]";
   } else {
-    sso.start_url = setting(profile, "sso_start_url");
-    sso.region = setting(profile, "sso_region");
+    sso.start_url = setting(profile, "sso_start_url").value_or("");
+    sso.region = setting(profile, "sso_region").value_or("");
   }
   for (auto [value, name] : {std::pair{&sso.start_url, "sso_start_url"}, std::pair{&sso.region, "sso_region"}}) {
     if (value->empty()) {

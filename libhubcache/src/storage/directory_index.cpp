@@ -20,7 +20,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view k_hidden_dir = DirectoryRepository::k_hidden_dir;
 constexpr std::string_view k_index_header = "neuron-cache-repo-index 1";
 constexpr std::uint64_t k_index_read_limit = std::uint64_t{256} << 20;
 
@@ -30,7 +29,7 @@ DirectoryIndex::DirectoryIndex(stdfs::path root) : m_root(std::move(root)) {}
 
 stdfs::path DirectoryIndex::index_path(std::string_view top) const
 {
-  return m_root / std::string(k_hidden_dir) / "index"
+  return m_root / std::string(DirectoryRepository::k_hidden_dir) / "index"
          / (util::hex_digest(util::HashAlgorithm::sha1, top).substr(0, 20) + ".tsv");
 }
 
@@ -65,7 +64,7 @@ DirectoryIndex::IndexFile& DirectoryIndex::index_for(std::string_view top)
   std::optional<std::string> text;
   try {
     // An index reached through a link is not ours: hashed again rather than trusted.
-    if (!util::link_on_the_way(m_root, std::string(k_hidden_dir) + "/index")) {
+    if (!util::link_on_the_way(m_root, std::string(DirectoryRepository::k_hidden_dir) + "/index")) {
       text = util::read_file_if_exists(index_path(top), k_index_read_limit);
     }
   } catch (const Error&) {
@@ -128,8 +127,8 @@ void DirectoryIndex::save()
       continue;
     }
     try {
-      util::open_directory_below(util::open_root_directory(m_root), std::string(k_hidden_dir) + "/index",
-                                 m_root.native(),
+      util::open_directory_below(util::open_root_directory(m_root),
+                                 std::string(DirectoryRepository::k_hidden_dir) + "/index", m_root.native(),
                                  true); // never written through a link
       // Written as it is formatted, a block at a time: tens of thousands of records never
       // sit in memory a second time as one text.
@@ -208,7 +207,7 @@ std::size_t DirectoryIndex::file_count(const std::string& top)
   std::vector<std::string> tops;
   util::Fd root(::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root || util::for_each_directory_item(root, [&](std::string_view name, unsigned char type) {
-                 if (name != k_hidden_dir && (type == DT_DIR || type == DT_UNKNOWN)) {
+                 if (name != DirectoryRepository::k_hidden_dir && (type == DT_DIR || type == DT_UNKNOWN)) {
                    tops.emplace_back(name);
                  }
                }) != 0) {

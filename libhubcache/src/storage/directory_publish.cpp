@@ -101,6 +101,11 @@ bool place(Staged& staged, const stdfs::path& target, bool replace)
   return true;
 }
 
+} // namespace
+
+// Outside the anonymous namespace: detail::DirectoryCommit holds one.
+namespace detail {
+
 // One writer's staging folder, made and removed through the staging folder's descriptor
 // (opened without following links), so a link planted at `.neuron-cache/staging` never
 // turns the removal into one elsewhere.
@@ -129,6 +134,10 @@ private:
   util::Fd m_parent;
   stdfs::path m_path;
 };
+
+} // namespace detail
+
+namespace {
 
 // What a sweep of the staging folder may remove: writer folders and write probes, never
 // a name of another form (whatever else lies there is not ours to delete).

@@ -21,7 +21,6 @@
 namespace hubcache::storage::detail {
 
 namespace stdfs = std::filesystem;
-constexpr std::string_view k_hidden_dir = DirectoryRepository::k_hidden_dir;
 
 namespace {
 
@@ -107,7 +106,7 @@ Served follow_link(const std::string& root_real, const stdfs::path& root, const 
     return unservable("is a symbolic link leading outside the repo");
   }
   auto relative = std::string(target.substr(root_real.size() + 1));
-  if (!is_valid_path_in_repo(relative) || relative.substr(0, relative.find('/')) == k_hidden_dir) {
+  if (!is_valid_path_in_repo(relative) || relative.substr(0, relative.find('/')) == DirectoryRepository::k_hidden_dir) {
     return unservable("is a symbolic link to a path the repo does not serve");
   }
   Served out;
@@ -204,7 +203,7 @@ int TreeWalk::walk_directory(const util::Fd& directory, const std::string& relat
 {
   std::vector<std::string> folders;
   int error = util::for_each_directory_item(directory, [&](std::string_view name, unsigned char type) {
-    if (relative.empty() && name == k_hidden_dir) {
+    if (relative.empty() && name == DirectoryRepository::k_hidden_dir) {
       return;
     }
     serve(directory, name, join(relative, name), type, depth, folders);
@@ -380,7 +379,7 @@ std::vector<std::string> sub_folders(const stdfs::path& root, const std::string&
     bool is_dir = type == DT_DIR
                   || (type == DT_UNKNOWN && ::fstatat(folder.get(), name.data(), &status, AT_SYMLINK_NOFOLLOW) == 0
                       && S_ISDIR(status.st_mode));
-    if (!is_dir || (relative.empty() && name == k_hidden_dir)) {
+    if (!is_dir || (relative.empty() && name == DirectoryRepository::k_hidden_dir)) {
       return; // files, and links, are the walk's to report
     }
     if (!is_valid_component(name)) {

@@ -1,4 +1,5 @@
 #include "hubcache/xet/cas_client.hpp"
+#include "cas_answer.hpp"
 
 #include "hubcache/xet/merkle.hpp"
 #include "hubcache/xet/xorb.hpp"
@@ -16,19 +17,13 @@ using json = nlohmann::json;
 namespace {
 
 constexpr std::size_t k_max_terms = 1u << 20;
-constexpr const char* k_retry_hint = "retry later; nothing was installed";
 constexpr std::int64_t k_token_margin_s = 60;
-
-[[noreturn]] void lying(const std::string& what)
-{
-  throw IntegrityError("the Xet CAS answered " + what, k_retry_hint);
-}
 
 MerkleHash hash_field(const json& value)
 {
   auto hash = value.is_string() ? MerkleHash::from_hex(value.get<std::string>()) : std::nullopt;
   if (!hash) {
-    lying("a reconstruction with a malformed hash");
+    detail::cas_lied("a reconstruction with a malformed hash");
   }
   return *hash;
 }
@@ -36,7 +31,7 @@ MerkleHash hash_field(const json& value)
 std::uint64_t number_field(const json& object, const char* key)
 {
   if (!object.is_object() || !object.contains(key) || !object.at(key).is_number_unsigned()) {
-    lying(std::string("a reconstruction without a valid \"") + key + "\"");
+    detail::cas_lied(std::string("a reconstruction without a valid \"") + key + "\"");
   }
   return object.at(key).get<std::uint64_t>();
 }
@@ -51,7 +46,7 @@ XorbFetch make_fetch(const std::string& url, const MerkleHash& xorb, const json&
                   number_field(bytes, "end")};
   if (fetch.chunk_start >= fetch.chunk_end || fetch.chunk_end > max_xorb_chunks || fetch.byte_start > fetch.byte_end
       || fetch.byte_end - fetch.byte_start >= max_xorb_input_bytes || url.empty()) {
-    lying("a reconstruction with an impossible xorb range");
+    detail::cas_lied("a reconstruction with an impossible xorb range");
   }
   return fetch;
 }
@@ -62,12 +57,12 @@ std::vector<XorbFetch> parse_fetches(const json& answer)
   const bool v2 = answer.contains("xorbs");
   const auto& table = v2 ? answer.at("xorbs") : answer.value("fetch_info", json::object());
   if (!table.is_object()) {
-    lying("a reconstruction without xorb ranges");
+    detail::cas_lied("a reconstruction without xorb ranges");
   }
   for (const auto& [hash_text, entries] : table.items()) {
     const auto xorb = hash_field(hash_text);
     if (!entries.is_array()) {
-      lying("a reconstruction with malformed xorb ranges");
+      detail::cas_lied("a reconstruction with malformed xorb ranges");
     }
     for (const auto& entry : entries) {
       const auto url = entry.is_object() ? entry.value("url", std::string{}) : std::string{};
@@ -109,7 +104,8 @@ CasToken fetch_cas_token(http::Client& client, const std::string& token_url,
     }
     return token;
   } catch (const json::exception&) {
-    throw RemoteError("the Hub answered a Xet token request with something else than a token", k_retry_hint);
+    throw RemoteError("the Hub answered a Xet token request with something else than a token",
+                      detail::k_cas_retry_hint);
   }
 }
 
@@ -119,20 +115,20 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
   try {
     answer = json::parse(body);
   } catch (const json::exception&) {
-    lying("a reconstruction that is not JSON");
+    detail::cas_lied("a reconstruction that is not JSON");
   }
   if (!answer.is_object() || !answer.contains("terms") || !answer.at("terms").is_array()) {
-    lying("a reconstruction without terms");
+    detail::cas_lied("a reconstruction without terms");
   }
   if (answer.value("offset_into_first_range", json(0)) != json(0)) {
-    lying("a reconstruction that starts inside its first term");
+    detail::cas_lied("a reconstruction that starts inside its first term");
   }
   ReconstructionPlan plan;
   plan.fetches = parse_fetches(answer);
   plan.multi_range = answer.contains("xorbs");
   const auto& terms = answer.at("terms");
   if (terms.size() > k_max_terms) {
-    lying("a reconstruction with too many terms");
+    detail::cas_lied("a reconstruction with too many terms");
   }
   std::uint64_t total = 0;
   for (const auto& item : terms) {
@@ -141,7 +137,7 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
     term.chunk_start = static_cast<std::uint32_t>(number_field(range, "start"));
     term.chunk_end = static_cast<std::uint32_t>(number_field(range, "end"));
     if (term.chunk_start >= term.chunk_end || term.unpacked_length > max_xorb_bytes) {
-      lying("a reconstruction term with an impossible chunk range");
+      detail::cas_lied("a reconstruction term with an impossible chunk range");
     }
     std::size_t found = 0;
     while (found < plan.fetches.size()) {
@@ -152,15 +148,15 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
       ++found;
     }
     if (found == plan.fetches.size()) {
-      lying("a reconstruction term without a range to fetch it from");
+      detail::cas_lied("a reconstruction term without a range to fetch it from");
     }
     term.fetch = found;
     total += term.unpacked_length;
     plan.terms.push_back(term);
   }
   if (total != expected_size) {
-    lying("a reconstruction whose terms add up to " + std::to_string(total) + " bytes, not the "
-          + std::to_string(expected_size) + " of the file");
+    detail::cas_lied("a reconstruction whose terms add up to " + std::to_string(total) + " bytes, not the "
+                     + std::to_string(expected_size) + " of the file");
   }
   return plan;
 }
@@ -173,13 +169,13 @@ void decode_term(std::string_view fetched, const XorbFetch& fetch, const Reconst
   try {
     layout = read_xorb_layout(bytes);
   } catch (const FormatError& error) {
-    lying(std::string("a xorb range that does not parse: ") + error.what());
+    detail::cas_lied(std::string("a xorb range that does not parse: ") + error.what());
   }
   const auto first = term.chunk_start - fetch.chunk_start;
   const auto count = term.chunk_end - term.chunk_start;
   if (layout.chunks.size() < first + count) {
-    lying("a xorb range with " + std::to_string(layout.chunks.size()) + " chunks, short of the "
-          + std::to_string(first + count) + " asked for");
+    detail::cas_lied("a xorb range with " + std::to_string(layout.chunks.size()) + " chunks, short of the "
+                     + std::to_string(first + count) + " asked for");
   }
   std::uint64_t size = 0;
   DecodedChunk chunk;
@@ -187,7 +183,7 @@ void decode_term(std::string_view fetched, const XorbFetch& fetch, const Reconst
     try {
       chunk.data = xorb_chunk_data(bytes, layout.chunks[i]);
     } catch (const FormatError& error) {
-      lying(std::string("a xorb chunk that does not decode: ") + error.what());
+      detail::cas_lied(std::string("a xorb chunk that does not decode: ") + error.what());
     }
     chunk.hash = chunk_hash(chunk.data);
     size += chunk.data.size();
@@ -197,7 +193,8 @@ void decode_term(std::string_view fetched, const XorbFetch& fetch, const Reconst
     each(chunk);
   }
   if (size != term.unpacked_length) {
-    lying("a term of " + std::to_string(size) + " bytes where it announced " + std::to_string(term.unpacked_length));
+    detail::cas_lied("a term of " + std::to_string(size) + " bytes where it announced "
+                     + std::to_string(term.unpacked_length));
   }
 }
 
@@ -218,7 +215,7 @@ std::string CasClient::current_token(bool force_refresh)
   if (m_refresh && (force_refresh || m_token.expires <= now + k_token_margin_s)) {
     auto fresh = m_refresh();
     if (fresh.cas_url != m_token.cas_url) {
-      throw RemoteError("the Hub moved the Xet CAS in the middle of a transfer", k_retry_hint);
+      throw RemoteError("the Hub moved the Xet CAS in the middle of a transfer", detail::k_cas_retry_hint);
     }
     m_token = std::move(fresh);
   }
@@ -284,15 +281,16 @@ std::string CasClient::fetch_range(const XorbFetch& fetch)
   request.body_limit = max_xorb_input_bytes;
   auto response = send(std::move(request), false); // a signed URL: no token
   if (!response.ok()) {
-    throw RemoteError("the Xet CAS refused a xorb range (HTTP " + std::to_string(response.status) + ")", k_retry_hint);
+    throw RemoteError("the Xet CAS refused a xorb range (HTTP " + std::to_string(response.status) + ")",
+                      detail::k_cas_retry_hint);
   }
   const auto wanted = fetch.byte_end - fetch.byte_start + 1;
   if (response.status != 206 && !(response.status == 200 && fetch.byte_start == 0)) {
-    lying("a xorb range request with the whole xorb");
+    detail::cas_lied("a xorb range request with the whole xorb");
   }
   if (response.body.size() != wanted) {
-    lying("a xorb range of " + std::to_string(response.body.size()) + " bytes, not the " + std::to_string(wanted)
-          + " asked for");
+    detail::cas_lied("a xorb range of " + std::to_string(response.body.size()) + " bytes, not the "
+                     + std::to_string(wanted) + " asked for");
   }
   return std::move(response.body);
 }
@@ -339,7 +337,7 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused the reconstruction of " + file_hash.hex() + " (HTTP "
                         + std::to_string(response.status) + ")",
-                      k_retry_hint);
+                      detail::k_cas_retry_hint);
   }
   const auto plan = parse_reconstruction(response.body, size);
   // How many later terms still need each range: a range is dropped once none does, and
@@ -400,7 +398,7 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
     }
   }
   if (xet::file_hash(nodes) != file_hash) {
-    lying("chunks that do not hash to the file " + file_hash.hex());
+    detail::cas_lied("chunks that do not hash to the file " + file_hash.hex());
   }
 }
 
@@ -414,7 +412,7 @@ void CasClient::upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> by
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused xorb " + hash.hex() + " (HTTP " + std::to_string(response.status) + ")",
-                      k_retry_hint);
+                      detail::k_cas_retry_hint);
   }
 }
 
@@ -426,7 +424,8 @@ void CasClient::upload_shard(const std::vector<std::uint8_t>& bytes)
   request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
-    throw RemoteError("the Xet CAS refused the shard (HTTP " + std::to_string(response.status) + ")", k_retry_hint);
+    throw RemoteError("the Xet CAS refused the shard (HTTP " + std::to_string(response.status) + ")",
+                      detail::k_cas_retry_hint);
   }
 }
 

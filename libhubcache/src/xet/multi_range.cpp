@@ -2,6 +2,7 @@
 // ranges of one xorb into one URL; they are asked for in one request and come back as a
 // multipart/byteranges answer, each part checked to be exactly the bytes asked for.
 
+#include "cas_answer.hpp"
 #include "hubcache/xet/cas_client.hpp"
 #include "hubcache/xet/xorb.hpp"
 
@@ -9,20 +10,15 @@ namespace hubcache::xet {
 
 namespace {
 
-[[noreturn]] void lying(const std::string& what)
-{
-  throw IntegrityError("the Xet CAS answered " + what, "retry later; nothing was installed");
-}
-
 // The boundary parameter of a multipart/byteranges content type.
 std::string boundary_of(std::string_view content_type)
 {
   if (content_type.find("multipart/byteranges") == std::string_view::npos) {
-    lying("a multi-range request with something else than multipart/byteranges");
+    detail::cas_lied("a multi-range request with something else than multipart/byteranges");
   }
   const auto at = content_type.find("boundary=");
   if (at == std::string_view::npos) {
-    lying("a multipart answer without a boundary");
+    detail::cas_lied("a multipart answer without a boundary");
   }
   auto boundary = content_type.substr(at + 9);
   boundary = boundary.substr(0, boundary.find(';'));
@@ -30,7 +26,7 @@ std::string boundary_of(std::string_view content_type)
     boundary = boundary.substr(1, boundary.size() - 2);
   }
   if (boundary.empty() || boundary.size() > 200) {
-    lying("a multipart answer with an unusable boundary");
+    detail::cas_lied("a multipart answer with an unusable boundary");
   }
   return std::string(boundary);
 }
@@ -50,12 +46,12 @@ std::vector<std::string> split_byteranges(std::string_view body, std::string_vie
   std::size_t at = body.find(delimiter);
   for (const auto* fetch : fetches) {
     if (at == std::string_view::npos) {
-      lying("a multipart answer with " + std::to_string(parts.size()) + " parts, not the "
-            + std::to_string(fetches.size()) + " ranges asked for");
+      detail::cas_lied("a multipart answer with " + std::to_string(parts.size()) + " parts, not the "
+                       + std::to_string(fetches.size()) + " ranges asked for");
     }
     const auto headers_end = body.find("\r\n\r\n", at);
     if (headers_end == std::string_view::npos) {
-      lying("a multipart part without headers");
+      detail::cas_lied("a multipart part without headers");
     }
     const auto headers = body.substr(at, headers_end - at);
     // The part says which bytes it holds; they must be the range asked for, in order.
@@ -65,12 +61,12 @@ std::vector<std::string> split_byteranges(std::string_view body, std::string_vie
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     if (lowered.find("content-range: " + wanted) == std::string::npos) {
-      lying("a multipart part for other bytes than the range " + range_text(*fetch) + " asked for");
+      detail::cas_lied("a multipart part for other bytes than the range " + range_text(*fetch) + " asked for");
     }
     const auto length = fetch->byte_end - fetch->byte_start + 1;
     const auto data = headers_end + 4;
     if (body.size() < data + length || body.substr(data + length, 2 + delimiter.size()) != "\r\n" + delimiter) {
-      lying("a xorb range shorter or longer than the " + std::to_string(length) + " bytes asked for");
+      detail::cas_lied("a xorb range shorter or longer than the " + std::to_string(length) + " bytes asked for");
     }
     parts.emplace_back(body.substr(data, length));
     at = data + length + 2;
@@ -99,7 +95,7 @@ std::vector<std::string> CasClient::fetch_ranges(const std::vector<const XorbFet
                       "retry later; nothing was installed");
   }
   if (response.status != 206) {
-    lying("a multi-range request with the whole xorb");
+    detail::cas_lied("a multi-range request with the whole xorb");
   }
   return split_byteranges(response.body, response.headers.get("content-type").value_or(""), fetches);
 }

@@ -42,6 +42,8 @@ using IniFile = std::map<std::string, Section, std::less<>>;
 // `#`/`;` comments); empty when the file does not exist. Bounded in size.
 IniFile read_ini(const std::filesystem::path& file);
 IniFile parse_ini(std::string_view text);
+// A section's value for KEY; nullopt when it is missing or empty (botocore treats both alike).
+std::optional<std::string> setting(const Section& section, std::string_view key);
 
 // The shared config and credentials files, read once: profiles (a profile's settings are
 // its config-file section with its credentials-file section over it, as botocore merges

@@ -30,4 +30,18 @@ std::string quote_argument(std::string_view argument);
 // "3s" when whole), "12s", "3m 05s", "1h 02m".
 std::string human_duration(double seconds);
 
+// "a, b, c": the words of any range of strings, with `separator` between them.
+template <typename Words>
+std::string join(const Words& words, std::string_view separator)
+{
+  std::string joined;
+  for (const auto& word : words) {
+    if (!joined.empty()) {
+      joined += separator;
+    }
+    joined += word;
+  }
+  return joined;
+}
+
 } // namespace hubcache::util
