@@ -15,6 +15,8 @@
 
 using namespace addjobs;
 
+namespace addjobs_add_job_test {
+
 namespace {
 
 Configuration sample_configuration()
@@ -329,3 +331,5 @@ TEST_CASE("add: preconditions come from the repo: it must exist and take new fil
   hubcache::util::write_file_atomically(dir / "repo/.neuron-cache/staging", "");
   CHECK_THROWS_AS(check_preconditions(repo), hubcache::WriteAccessDenied);
 }
+
+} // namespace addjobs_add_job_test

@@ -10,6 +10,8 @@
 
 using namespace addjobs;
 
+namespace addjobs_add_manifest_test {
+
 namespace {
 
 Manifest parse(const std::string& text)
@@ -233,3 +235,5 @@ TEST_CASE("manifest: hostile YAML is refused with one line: deep nesting, size, 
   REQUIRE(::mkfifo((dir / "fifo.yaml").c_str(), 0600) == 0);
   CHECK_THROWS_WITH_AS(parse_manifest(dir / "fifo.yaml"), doctest::Contains("not a regular file"), hubcache::Error);
 }
+
+} // namespace addjobs_add_manifest_test

@@ -18,6 +18,8 @@ using namespace hubcache;
 using test_support::FakeServer;
 using test_support::message_of;
 
+namespace aws_s3_client_test {
+
 namespace {
 
 constexpr const char* k_secret = "unit-secret-access-key-never-printed";
@@ -272,3 +274,5 @@ TEST_CASE("a single-PUT upload stores its sha256 with the object")
   std::lock_guard lock(mutex);
   CHECK(stored == sha256);
 }
+
+} // namespace aws_s3_client_test

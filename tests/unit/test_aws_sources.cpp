@@ -17,6 +17,8 @@ using hubcache::util::Environment;
 
 TEST_SUITE_BEGIN("hubcache::aws sources");
 
+namespace aws_sources_test {
+
 namespace {
 
 std::string error_of(const std::function<void()>& call)
@@ -283,3 +285,5 @@ TEST_CASE("--no-sign-request: the S3 config does not sign")
 }
 
 TEST_SUITE_END();
+
+} // namespace aws_sources_test

@@ -5,6 +5,8 @@
 
 using namespace neuron_cache;
 
+namespace cli_cli_test {
+
 namespace {
 
 const hubcache::util::Environment k_empty_env = hubcache::util::Environment::from_map({});
@@ -157,3 +159,5 @@ TEST_CASE("cli: the exit-status table matches the exit-code constants")
   CHECK(statuses[2].code == std::to_string(k_exit_usage));
   CHECK(statuses[3].code == std::to_string(k_exit_not_found));
 }
+
+} // namespace cli_cli_test

@@ -8,6 +8,8 @@
 using namespace neuron_cache;
 namespace storage = hubcache::storage;
 
+namespace cli_errors_test {
+
 namespace {
 
 RunContext context_with_repo(const std::string& spec, storage::RepoSource source, const std::string& origin)
@@ -96,3 +98,5 @@ TEST_CASE("errors: write access, existing repos, config files and the rest")
   CHECK(usage.hint == "see 'neuron-cache synchronize --help'");
   CHECK(describe_error(std::runtime_error("odd"), context).exit_code == k_exit_error);
 }
+
+} // namespace cli_errors_test

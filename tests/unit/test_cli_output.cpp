@@ -14,6 +14,8 @@
 
 using namespace neuron_cache;
 
+namespace cli_output_test {
+
 namespace {
 
 struct Captured {
@@ -279,3 +281,5 @@ TEST_CASE("output: a table wider than the terminal is cut in its widest columns'
   CHECK(fit_end("abcdefghij", 7) == "abcd...");
   CHECK(wrap_lines("short\n  a line that is far too long", 12) == "short\n  a line\n  that is\n  far too\n  long");
 }
+
+} // namespace cli_output_test

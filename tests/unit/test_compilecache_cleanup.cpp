@@ -17,6 +17,8 @@ using namespace hubcache;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_cleanup_test {
+
 namespace {
 
 const std::string k_new = "neuronxcc-2.21.33363.0+82129205";
@@ -24,11 +26,7 @@ const std::string k_mid = "neuronxcc-2.20.0.0+aaaaaaaa";
 const std::string k_old = "neuronxcc-2.15.128.0+56dc5a86";
 constexpr std::int64_t k_day = 86400;
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 std::string module_path(const std::string& version, const std::string& key)
 {
@@ -403,3 +401,5 @@ TEST_CASE("leftovers of dead processes are swept, live ones kept")
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_cleanup_test

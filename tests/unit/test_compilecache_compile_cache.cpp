@@ -16,16 +16,14 @@ using namespace hubcache::util;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_compile_cache_test {
+
 namespace {
 
 const std::string k_version = "neuronxcc-2.15.128.0+56dc5a86";
 const std::string k_json_flags = R"(["--model-type=transformer", "--auto-cast=none", "--execute-repetition=1"])";
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 // A generation C entry, complete, named after its flags.
 stdfs::path make_entry_c(const stdfs::path& root, const std::string& key, const std::string& flags = k_json_flags)
@@ -541,3 +539,5 @@ TEST_CASE("NEURON_CC_FLAGS: one splitter for every reader, an unterminated quote
   auto env = Environment::from_map({{"NEURON_CC_FLAGS", "--cache_dir='/tmp/x"}});
   CHECK_THROWS_AS(cc::resolve_cache_root(std::nullopt, env), InvalidArgument);
 }
+
+} // namespace compilecache_compile_cache_test

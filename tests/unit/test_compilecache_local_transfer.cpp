@@ -19,13 +19,11 @@ using namespace hubcache::storage;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_local_transfer_test {
+
 namespace {
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 // One complete module entry of the cache at `root`.
 void make_entry(const stdfs::path& root, const std::string& key)
@@ -216,3 +214,5 @@ TEST_CASE("pull_into: a pull that waited for another plans again, against what t
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_local_transfer_test

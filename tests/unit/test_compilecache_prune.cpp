@@ -11,6 +11,8 @@
 using namespace hubcache;
 namespace cc = hubcache::compilecache;
 
+namespace compilecache_prune_test {
+
 namespace {
 
 const std::string k_new = "neuronxcc-2.21.33363.0+82129205";
@@ -109,3 +111,5 @@ TEST_CASE("apply_prune deletes the plan's folders in one commit, and not on a re
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_prune_test

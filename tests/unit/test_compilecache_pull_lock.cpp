@@ -17,6 +17,8 @@
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_pull_lock_test {
+
 namespace {
 
 // What a waiter reads when it opens the lock; nullopt when there was no lock file to open.
@@ -156,3 +158,5 @@ TEST_CASE("a lock taken after a long wait is fresh, not stale to other hosts")
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_pull_lock_test

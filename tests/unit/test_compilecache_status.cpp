@@ -10,16 +10,14 @@ using namespace hubcache;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_status_test {
+
 namespace {
 
 const std::string k_new = "neuronxcc-2.21.33363.0+82129205";
 const std::string k_old = "neuronxcc-2.15.128.0+56dc5a86";
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 stdfs::path module(const stdfs::path& root, const std::string& version, const std::string& key)
 {
@@ -111,3 +109,5 @@ TEST_CASE("entries in the repo: every file with the same size")
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_status_test

@@ -20,6 +20,8 @@ using namespace hubcache::storage;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_store_copy_test {
+
 namespace {
 
 const std::string k_version = "neuronxcc-2.21.33363.0+82129205";
@@ -386,3 +388,5 @@ TEST_CASE("an interrupt the target's commit stops at publishes nothing of that b
   CHECK_FALSE(stores.target.file_exists(module_path("2") + "/model.done"));
   CHECK(stdfs::is_empty(stores.options.scratch_parent));
 }
+
+} // namespace compilecache_store_copy_test

@@ -19,15 +19,13 @@ using namespace hubcache::storage;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_sync_test {
+
 namespace {
 
 const std::string k_version = "neuronxcc-2.21.33363.0+82129205";
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 std::string make_entry(const stdfs::path& root, const std::string& key, const std::string& neff = "neff",
                        const std::string& version = k_version)
@@ -733,3 +731,5 @@ TEST_CASE("pull plan: listed sizes that would wrap their sum cannot slip under a
   REQUIRE(plan.installs.size() == 2);
   CHECK(plan.bytes_planned == UINT64_MAX);
 }
+
+} // namespace compilecache_sync_test

@@ -13,16 +13,14 @@ using namespace hubcache;
 namespace cc = hubcache::compilecache;
 namespace stdfs = std::filesystem;
 
+namespace compilecache_usage_test {
+
 namespace {
 
 const std::string k_entry = "neuronxcc-2.21.33363.0+82129205/MODULE_1+d41d8cd9";
 const std::string k_other = "neuronxcc-2.21.33363.0+82129205/MODULE_2+d41d8cd9";
 
-void write(const stdfs::path& path, std::string_view content)
-{
-  stdfs::create_directories(path.parent_path());
-  util::write_file_atomically(path, content);
-}
+using test_support::write;
 
 void set_times(const stdfs::path& path, std::int64_t atime, std::int64_t mtime)
 {
@@ -184,3 +182,5 @@ TEST_CASE("iso times")
 }
 
 TEST_SUITE_END();
+
+} // namespace compilecache_usage_test

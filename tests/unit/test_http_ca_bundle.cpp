@@ -7,6 +7,8 @@
 
 using hubcache::http::choose_ca_bundle;
 
+namespace http_ca_bundle_test {
+
 namespace {
 
 struct Host {
@@ -49,3 +51,5 @@ TEST_CASE("the CA bundle: a variable names it, else the distribution's own place
 }
 
 TEST_SUITE_END();
+
+} // namespace http_ca_bundle_test

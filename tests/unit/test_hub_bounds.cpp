@@ -15,6 +15,8 @@ using nlohmann::json;
 using test_support::FakeServer;
 using test_support::message_of;
 
+namespace hub_bounds_test {
+
 namespace {
 
 constexpr const char* k_token = "hf_unit_secret_token_0042";
@@ -123,3 +125,5 @@ TEST_CASE("a request id that echoes the token is shown without it")
   CHECK(message.find("request id") != std::string::npos);
   CHECK(message.find(k_token) == std::string::npos);
 }
+
+} // namespace hub_bounds_test

@@ -22,6 +22,8 @@ using namespace hubcache::hub;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
+namespace hub_protocol_test {
+
 namespace {
 
 http::Response response_with(long status, std::vector<std::pair<std::string, std::string>> headers,
@@ -442,3 +444,5 @@ TEST_CASE("a file read whole is bounded: StringDownloadTarget refuses to grow pa
   target.restart();
   CHECK_NOTHROW(target.write("abc"));
 }
+
+} // namespace hub_protocol_test

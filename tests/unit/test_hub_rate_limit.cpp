@@ -4,6 +4,8 @@
 
 using namespace hubcache::http;
 
+namespace hub_rate_limit_test {
+
 namespace {
 Headers quota_headers(const std::string& limit, const std::string& policy)
 {
@@ -112,3 +114,5 @@ TEST_CASE("a late answer from the window before does not end the window the pace
   pacer.settle("http://h", "resolvers", quota_headers("\"resolvers\";r=0;t=1", policy), next.window);
   CHECK(pacer.acquire("http://h", "resolvers").waited.count() >= 900);
 }
+
+} // namespace hub_rate_limit_test

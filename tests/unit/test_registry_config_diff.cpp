@@ -11,6 +11,8 @@
 #include <registry/layout.hpp>
 #include <registry/lookup.hpp>
 
+namespace registry_config_diff_test {
+
 namespace {
 
 const nlohmann::json& vectors()
@@ -289,3 +291,5 @@ TEST_CASE("config diff: the class rules follow transformers 4.57")
   auto huge = registry::diff_dict({{"model_type", "qwen3"}, {"num_hidden_layers", 1LL << 40}});
   CHECK(huge.config["layer_types"].size() == 100000);
 }
+
+} // namespace registry_config_diff_test

@@ -7,6 +7,8 @@
 #include <registry/graphs.hpp>
 #include <registry/lookup.hpp>
 
+namespace registry_graphs_test {
+
 namespace {
 
 using registry_test::Seeded;
@@ -56,3 +58,5 @@ TEST_CASE("graphs: entries naming no graphs, or a record naming none the repo ho
   malformed.add({{k_dir + "/MODULE_a/model.neff", "a"}, {k_entry, "{}"}, {k_record, "not json"}});
   CHECK(graphs_of(malformed).unattributed_dirs == std::set<std::string>{k_dir});
 }
+
+} // namespace registry_graphs_test

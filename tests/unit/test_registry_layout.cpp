@@ -7,6 +7,8 @@
 using registry::parse_registry_path;
 using registry::RegistryPathKind;
 
+namespace registry_layout_test {
+
 namespace {
 const std::string k_digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 }
@@ -137,3 +139,5 @@ TEST_CASE("registry: compiler version filters accept the version without its +ha
   CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0+82129205", "2.21.3"));
   CHECK_FALSE(registry::compiler_version_matches("2.21.33363.0", "2.21.33363.0+82129205"));
 }
+
+} // namespace registry_layout_test

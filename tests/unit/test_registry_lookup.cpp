@@ -12,6 +12,8 @@
 
 #include <atomic>
 
+namespace registry_lookup_test {
+
 namespace {
 
 using registry_test::Seeded;
@@ -334,3 +336,5 @@ TEST_CASE("registry: 0.0.21 - 0.1.x roots match on the keys both configs hold")
   loaded.location.registry_version = "0.2.0";
   CHECK_FALSE(registry::match_entry(loaded, lookup));
 }
+
+} // namespace registry_lookup_test

@@ -11,6 +11,8 @@
 #include <registry/layout.hpp>
 #include <registry/optimum_view.hpp>
 
+namespace registry_optimum_view_test {
+
 namespace {
 
 using registry_test::Seeded;
@@ -250,3 +252,5 @@ TEST_CASE("lookup: --registry-version keeps one optimum-neuron version's entries
   filters.registry_version = "0.4.4";
   CHECK_FALSE(registry::passes_filters(loaded, filters));
 }
+
+} // namespace registry_optimum_view_test

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <limits>
 
+namespace registry_serialization_test {
+
 namespace {
 
 const nlohmann::json& vectors()
@@ -149,3 +151,5 @@ TEST_CASE("registry: a pipeline component named like an entry key is refused, no
   auto entry = registry::make_multi_model_entry("org/pipeline", components);
   CHECK(registry::CacheEntry::deserialize(entry.serialize(), "entry").serialize() == entry.serialize());
 }
+
+} // namespace registry_serialization_test

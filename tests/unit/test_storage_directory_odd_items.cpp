@@ -23,6 +23,8 @@ using namespace hubcache;
 using namespace hubcache::storage;
 namespace stdfs = std::filesystem;
 
+namespace storage_directory_odd_items_test {
+
 namespace {
 
 const std::string k_entry = "neuronxcc-2.0/MODULE_1+d41d8cd9";
@@ -370,3 +372,5 @@ TEST_CASE("create adopts a compile cache with a lost+found and odd items, and sa
 }
 
 TEST_SUITE_END();
+
+} // namespace storage_directory_odd_items_test

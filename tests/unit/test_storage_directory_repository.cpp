@@ -23,6 +23,8 @@ using namespace hubcache;
 using namespace hubcache::util;
 using namespace hubcache::storage;
 
+namespace storage_directory_repository_test {
+
 namespace {
 
 CommitRequest add_bytes(std::vector<std::pair<std::string, std::string>> files, std::string message = "test")
@@ -626,3 +628,5 @@ TEST_CASE("a reader during commits never sees a partial entry")
 }
 
 TEST_SUITE_END();
+
+} // namespace storage_directory_repository_test

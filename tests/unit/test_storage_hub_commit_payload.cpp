@@ -17,6 +17,8 @@ using nlohmann::json;
 using test_support::FakeServer;
 namespace stdfs = std::filesystem;
 
+namespace storage_hub_commit_payload_test {
+
 namespace {
 
 // TMPDIR pointed at a fresh directory while the test runs.
@@ -92,3 +94,5 @@ TEST_CASE("a Hub commit's payload has no name in TMPDIR while it is sent")
   CHECK(payload.find("neuronxcc-2.0/MODULE_1/flags.json") != std::string::npos);
   CHECK(stdfs::is_empty(tmpdir.path()));
 }
+
+} // namespace storage_hub_commit_payload_test

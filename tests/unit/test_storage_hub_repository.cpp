@@ -32,6 +32,8 @@ using namespace hubcache::storage;
 using nlohmann::json;
 namespace stdfs = std::filesystem;
 
+namespace storage_hub_repository_test {
+
 namespace {
 
 constexpr const char* k_alice = "hf_alice_write_token_0001";
@@ -781,3 +783,5 @@ TEST_CASE("Hub pull: a file rewritten after the listing is refused against the t
   REQUIRE(known);
   CHECK(known->sha256 == hex_digest(HashAlgorithm::sha256, util::read_file(neff)));
 }
+
+} // namespace storage_hub_repository_test

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 
 namespace test_support {
@@ -41,6 +42,13 @@ private:
 inline std::string temp_owner_of(pid_t pid)
 {
   return hubcache::util::host_name() + "." + std::to_string(pid) + "." + hubcache::util::this_node() + "-0-";
+}
+
+// Writes `content` to `path`, creating its folders.
+inline void write(const std::filesystem::path& path, std::string_view content)
+{
+  std::filesystem::create_directories(path.parent_path());
+  hubcache::util::write_file_atomically(path, content);
 }
 
 // The message and hint of the ErrorType that `function` throws; fails the test if none.

@@ -14,6 +14,8 @@
 using namespace hubcache;
 using namespace hubcache::util;
 
+namespace util_process_test {
+
 namespace {
 
 ProcessSpec shell(std::string script)
@@ -223,3 +225,5 @@ TEST_CASE("process: several processes can run at once from different threads")
   }
   CHECK(codes == std::vector<int>{0, 1, 2, 3});
 }
+
+} // namespace util_process_test

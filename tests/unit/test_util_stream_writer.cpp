@@ -14,6 +14,8 @@
 using namespace hubcache;
 using hubcache::util::StreamWriter;
 
+namespace util_stream_writer_test {
+
 namespace {
 
 std::string random_bytes(std::size_t size, unsigned seed)
@@ -177,3 +179,5 @@ TEST_CASE("AtomicFile::stream publishes the whole stream on commit")
 }
 
 TEST_SUITE_END();
+
+} // namespace util_stream_writer_test

@@ -18,6 +18,8 @@ using namespace hubcache::xet;
 
 TEST_SUITE_BEGIN("hubcache::xet::cas_client");
 
+namespace xet_cas_client_test {
+
 namespace {
 
 // A packed upload of `files`, kept in memory: its xorbs by hash and its parsed shard.
@@ -335,3 +337,5 @@ TEST_CASE("an upload cuts xorbs of at most upload_xorb_bytes, each handed over o
   }
   CHECK(shard.xorbs[0].unpacked_size + shard.xorbs[1].unpacked_size == data.size());
 }
+
+} // namespace xet_cas_client_test

@@ -12,6 +12,8 @@ using namespace hubcache::xet;
 
 TEST_SUITE_BEGIN("hubcache::xet::chunker");
 
+namespace xet_chunker_test {
+
 namespace {
 
 std::vector<std::size_t> boundaries_of(const std::vector<Chunk>& chunks)
@@ -272,3 +274,5 @@ TEST_CASE("a chunker starts over after finish()")
 }
 
 TEST_SUITE_END();
+
+} // namespace xet_chunker_test

@@ -11,6 +11,8 @@ using xet_test::hash_of;
 
 TEST_SUITE_BEGIN("hubcache::xet::merkle");
 
+namespace xet_merkle_test {
+
 namespace {
 
 std::vector<HashedNode> nodes_of(const std::vector<Chunk>& chunks)
@@ -110,3 +112,5 @@ TEST_CASE("a file hash over many chunks builds several levels")
 }
 
 TEST_SUITE_END();
+
+} // namespace xet_merkle_test

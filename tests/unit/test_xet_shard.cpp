@@ -15,6 +15,8 @@ using xet_test::hash_of;
 
 TEST_SUITE_BEGIN("hubcache::xet::shard");
 
+namespace xet_shard_test {
+
 namespace {
 
 std::vector<std::uint8_t> read_bytes(const std::string& relative)
@@ -250,3 +252,5 @@ TEST_CASE("hostile shards: clear FormatError, never a read past the buffer")
 }
 
 TEST_SUITE_END();
+
+} // namespace xet_shard_test

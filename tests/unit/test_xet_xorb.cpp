@@ -14,6 +14,8 @@ using namespace hubcache::xet;
 
 TEST_SUITE_BEGIN("hubcache::xet::xorb");
 
+namespace xet_xorb_test {
+
 namespace {
 
 // 4-byte records of three random bytes and a fourth that stays the same for 64 records,
@@ -270,3 +272,5 @@ TEST_CASE("xorb_chunk_data refuses a chunk outside the buffer")
 }
 
 TEST_SUITE_END();
+
+} // namespace xet_xorb_test
