@@ -110,22 +110,30 @@ ifneq ($(SANITIZE),)
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps deps-fuzz
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) $(if $(filter address$(COMMA)undefined,$(SANITIZE)),-DNEURON_CACHE_FUZZ=ON)
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_UNITY_BUILD=$(UNITY) \
+	  $(if $(filter address$(COMMA)undefined,$(SANITIZE)),-DNEURON_CACHE_FUZZ=ON)
 else
 # `make install` and the release packages configure without the tests (BUILD_TESTS=OFF, so
 # they need the build dependencies only); `make build`, `test` and `demo` turn them on.
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | deps-build
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DNEURON_CACHE_WERROR=$(WERROR) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=$(BUILD_TESTS) $(CMAKE_ARGS)
+	  -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=$(BUILD_TESTS) \
+	  -DNEURON_CACHE_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
 endif
 BUILD_TESTS ?= ON
 install install-debug dist wheel deb packages: BUILD_TESTS = OFF
 
-# A build dir configured for install (no tests) or another SANITIZE is turned over.
+# Unity batches (cmake/Unity.cmake): a clean build takes half the time; UNITY=OFF builds
+# file by file, for edit-compile loops.
+UNITY ?= ON
+
+# A build dir configured for install (no tests), another SANITIZE or another UNITY is turned over.
 WITH_TESTS = @grep -qx 'NEURON_CACHE_SANITIZE:STRING=$(SANITIZE)' $(BUILD_DIR)/CMakeCache.txt \
 	  && grep -qx 'NEURON_CACHE_BUILD_TESTS:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt \
-	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=ON $(BUILD_DIR)
+	  && grep -qx 'NEURON_CACHE_UNITY_BUILD:BOOL=$(UNITY)' $(BUILD_DIR)/CMakeCache.txt \
+	  || cmake -DNEURON_CACHE_SANITIZE=$(SANITIZE) -DNEURON_CACHE_BUILD_TESTS=ON \
+	       -DNEURON_CACHE_UNITY_BUILD=$(UNITY) $(BUILD_DIR)
 
 build: deps $(BUILD_DIR)/build.ninja
 	$(WITH_TESTS)
