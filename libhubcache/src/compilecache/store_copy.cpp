@@ -1,5 +1,7 @@
 #include "hubcache/compilecache/store_copy.hpp"
 
+#include "transfer_engine.hpp"
+
 #include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/checked.hpp"
@@ -9,7 +11,6 @@
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -296,7 +297,8 @@ public:
   CopyRun(storage::Repository& source, storage::Repository& target, CopyPlan& plan, const CopyOptions& options,
           const util::TransferCallback& progress, TransferReport& report, const stdfs::path& scratch)
     : m_source(source), m_target(target), m_copies(plan.copies), m_options(options), m_progress(progress),
-      m_report(report), m_scratch(scratch), m_state{0, plan.bytes_planned, 0, plan.files_planned}
+      m_report(report), m_scratch(scratch),
+      m_engine(engine_items(plan.copies)), m_state{0, plan.bytes_planned, 0, plan.files_planned}
   {}
 
   void run()
@@ -307,16 +309,15 @@ public:
     }
     std::size_t next = 0;
     std::size_t batch_number = 0;
-    while (next < m_copies.size() && !m_stopped && !stop_for_interrupt()) {
+    while (next < m_copies.size() && !m_engine.stopped() && !stop_for_interrupt()) {
       auto begin = next;
       next = batch_end(begin);
       auto stage = m_scratch / std::to_string(batch_number++);
-      std::vector<std::atomic<bool>> failed(next - begin);
-      download_batch(begin, next, stage, failed);
-      if (m_stopped || stop_for_interrupt()) {
+      download_batch(begin, next, stage);
+      if (m_engine.stopped() || stop_for_interrupt()) {
         break;
       }
-      commit_batch(begin, next, stage, failed);
+      commit_batch(begin, next, stage);
     }
   }
 
@@ -326,7 +327,7 @@ public:
   // After run(): everything not committed yet is left out, each entry reported once.
   void report_stopped()
   {
-    if (!m_stopped || m_interrupted_by != 0) {
+    if (!m_engine.stopped() || m_interrupted_by != 0) {
       return;
     }
     std::set<std::string> reported(m_report.transferred.begin(), m_report.transferred.end());
@@ -336,12 +337,21 @@ public:
     for (const auto& copy : m_copies) {
       const auto& path = copy.entry.path;
       if (reported.insert(path).second) {
-        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_stop_reason});
+        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_engine.stop_reason()});
       }
     }
   }
 
 private:
+  static std::vector<TransferEngine::Item> engine_items(std::vector<CopyItem>& copies)
+  {
+    std::vector<TransferEngine::Item> items;
+    for (auto& copy : copies) {
+      items.push_back({&copy.entry.path, &copy.to_copy});
+    }
+    return items;
+  }
+
   // True once an interrupt arrived: no further batch is downloaded or committed.
   bool stop_for_interrupt()
   {
@@ -377,63 +387,34 @@ private:
     return next;
   }
 
-  void download_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
-                      std::vector<std::atomic<bool>>& failed)
+  void download_batch(std::size_t begin, std::size_t end, const stdfs::path& stage)
   {
-    std::vector<std::pair<std::size_t, std::size_t>> tasks; // (copy, file)
-    for (auto i = begin; i < end; ++i) {
-      for (std::size_t f = 0; f < m_copies[i].to_copy.size(); ++f) {
-        tasks.emplace_back(i, f);
-      }
-    }
-    util::parallel_for(tasks.size(), std::max<std::size_t>(m_options.workers, 1), [&](std::size_t t) {
-      auto [index, file_index] = tasks[t];
-      if (m_stopped || failed[index - begin] || interrupting_signal() != 0) {
-        return;
-      }
-      auto& file = m_copies[index].to_copy[file_index];
-      std::uint64_t seen = 0;
-      auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
-        throw_if_interrupted(); // a big file stops part way: the batch is not committed
-        std::lock_guard lock(m_mutex);
-        m_downloaded += done > seen ? done - seen : 0;
-        seen = std::max(seen, done);
-        report_progress();
-      };
-      try {
-        auto destination = stage / file.path;
-        stdfs::create_directories(destination.parent_path());
-        // Staged without fsync: the scratch copy only has to outlive the commit.
-        // Checked against the listing; the records keep the digest of the bytes copied.
-        auto copied = m_source.download_listed(file, destination, on_bytes, false);
-        file.sha256 = std::move(copied.sha256);
-        file.git_blob_sha1 = std::move(copied.git_blob_sha1);
-      } catch (...) {
-        auto error = std::current_exception();
-        bool first = !failed[index - begin].exchange(true);
-        if (is_interruption(error)) {
-          return; // not an error of the entry: the run was asked to stop
-        }
-        std::lock_guard lock(m_mutex);
-        if (first) {
-          m_report.errors.push_back({m_copies[index].entry.path, SkipReason::error, message_of(error)});
-        }
-        if (stops_the_run(error) && !m_stopped.exchange(true)) {
-          m_stop_reason = message_of(error);
-        }
-      }
-    });
+    TransferEngine::Hooks hooks;
+    // Staged without fsync: the scratch copy only has to outlive the commit.
+    hooks.destination = [&](std::size_t, const storage::RepoFile& file) { return stage / file.path; };
+    hooks.on_bytes = [&](std::uint64_t bytes) {
+      std::lock_guard lock(m_mutex);
+      m_downloaded += bytes;
+      report_progress();
+    };
+    // Checked against the listing; the records keep the digest of the bytes copied.
+    hooks.on_landed = [](std::size_t, storage::RepoFile& file, util::FileDigests copied, std::uint64_t) {
+      file.sha256 = std::move(copied.sha256);
+      file.git_blob_sha1 = std::move(copied.git_blob_sha1);
+    };
+    m_engine.download(m_source, begin, end, m_options.workers, hooks);
+    auto errors = m_engine.take_errors();
+    m_report.errors.insert(m_report.errors.end(), errors.begin(), errors.end());
   }
 
-  void commit_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
-                    const std::vector<std::atomic<bool>>& failed)
+  void commit_batch(std::size_t begin, std::size_t end, const stdfs::path& stage)
   {
     storage::CommitRequest request;
     request.message = m_options.commit_message;
     std::vector<std::size_t> landed;
     std::uint64_t landed_bytes = 0;
     for (auto i = begin; i < end; ++i) {
-      if (failed[i - begin]) {
+      if (m_engine.failed(i)) {
         continue;
       }
       landed.push_back(i);
@@ -516,12 +497,11 @@ private:
   const util::TransferCallback& m_progress;
   TransferReport& m_report;
   stdfs::path m_scratch;
-  std::mutex m_mutex; // guards the report, the progress state and the stop reason
+  TransferEngine m_engine;
+  std::mutex m_mutex; // guards the report and the progress state
   util::TransferProgress m_state;
   std::uint64_t m_downloaded = 0;
   std::uint64_t m_uploaded = 0;
-  std::atomic<bool> m_stopped{false};
-  std::string m_stop_reason;
   int m_interrupted_by = 0; // set by the thread that runs the batches
 };
 
