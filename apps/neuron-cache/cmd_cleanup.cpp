@@ -93,7 +93,7 @@ nlohmann::json skipped_json(const std::vector<cc::Skipped>& items)
 {
   auto data = nlohmann::json::array();
   for (const auto& item : items) {
-    data.push_back({{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", item.detail}});
+    data.push_back({{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", skip_detail(item)}});
   }
   return data;
 }
@@ -270,7 +270,7 @@ std::string cleanup_human(const cc::CleanupReport& report, const cc::CleanupPlan
   if (!report.kept.empty()) {
     human += "\nKept:";
     for (std::size_t i = 0; i < report.kept.size() && i < 20; ++i) {
-      human += "\n  " + report.kept[i].path + ": " + report.kept[i].detail;
+      human += "\n  " + report.kept[i].path + ": " + skip_detail(report.kept[i]);
     }
     if (report.kept.size() > 20) {
       human += "\n  ... and " + std::to_string(report.kept.size() - 20) + " more (see --json)";
@@ -362,7 +362,7 @@ int run_cleanup(Invocation& invocation)
   }
 
   for (const auto& error : report.errors) {
-    invocation.out().warning("not removed: " + error.path + ": " + error.detail);
+    invocation.out().warning("not removed: " + error.path + ": " + skip_detail(error));
   }
   std::string quiet;
   for (const auto& removal : report.removed) {

@@ -218,7 +218,7 @@ int print_pull(Invocation& invocation, const cc::CacheRoot& root, const hubcache
     return *stopped;
   }
   for (const auto& error : report.errors) {
-    invocation.out().warning("not installed: " + error.path + ": " + error.detail);
+    invocation.out().warning("not installed: " + error.path + ": " + skip_detail(error));
   }
   invocation.out().result(human, data, lines(options.dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
@@ -318,7 +318,7 @@ int print_copy(Invocation& invocation, const Transfer& transfer, const std::stri
   }
   human += transfer.summary_tail("copy");
   for (const auto& error : report.errors) {
-    invocation.out().warning("not copied: " + error.path + ": " + error.detail);
+    invocation.out().warning("not copied: " + error.path + ": " + skip_detail(error));
   }
   auto data = transfer.to_json();
   data["compiler_version"] = compiler_version ? nlohmann::json(*compiler_version) : nlohmann::json();

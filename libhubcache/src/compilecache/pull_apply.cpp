@@ -104,7 +104,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
   }
   if (install.fresh) {
     if (!util::rename_no_replace(stage, target)) {
-      return Skipped{entry.path, SkipReason::appeared_during_pull, "created locally while it was downloaded"};
+      return Skipped{entry.path, SkipReason::appeared_during_pull, {}};
     }
   } else {
     auto names = local_names(target);

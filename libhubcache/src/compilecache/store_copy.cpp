@@ -151,7 +151,7 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (!is_module) {
     // Registry and exported-model trees: the target's version of a file stays.
     for (const auto* file : differing) {
-      skipped_files.push_back({file->path, SkipReason::target_file_differs, "kept the target's version"});
+      skipped_files.push_back({file->path, SkipReason::target_file_differs, {}});
     }
     return decision;
   }
