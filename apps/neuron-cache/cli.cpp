@@ -250,28 +250,23 @@ const CommandSpec* find_command(const std::string& name)
   return nullptr;
 }
 
-Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args,
-                       const hubcache::util::Environment& env, RunContext* context)
-  : m_command(command), m_env(env), m_context(context)
-{
-  if (m_context == nullptr) {
-    m_own_context = std::make_unique<RunContext>();
-    m_context = m_own_context.get();
-  }
-  m_context->command = command.name;
-  auto separator = std::find(args.begin(), args.end(), "--");
-  if (separator != args.end()) {
-    m_trailing.assign(separator + 1, args.end());
-    args.erase(separator, args.end());
-  }
+namespace {
 
-  // Known before parsing, so that even a usage error is reported as JSON under --json.
+// Known before parsing, so that even a usage error is reported as JSON under --json.
+bool asks_for_json(const std::vector<std::string>& args)
+{
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json" || args[i] == "--format=json"
         || (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json")) {
-      m_context->format = Format::json;
+      return true;
     }
   }
+  return false;
+}
+
+// cxxopts over the command's options and the common ones; positionals under one key.
+std::unique_ptr<cxxopts::ParseResult> parse_args(const CommandSpec& command, std::vector<std::string>& args)
+{
   cxxopts::Options parser("neuron-cache " + command.name);
   auto adder = parser.add_options();
   for (const auto* option : options_of(command)) {
@@ -291,35 +286,36 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
     argv.push_back(arg.data());
   }
   try {
-    m_result = std::make_unique<cxxopts::ParseResult>(parser.parse(static_cast<int>(argv.size()), argv.data()));
+    return std::make_unique<cxxopts::ParseResult>(parser.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& error) {
     throw UsageError(usage_message(error, command));
   }
-  m_help = m_result->count("help") != 0U;
-  if (m_result->count(k_positional_key) != 0U) {
-    m_positionals = (*m_result)[k_positional_key].as<std::vector<std::string>>();
-  }
-  m_context->format = resolve_format(*m_result);
-  m_context->verbose = m_result->count("verbose") != 0U;
+}
+
+std::unique_ptr<Output> open_output(const RunContext& context, const hubcache::util::Environment& env)
+{
   auto terminal = Terminal::detect(env);
-  m_output = std::make_unique<Output>(m_context->format, m_context->verbose, terminal);
+  auto output = std::make_unique<Output>(context.format, context.verbose, terminal);
   if (terminal.invalid_interval) {
-    m_output->warning("NEURON_CACHE_PROGRESS_INTERVAL is not a number of seconds (got '"
-                      + hubcache::util::escape_control(*terminal.invalid_interval) + "'): progress lines every 30s");
+    output->warning("NEURON_CACHE_PROGRESS_INTERVAL is not a number of seconds (got '"
+                    + hubcache::util::escape_control(*terminal.invalid_interval) + "'): progress lines every 30s");
   }
   // As huggingface_hub: progress bars off for scripts that ask.
   if (env.get_flag("HF_HUB_DISABLE_PROGRESS_BARS")) {
-    m_output->disable_progress();
+    output->disable_progress();
   }
-  if (m_help) {
-    return;
-  }
+  return output;
+}
+
+// Each option given at most once (unless repeatable), a choice one of its own.
+void check_option_values(const CommandSpec& command, const cxxopts::ParseResult& result)
+{
   for (const auto* option : options_of(command)) {
-    if (option->kind != ValueKind::flag && !option->repeatable && m_result->count(option->long_name) > 1U) {
+    if (option->kind != ValueKind::flag && !option->repeatable && result.count(option->long_name) > 1U) {
       throw UsageError("--" + option->long_name + " was given more than once");
     }
-    if (option->kind == ValueKind::choice && m_result->count(option->long_name) != 0U) {
-      auto value = (*m_result)[option->long_name].as<std::vector<std::string>>().front();
+    if (option->kind == ValueKind::choice && result.count(option->long_name) != 0U) {
+      auto value = result[option->long_name].as<std::vector<std::string>>().front();
       if (std::find(option->choices.begin(), option->choices.end(), value) == option->choices.end()) {
         std::string allowed;
         for (const auto& choice : option->choices) {
@@ -329,23 +325,62 @@ Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args
       }
     }
   }
+}
+
+void check_positionals(const CommandSpec& command, const std::vector<std::string>& positionals,
+                       const std::vector<std::string>& trailing)
+{
   // A shell_command positional (add's COMMAND) is what follows `--`: trailing(), never a word before it.
   auto plain_count = static_cast<std::size_t>(
     std::count_if(command.positionals.begin(), command.positionals.end(),
                   [](const PositionalSpec& positional) { return positional.kind != ValueKind::shell_command; }));
-  if (m_positionals.size() > plain_count) {
-    throw UsageError("unexpected argument '" + m_positionals[plain_count] + "'");
+  if (positionals.size() > plain_count) {
+    throw UsageError("unexpected argument '" + positionals[plain_count] + "'");
   }
   for (std::size_t i = 0; i < command.positionals.size(); ++i) {
     const auto& positional = command.positionals[i];
     if (positional.kind == ValueKind::shell_command) {
-      if (positional.required && m_trailing.empty()) {
+      if (positional.required && trailing.empty()) {
         throw UsageError("missing " + positional.name + " after --");
       }
-    } else if (positional.required && i >= m_positionals.size()) {
+    } else if (positional.required && i >= positionals.size()) {
       throw UsageError("missing argument " + positional.name);
     }
   }
+}
+
+} // namespace
+
+Invocation::Invocation(const CommandSpec& command, std::vector<std::string> args,
+                       const hubcache::util::Environment& env, RunContext* context)
+  : m_command(command), m_env(env), m_context(context)
+{
+  if (m_context == nullptr) {
+    m_own_context = std::make_unique<RunContext>();
+    m_context = m_own_context.get();
+  }
+  m_context->command = command.name;
+  auto separator = std::find(args.begin(), args.end(), "--");
+  if (separator != args.end()) {
+    m_trailing.assign(separator + 1, args.end());
+    args.erase(separator, args.end());
+  }
+  if (asks_for_json(args)) {
+    m_context->format = Format::json;
+  }
+  m_result = parse_args(command, args);
+  m_help = m_result->count("help") != 0U;
+  if (m_result->count(k_positional_key) != 0U) {
+    m_positionals = (*m_result)[k_positional_key].as<std::vector<std::string>>();
+  }
+  m_context->format = resolve_format(*m_result);
+  m_context->verbose = m_result->count("verbose") != 0U;
+  m_output = open_output(*m_context, env);
+  if (m_help) {
+    return;
+  }
+  check_option_values(command, *m_result);
+  check_positionals(command, m_positionals, m_trailing);
   for (const auto& option : command.options) {
     if (option.kind == ValueKind::integer && m_result->count(option.long_name) != 0U) {
       integer(option.long_name);

@@ -93,7 +93,7 @@ nlohmann::json skipped_json(const std::vector<cc::Skipped>& items)
 {
   auto data = nlohmann::json::array();
   for (const auto& item : items) {
-    data.push_back({{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", item.detail}});
+    data.push_back({{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", skip_detail(item)}});
   }
   return data;
 }
@@ -270,7 +270,7 @@ std::string cleanup_human(const cc::CleanupReport& report, const cc::CleanupPlan
   if (!report.kept.empty()) {
     human += "\nKept:";
     for (std::size_t i = 0; i < report.kept.size() && i < 20; ++i) {
-      human += "\n  " + report.kept[i].path + ": " + report.kept[i].detail;
+      human += "\n  " + report.kept[i].path + ": " + skip_detail(report.kept[i]);
     }
     if (report.kept.size() > 20) {
       human += "\n  ... and " + std::to_string(report.kept.size() - 20) + " more (see --json)";
@@ -362,7 +362,7 @@ int run_cleanup(Invocation& invocation)
   }
 
   for (const auto& error : report.errors) {
-    invocation.out().warning("not removed: " + error.path + ": " + error.detail);
+    invocation.out().warning("not removed: " + error.path + ": " + skip_detail(error));
   }
   std::string quiet;
   for (const auto& removal : report.removed) {
@@ -377,26 +377,10 @@ int run_cleanup(Invocation& invocation)
   return report.errors.empty() ? k_exit_ok : k_exit_error;
 }
 
-} // namespace
-
-CommandSpec make_cleanup_command()
+// cleanup's options, in help order: what else to remove, then the repo, then the common ones.
+std::vector<OptionSpec> cleanup_options()
 {
-  CommandSpec command;
-  command.name = "cleanup";
-  command.summary =
-    "Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache.";
-  command.description =
-    "By default removes failed entries (model.log without model.neff: the compiler replays the failure\n"
-    "instead of compiling) and stale locks (no neuronx-cc process runs on this host), plus leftovers of\n"
-    "interrupted runs. Options add more; each entry is removed for the first reason that applies.\n"
-    "Safe on a cache in use: an entry with a lock a compiler may hold is never removed; whole entries\n"
-    "and whole version directories are renamed to a hidden trash name, checked for a new lock, then\n"
-    "deleted; symlinks are removed, never followed. Last use as in 'neuron-cache status'.\n"
-    "--evict applies the Neuron SDK's policy: above --cache_size=BYTES from NEURON_CC_FLAGS (default\n"
-    "100 GiB), least recently used entries first, but none used within --cache_ttl=DAYS (default 30).\n"
-    "AGE: a whole number and a unit s, m, h, d, w (30d, 12h). SIZE: bytes with an optional unit\n"
-    "K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 100G.";
-  command.options = {
+  std::vector<OptionSpec> options = {
     cache_dir_option(),
     {"",
      "all",
@@ -481,6 +465,29 @@ CommandSpec make_cleanup_command()
      {},
      {}},
   };
+  return options;
+}
+
+} // namespace
+
+CommandSpec make_cleanup_command()
+{
+  CommandSpec command;
+  command.name = "cleanup";
+  command.summary =
+    "Remove failed entries, stale locks and, on request, old or unused entries from the local compile cache.";
+  command.description =
+    "By default removes failed entries (model.log without model.neff: the compiler replays the failure\n"
+    "instead of compiling) and stale locks (no neuronx-cc process runs on this host), plus leftovers of\n"
+    "interrupted runs. Options add more; each entry is removed for the first reason that applies.\n"
+    "Safe on a cache in use: an entry with a lock a compiler may hold is never removed; whole entries\n"
+    "and whole version directories are renamed to a hidden trash name, checked for a new lock, then\n"
+    "deleted; symlinks are removed, never followed. Last use as in 'neuron-cache status'.\n"
+    "--evict applies the Neuron SDK's policy: above --cache_size=BYTES from NEURON_CC_FLAGS (default\n"
+    "100 GiB), least recently used entries first, but none used within --cache_ttl=DAYS (default 30).\n"
+    "AGE: a whole number and a unit s, m, h, d, w (30d, 12h). SIZE: bytes with an optional unit\n"
+    "K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 100G.";
+  command.options = cleanup_options();
   command.examples = {"neuron-cache cleanup --dry-run",
                       "neuron-cache cleanup --all --old-versions",
                       "neuron-cache cleanup --old-versions --keep-version 2.21 --keep-version 2.20",

@@ -251,29 +251,10 @@ int run_lookup(Invocation& invocation)
   return k_exit_ok;
 }
 
-} // namespace
-
-CommandSpec make_lookup_command()
+// lookup's options, in help order: the filters, how to answer, then the repo's.
+std::vector<OptionSpec> lookup_options()
 {
-  CommandSpec command;
-  command.name = "lookup";
-  command.summary = "Show the cached compiled configurations of a model (exit 3 when there are none).";
-  command.description =
-    "MODEL is a local model directory (config.json, or model_index.json for diffusers), a config.json\n"
-    "file, or a Hub model id. Every compiler and registry version in the repo is searched; only the\n"
-    "registry files that can match are read. Filters compare exactly (--compiler-version: the version\n"
-    "or a prefix ending at '.' or '+', e.g. 2.21); instance types inf2 and trn1n\n"
-    "count as trn1 on both sides, as optimum-neuron compiles them. Exit status: 0 when something\n"
-    "matches, 3 when nothing does, 1 on errors, 2 on usage errors.\n"
-    "\n"
-    "--optimum answers as optimum-cli neuron cache lookup (optimum-neuron main, 0.4.6.dev4) does, for\n"
-    "scripts that compare: the task from --task or the Hub (a local directory needs --task), the\n"
-    "first compiler dir starting with neuronxcc-2.21.33363.0 (-v picks another pin), registry\n"
-    "version 0.4.6.dev4 (--registry-version picks another), one arch digest, filters on raw values\n"
-    "(--num-cores compares tp_degree, --instance-type the stored target), its table, and exit 0 on\n"
-    "a miss; where optimum-cli fails, exit 1.";
-  command.positionals = {{"MODEL", ValueKind::model, "Model directory, config.json file or Hub model id.", true}};
-  command.options = {
+  std::vector<OptionSpec> options = {
     {"", "task", ValueKind::text, "TASK", "Only entries compiled for this task (e.g. text-generation).", {}, {}},
     {"", "batch-size", ValueKind::integer, "N", "Only entries with this batch size.", {}, {}},
     {"", "sequence-length", ValueKind::integer, "N", "Only entries with this sequence length.", {}, {}},
@@ -346,8 +327,34 @@ CommandSpec make_lookup_command()
     token_option(),
   };
   for (auto& option : aws_options()) {
-    command.options.push_back(std::move(option));
+    options.push_back(std::move(option));
   }
+  return options;
+}
+
+} // namespace
+
+CommandSpec make_lookup_command()
+{
+  CommandSpec command;
+  command.name = "lookup";
+  command.summary = "Show the cached compiled configurations of a model (exit 3 when there are none).";
+  command.description =
+    "MODEL is a local model directory (config.json, or model_index.json for diffusers), a config.json\n"
+    "file, or a Hub model id. Every compiler and registry version in the repo is searched; only the\n"
+    "registry files that can match are read. Filters compare exactly (--compiler-version: the version\n"
+    "or a prefix ending at '.' or '+', e.g. 2.21); instance types inf2 and trn1n\n"
+    "count as trn1 on both sides, as optimum-neuron compiles them. Exit status: 0 when something\n"
+    "matches, 3 when nothing does, 1 on errors, 2 on usage errors.\n"
+    "\n"
+    "--optimum answers as optimum-cli neuron cache lookup (optimum-neuron main, 0.4.6.dev4) does, for\n"
+    "scripts that compare: the task from --task or the Hub (a local directory needs --task), the\n"
+    "first compiler dir starting with neuronxcc-2.21.33363.0 (-v picks another pin), registry\n"
+    "version 0.4.6.dev4 (--registry-version picks another), one arch digest, filters on raw values\n"
+    "(--num-cores compares tp_degree, --instance-type the stored target), its table, and exit 0 on\n"
+    "a miss; where optimum-cli fails, exit 1.";
+  command.positionals = {{"MODEL", ValueKind::model, "Model directory, config.json file or Hub model id.", true}};
+  command.options = lookup_options();
   command.examples = {"neuron-cache lookup ./Llama-3.1-8B-Instruct",
                       "neuron-cache lookup ./config.json --batch-size 4 --instance-type trn1 --table",
                       "neuron-cache lookup ./bert-base-uncased --json --repo-id /fsx/neuron-cache",

@@ -218,7 +218,7 @@ int print_pull(Invocation& invocation, const cc::CacheRoot& root, const hubcache
     return *stopped;
   }
   for (const auto& error : report.errors) {
-    invocation.out().warning("not installed: " + error.path + ": " + error.detail);
+    invocation.out().warning("not installed: " + error.path + ": " + skip_detail(error));
   }
   invocation.out().result(human, data, lines(options.dry_run ? report.planned : report.transferred));
   report_skips(invocation.out(), report.skipped);
@@ -318,7 +318,7 @@ int print_copy(Invocation& invocation, const Transfer& transfer, const std::stri
   }
   human += transfer.summary_tail("copy");
   for (const auto& error : report.errors) {
-    invocation.out().warning("not copied: " + error.path + ": " + error.detail);
+    invocation.out().warning("not copied: " + error.path + ": " + skip_detail(error));
   }
   auto data = transfer.to_json();
   data["compiler_version"] = compiler_version ? nlohmann::json(*compiler_version) : nlohmann::json();
@@ -457,32 +457,10 @@ int run_synchronize(Invocation& invocation, Direction direction)
   return pull ? run_pull(invocation, root, *repo, resolved.spec) : run_push(invocation, root, *repo);
 }
 
-} // namespace
-
-CommandSpec make_synchronize_command()
+// synchronize's options, in help order; push and pull take theirs from these (one_direction).
+std::vector<OptionSpec> synchronize_options()
 {
-  CommandSpec command;
-  command.name = "synchronize";
-  command.aliases = {"sync"};
-  command.summary = "Push the local Neuron compile cache to the cache repo, or --pull the repo into it.";
-  command.description =
-    "Push (default): uploads the complete entries of the local compile cache (model.neff and, since\n"
-    "libneuronxla's model.done generation, model.done present; flags suffix matching the flags file),\n"
-    "the optimum registry (0_REGISTRY) and exported-model directories, skipping what the repo\n"
-    "already has: one commit, or on the Hub as many as its limits ask, each of whole entries, the\n"
-    "registry last. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
-    "leaving the cache are never pushed; each is reported with its reason.\n"
-    "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
-    "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone;\n"
-    "--replace-failed replaces local failed entries the repo has complete. --model MODEL installs only\n"
-    "the graphs of that model's cached configurations (as lookup finds them; add records which graphs\n"
-    "each configuration produced). A pull beyond --max-size (20G) asks on a terminal, else needs --yes.\n"
-    "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
-    "else /var/tmp/neuron-compile-cache. An s3://bucket/prefix cache (the Neuron SDK's S3 cache, as\n"
-    "SageMaker jobs write it) or a hf://buckets/ns/name[/folder] Storage Bucket works too: a push\n"
-    "copies its complete entries into the repo, a --pull copies the repo's into it, through $TMPDIR\n"
-    "a batch at a time.";
-  command.options = {
+  std::vector<OptionSpec> options = {
     repo_id_option(),
     cache_dir_option(),
     {"", "pull", ValueKind::flag, "", "Download the repo's entries into the local cache instead of pushing.", {}, {}},
@@ -553,8 +531,37 @@ CommandSpec make_synchronize_command()
     token_option(),
   };
   for (auto& option : aws_options()) {
-    command.options.push_back(std::move(option));
+    options.push_back(std::move(option));
   }
+  return options;
+}
+
+} // namespace
+
+CommandSpec make_synchronize_command()
+{
+  CommandSpec command;
+  command.name = "synchronize";
+  command.aliases = {"sync"};
+  command.summary = "Push the local Neuron compile cache to the cache repo, or --pull the repo into it.";
+  command.description =
+    "Push (default): uploads the complete entries of the local compile cache (model.neff and, since\n"
+    "libneuronxla's model.done generation, model.done present; flags suffix matching the flags file),\n"
+    "the optimum registry (0_REGISTRY) and exported-model directories, skipping what the repo\n"
+    "already has: one commit, or on the Hub as many as its limits ask, each of whole entries, the\n"
+    "registry last. Failed, locked and incomplete entries, locks, temp files and symlinks\n"
+    "leaving the cache are never pushed; each is reported with its reason.\n"
+    "--pull: downloads the repo's complete entries into the local cache; each entry appears whole\n"
+    "(or, when completing a partial one, model.done last); entries locked by a compiler are left alone;\n"
+    "--replace-failed replaces local failed entries the repo has complete. --model MODEL installs only\n"
+    "the graphs of that model's cached configurations (as lookup finds them; add records which graphs\n"
+    "each configuration produced). A pull beyond --max-size (20G) asks on a terminal, else needs --yes.\n"
+    "Cache dir: --cache-dir, else --cache_dir in $NEURON_CC_FLAGS, else $NEURON_COMPILE_CACHE_URL,\n"
+    "else /var/tmp/neuron-compile-cache. An s3://bucket/prefix cache (the Neuron SDK's S3 cache, as\n"
+    "SageMaker jobs write it) or a hf://buckets/ns/name[/folder] Storage Bucket works too: a push\n"
+    "copies its complete entries into the repo, a --pull copies the repo's into it, through $TMPDIR\n"
+    "a batch at a time.";
+  command.options = synchronize_options();
   command.examples = {"neuron-cache synchronize",
                       "neuron-cache synchronize --cache-dir s3://my-bucket/neuron-cache --repo-id my-org/neuron-cache",
                       "neuron-cache synchronize --repo-id /fsx/neuron-cache --dry-run",

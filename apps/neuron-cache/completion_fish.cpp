@@ -175,18 +175,9 @@ std::string fish_option(const std::string& condition, const OptionSpec& option)
   return line + " -d " + fish_quote(first_sentence(option.help)) + fish_value_flags(option.kind, option.choices) + "\n";
 }
 
-} // namespace
-
-std::string fish_script()
+// __neuron_cache_takes_value: which options of which command take a value.
+std::string fish_takes_value_function()
 {
-  std::ostringstream out;
-  out << "# fish completion for neuron-cache. Generated from its option table by\n"
-      << "# `neuron-cache completion fish`: do not edit; regenerate with `make completions`.\n"
-      << "# Turn it on: neuron-cache completion fish > ~/.config/fish/completions/neuron-cache.fish\n\n";
-
-  out << "# Options of command $1 that take a value ($1 is - before the command).\n"
-      << "function __neuron_cache_takes_value --argument-names command option\n"
-      << "    switch \"$command:$option\"\n";
   std::vector<std::string> patterns;
   for (const auto& command : completion_commands()) {
     for (const auto& option : command.options) {
@@ -204,8 +195,19 @@ std::string fish_script()
       }
     }
   }
-  out << "        case " << join(patterns) << "\n            return 0\n    end\n    return 1\nend\n\n";
+  return "# Options of command $1 that take a value ($1 is - before the command).\n"
+         "function __neuron_cache_takes_value --argument-names command option\n"
+         "    switch \"$command:$option\"\n"
+         "        case "
+         + join(patterns) + "\n            return 0\n    end\n    return 1\nend\n\n";
+}
 
+// The functions the completions below call: which command runs another, where the
+// common options are allowed, and the engine that reads the command line.
+std::string fish_functions()
+{
+  std::ostringstream out;
+  out << fish_takes_value_function();
   out << "# Commands that run another command given after a bare --.\n"
       << "function __neuron_cache_runs_command --argument-names command\n"
       << "    contains -- $command";
@@ -224,7 +226,13 @@ std::string fish_script()
     out << " " << fish_quote(command.name);
   }
   out << "\nend\n\n";
+  return out.str();
+}
 
+// What completes before a command, everywhere, and after `help`.
+std::string fish_top_level()
+{
+  std::ostringstream out;
   out << "complete -c neuron-cache -f\n\n# Before the command\n";
   for (const auto& command : completion_commands()) {
     out << "complete -c neuron-cache -n __neuron_cache_needs_command -a " << fish_quote(command.name) << " -d "
@@ -244,37 +252,56 @@ std::string fish_script()
     out << "complete -c neuron-cache -n '__neuron_cache_positional help 0' -a " << fish_quote(command.name) << " -d "
         << fish_quote(first_sentence(command.summary)) << "\n";
   }
+  return out.str();
+}
 
-  for (const auto& command : completion_commands()) {
-    out << "\n# " << command.name << "\n";
-    std::string using_command = "__neuron_cache_using " + sh_word(command.name);
-    for (const auto& option : command.options) {
-      out << fish_option(using_command, option);
+// One command's options, positionals and, for add, the command after --.
+std::string fish_command(const CommandSpec& command)
+{
+  std::ostringstream out;
+  out << "\n# " << command.name << "\n";
+  std::string using_command = "__neuron_cache_using " + sh_word(command.name);
+  for (const auto& option : command.options) {
+    out << fish_option(using_command, option);
+  }
+  for (const auto* option : command_forms_of_common(command)) {
+    // The long name is completed everywhere already: only the command's short form here.
+    out << "complete -c neuron-cache -n " << fish_quote(using_command) << " -s " << option->short_name << " -d "
+        << fish_quote(first_sentence(option->help)) << fish_value_flags(option->kind, option->choices) << "\n";
+  }
+  auto positionals = plain_positionals(command);
+  for (std::size_t index = 0; index < positionals.size(); ++index) {
+    const auto& positional = *positionals[index];
+    if (positional.kind == ValueKind::flag || positional.kind == ValueKind::text
+        || positional.kind == ValueKind::integer) {
+      continue;
     }
-    for (const auto* option : command_forms_of_common(command)) {
-      // The long name is completed everywhere already: only the command's short form here.
-      out << "complete -c neuron-cache -n " << fish_quote(using_command) << " -s " << option->short_name << " -d "
-          << fish_quote(first_sentence(option->help)) << fish_value_flags(option->kind, option->choices) << "\n";
-    }
-    auto positionals = plain_positionals(command);
-    for (std::size_t index = 0; index < positionals.size(); ++index) {
-      const auto& positional = *positionals[index];
-      if (positional.kind == ValueKind::flag || positional.kind == ValueKind::text
-          || positional.kind == ValueKind::integer) {
-        continue;
-      }
-      std::string flags = fish_value_flags(positional.kind, positional.choices);
-      // -x/-r describe an option's value; a positional only needs its candidates.
-      flags = replace_all(replace_all(flags, " -x", ""), " -r", "");
-      out << "complete -c neuron-cache -n "
-          << fish_quote("__neuron_cache_positional " + sh_word(command.name) + " " + std::to_string(index)) << flags
-          << " -d " << fish_quote(first_sentence(positional.help)) << "\n";
-    }
-    if (runs_shell_command(command)) {
-      out << "complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_command)'\n";
-    }
+    std::string flags = fish_value_flags(positional.kind, positional.choices);
+    // -x/-r describe an option's value; a positional only needs its candidates.
+    flags = replace_all(replace_all(flags, " -x", ""), " -r", "");
+    out << "complete -c neuron-cache -n "
+        << fish_quote("__neuron_cache_positional " + sh_word(command.name) + " " + std::to_string(index)) << flags
+        << " -d " << fish_quote(first_sentence(positional.help)) << "\n";
+  }
+  if (runs_shell_command(command)) {
+    out << "complete -c neuron-cache -n __neuron_cache_after_dash -a '(__neuron_cache_shell_command)'\n";
   }
   return out.str();
+}
+
+} // namespace
+
+std::string fish_script()
+{
+  std::string script = "# fish completion for neuron-cache. Generated from its option table by\n"
+                       "# `neuron-cache completion fish`: do not edit; regenerate with `make completions`.\n"
+                       "# Turn it on: neuron-cache completion fish > ~/.config/fish/completions/neuron-cache.fish\n\n";
+  script += fish_functions();
+  script += fish_top_level();
+  for (const auto& command : completion_commands()) {
+    script += fish_command(command);
+  }
+  return script;
 }
 
 } // namespace neuron_cache::completion

@@ -2,9 +2,12 @@
 
 namespace neuron_cache {
 
-const std::vector<EnvironmentVariable>& environment_variables()
+namespace {
+
+// The repo, the Hub and its token (huggingface_hub's names).
+std::vector<EnvironmentVariable> hub_variables()
 {
-  static const std::vector<EnvironmentVariable> variables = {
+  return {
     {"CUSTOM_CACHE_REPO",
      "The cache repo to use when --repo-id is not given; takes precedence over the name saved by set (as in "
      "optimum-neuron).",
@@ -31,6 +34,13 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "0"},
     {"HF_HUB_DOWNLOAD_TIMEOUT",
      "Seconds a Hub transfer may move less than 1 KiB a second before it is retried (at least 1).", "30"},
+  };
+}
+
+// The compile cache, and neuron-cache's own limits and tunings.
+std::vector<EnvironmentVariable> compile_cache_variables()
+{
+  return {
     {"NEURON_CC_FLAGS",
      "Neuron compiler flags. A --cache_dir=DIR in them names the local compile cache (before "
      "NEURON_COMPILE_CACHE_URL); add keeps them for the command it runs and records them in the registry entry.",
@@ -63,6 +73,13 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "Entries one Hub folder may hold: a push past it is refused before anything moves.", "10000"},
     {"NEURON_CACHE_HUB_COMMIT_SPACING_MS",
      "Least time between two commits of add over a manifest to a Hub repo (128 commits an hour).", "28125"},
+  };
+}
+
+// Where neuron-cache keeps what it remembers, and how it prints.
+std::vector<EnvironmentVariable> output_and_state_variables()
+{
+  return {
     {"XDG_CACHE_HOME",
      "Base of the default HF_HOME and of neuron-cache's own cache ($XDG_CACHE_HOME/neuron-cache: digest cache, "
      "completion data).",
@@ -85,6 +102,13 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "Base of neuron-cache's own config file ($XDG_CONFIG_HOME/neuron-cache/repo: a directory or S3 repo chosen by "
      "set).",
      "~/.config"},
+  };
+}
+
+// S3 repos: the AWS SDKs' credential chain, regions and endpoints.
+std::vector<EnvironmentVariable> aws_variables()
+{
+  return {
     {"AWS_ACCESS_KEY_ID",
      "S3 repos: access key, with AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (first in the chain).", ""},
     {"AWS_SECRET_ACCESS_KEY", "S3 repos: the secret key that goes with AWS_ACCESS_KEY_ID. Never printed or logged.",
@@ -118,6 +142,13 @@ const std::vector<EnvironmentVariable>& environment_variables()
     {"AWS_EC2_METADATA_SERVICE_ENDPOINT", "S3 repos: the EC2 instance metadata endpoint (IMDSv2).",
      "http://169.254.169.254"},
     {"AWS_EC2_METADATA_DISABLED", "S3 repos: when true, instance metadata is never asked for credentials.", ""},
+  };
+}
+
+// The system's own.
+std::vector<EnvironmentVariable> system_variables()
+{
+  return {
     {"HOME", "Expands ~ in paths, and is the base of the default cache directories.", ""},
     {"TMPDIR",
      "Where add stages the compile caches of manifest jobs, and copies between an S3 compile cache and a repo "
@@ -125,6 +156,21 @@ const std::vector<EnvironmentVariable>& environment_variables()
      "/tmp"},
     {"PATH", "Where the commands add runs (and neuronx-cc, for config) are looked up.", ""},
   };
+}
+
+} // namespace
+
+const std::vector<EnvironmentVariable>& environment_variables()
+{
+  // Man-page order: the groups in this order, each in its own.
+  static const std::vector<EnvironmentVariable> variables = [] {
+    std::vector<EnvironmentVariable> all;
+    for (auto group : {hub_variables(), compile_cache_variables(), output_and_state_variables(), aws_variables(),
+                       system_variables()}) {
+      all.insert(all.end(), group.begin(), group.end());
+    }
+    return all;
+  }();
   return variables;
 }
 

@@ -65,7 +65,7 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
     }
   };
   for (const auto& kept : plan.kept) {
-    invocation.out().info("Kept " + kept.path + ": " + kept.detail);
+    invocation.out().info("Kept " + kept.path + ": " + skip_detail(kept));
   }
   if (dry_run) {
     for (const auto& removal : plan.removals) {
@@ -78,7 +78,7 @@ nlohmann::json clean_local_cache(Invocation& invocation, cc::Scan& scan, const s
     note(removal, "Removed");
   }
   for (const auto& error : report.errors) {
-    invocation.out().warning("could not remove " + error.path + ": " + error.detail);
+    invocation.out().warning("could not remove " + error.path + ": " + skip_detail(error));
   }
   scan = cc::scan(root, followed_directories(invocation), &flags_memo);
   return cleaned;

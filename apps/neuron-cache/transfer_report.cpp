@@ -15,23 +15,27 @@ namespace {
 
 namespace cc = hubcache::compilecache;
 
-// The one wording table of skip reasons: the name JSON and the summaries use, and what to
-// do about it (empty when the skip is by design: locks and temp files are never published).
+// The one wording table of skip reasons: the name JSON and the summaries use, what to do
+// about it (empty when the skip is by design: locks and temp files are never published),
+// and, for a reason the library states no facts for, what it means for the item (the
+// JSON's "detail").
 struct SkipWords {
   cc::SkipReason reason;
   std::string_view name;
   std::string_view hint;
+  std::string_view detail = {};
 };
 
 constexpr SkipWords k_skip_words[] = {
   {cc::SkipReason::unrecognized, "unrecognized", "not part of a compile cache: move it elsewhere"},
-  {cc::SkipReason::unreadable, "unreadable", "fix the file permissions"},
-  {cc::SkipReason::temp_file, "temp-file", ""},
-  {cc::SkipReason::lock_file, "lock-file", ""},
-  {cc::SkipReason::invalid_name, "invalid-name", "rename it: the repo cannot hold that path"},
+  {cc::SkipReason::unreadable, "unreadable", "fix the file permissions", "cannot stat"},
+  {cc::SkipReason::temp_file, "temp-file", "", "an unfinished write"},
+  {cc::SkipReason::lock_file, "lock-file", "", "locks are never published"},
+  {cc::SkipReason::invalid_name, "invalid-name", "rename it: the repo cannot hold that path", "not a valid repo path"},
   {cc::SkipReason::symlink_outside_root, "symlink-outside-root", "replace the link with the file it points to"},
-  {cc::SkipReason::dangling_symlink, "dangling-symlink", "remove the dangling link"},
-  {cc::SkipReason::not_a_regular_file, "not-a-regular-file", "remove it from the compile cache"},
+  {cc::SkipReason::dangling_symlink, "dangling-symlink", "remove the dangling link", "the link target does not exist"},
+  {cc::SkipReason::not_a_regular_file, "not-a-regular-file", "remove it from the compile cache",
+   "device, socket or fifo"},
   {cc::SkipReason::failed, "failed", "remove them with: neuron-cache cleanup (the compiler would replay the failure)"},
   {cc::SkipReason::locked, "locked",
    "wait for the compiler, or clear stale locks: neuron-cache synchronize --clear-stale-locks 60"},
@@ -43,9 +47,11 @@ constexpr SkipWords k_skip_words[] = {
   {cc::SkipReason::incomplete_in_repo, "incomplete-in-repo", "push it again from a host where it compiled"},
   {cc::SkipReason::flags_mismatch_in_repo, "flags-mismatch-in-repo", "push it again from a host where it compiled"},
   {cc::SkipReason::local_entry_differs, "local-entry-differs", "the local entry is kept; delete it to take the repo's"},
-  {cc::SkipReason::local_file_differs, "local-file-differs", "the local file is kept; delete it to take the repo's"},
+  {cc::SkipReason::local_file_differs, "local-file-differs", "the local file is kept; delete it to take the repo's",
+   "kept the local version"},
   {cc::SkipReason::locked_locally, "locked-locally", "a compiler on this host holds it: pull again when it is done"},
-  {cc::SkipReason::appeared_during_pull, "appeared-during-pull", "a compiler created it meanwhile; nothing to do"},
+  {cc::SkipReason::appeared_during_pull, "appeared-during-pull", "a compiler created it meanwhile; nothing to do",
+   "created locally while it was downloaded"},
   {cc::SkipReason::link_in_local_path, "link-in-local-path",
    "a symbolic link in the local cache is never written through: remove it and pull again"},
   {cc::SkipReason::failed_in_source, "failed-in-source", "the compiler failed on it there: nothing to copy"},
@@ -56,11 +62,12 @@ constexpr SkipWords k_skip_words[] = {
   {cc::SkipReason::target_entry_differs, "target-entry-differs",
    "the target's complete entry is kept; delete it there to take the source's"},
   {cc::SkipReason::target_file_differs, "target-file-differs",
-   "the target's file is kept; delete it there to take the source's"},
+   "the target's file is kept; delete it there to take the source's", "kept the target's version"},
   {cc::SkipReason::lock_held, "lock-held", ""},
-  {cc::SkipReason::compiler_running, "compiler-running", ""},
-  {cc::SkipReason::vanished, "vanished", ""},
-  {cc::SkipReason::taken, "taken", ""},
+  {cc::SkipReason::compiler_running, "compiler-running", "",
+   "incomplete, and a neuronx-cc process is running on this host"},
+  {cc::SkipReason::vanished, "vanished", "", "removed by someone else meanwhile"},
+  {cc::SkipReason::taken, "taken", "", "a compiler locked it meanwhile; left in place"},
   {cc::SkipReason::error, "error", ""},
   {cc::SkipReason::stopped, "stopped", ""},
 };
@@ -117,7 +124,8 @@ nlohmann::json skipped_json(const std::vector<cc::Skipped>& skipped, bool with_h
 {
   auto list = nlohmann::json::array();
   for (const auto& item : skipped) {
-    nlohmann::json entry = {{"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", item.detail}};
+    nlohmann::json entry = {
+      {"path", item.path}, {"reason", skip_reason_name(item.reason)}, {"detail", skip_detail(item)}};
     if (with_hints) {
       auto hint = std::string(words_of(item.reason).hint);
       entry["hint"] = hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(hint);
@@ -149,6 +157,11 @@ constexpr std::size_t k_max_records = 5000;
 
 } // namespace
 
+std::string skip_detail(const cc::Skipped& item)
+{
+  return item.detail.empty() ? std::string(words_of(item.reason).detail) : item.detail;
+}
+
 std::string skip_reason_name(cc::SkipReason reason)
 {
   return std::string(words_of(reason).name);
@@ -163,7 +176,7 @@ void report_skips(const Output& out, const std::vector<cc::Skipped>& skipped)
   }
   for (const auto& item : skipped) {
     out.detail("skipped " + item.path + ": " + skip_reason_name(item.reason)
-               + (item.detail.empty() ? "" : " (" + item.detail + ")"));
+               + (skip_detail(item).empty() ? "" : " (" + skip_detail(item) + ")"));
   }
 }
 

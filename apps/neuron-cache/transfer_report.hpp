@@ -50,6 +50,9 @@ struct Transfer {
 
 // A skip reason's name, as JSON and the summaries give it ("failed-in-repo").
 std::string skip_reason_name(hubcache::compilecache::SkipReason reason);
+// What a skipped item's "detail" says: the library's facts, or for a reason it states none
+// for, the words of the table.
+std::string skip_detail(const hubcache::compilecache::Skipped& item);
 
 // Diagnostics on stderr: one line per skip reason that has a fix, and every path only
 // with --verbose, so a repeated push in CI stays quiet.

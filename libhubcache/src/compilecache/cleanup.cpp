@@ -532,8 +532,7 @@ private:
                  && (entry.state == EntryState::incomplete || entry.state == EntryState::flags_mismatch)) {
         if (m_options.compiler_running) {
           // A compiler creates the directory before its lock: an empty entry may be one being born.
-          m_plan.kept.push_back(
-            {entry.path, SkipReason::compiler_running, "incomplete, and a neuronx-cc process is running on this host"});
+          m_plan.kept.push_back({entry.path, SkipReason::compiler_running, {}});
           m_remaining.push_back({&entry, use});
           continue;
         }
@@ -694,12 +693,8 @@ CleanupReport apply_cleanup(const Scan& scan, const CleanupPlan& plan)
         report.bytes_freed += removal->bytes;
         report.removed.push_back(*removal);
         break;
-      case RemoveOutcome::vanished:
-        report.kept.push_back({removal->path, SkipReason::vanished, "removed by someone else meanwhile"});
-        break;
-      case RemoveOutcome::taken:
-        report.kept.push_back({removal->path, SkipReason::taken, "a compiler locked it meanwhile; left in place"});
-        break;
+      case RemoveOutcome::vanished: report.kept.push_back({removal->path, SkipReason::vanished, {}}); break;
+      case RemoveOutcome::taken: report.kept.push_back({removal->path, SkipReason::taken, {}}); break;
       }
     } catch (const Error& error) {
       report.errors.push_back({removal->path, SkipReason::error, error.what()});

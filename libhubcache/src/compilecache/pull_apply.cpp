@@ -1,20 +1,18 @@
 #include "hubcache/compilecache/pull.hpp"
 
 #include "pull_local.hpp"
+#include "transfer_engine.hpp"
 
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/compilecache/pull_guard.hpp"
-#include "hubcache/compilecache/transfer_errors.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/layout/names.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/nofollow.hpp"
 #include "hubcache/util/process.hpp"
 #include "hubcache/util/temp_owner.hpp"
-#include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -106,7 +104,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
   }
   if (install.fresh) {
     if (!util::rename_no_replace(stage, target)) {
-      return Skipped{entry.path, SkipReason::appeared_during_pull, "created locally while it was downloaded"};
+      return Skipped{entry.path, SkipReason::appeared_during_pull, {}};
     }
   } else {
     auto names = local_names(target);
@@ -152,26 +150,20 @@ TransferReport report_of_plan(PullPlan& plan)
 
 namespace {
 
-// One applied pull: one task per file, entry after entry, so entries complete (and appear)
-// one by one while the workers share the files of big entries. Entries whose files have
-// all landed are installed in batches: one syncfs makes every staged file of the batch
-// durable (instead of one fsync per file, which dominated pulls of many small files), then
-// each entry appears by its rename. One worker at a time installs; the others keep
-// downloading. An entry fails whole; a failure of the repo stops the run (transfer_errors).
+// One applied pull: one task per file, entry after entry (the TransferEngine's), so
+// entries complete (and appear) one by one while the workers share the files of big
+// entries. Entries whose files have all landed are installed in batches: one syncfs makes
+// every staged file of the batch durable (instead of one fsync per file, which dominated
+// pulls of many small files), then each entry appears by its rename. One worker at a time
+// installs; the others keep downloading. An entry fails whole; a failure of the repo stops
+// the run (transfer_errors).
 class PullRun {
 public:
   PullRun(storage::Repository& repo, const stdfs::path& root, PullPlan& plan, DigestCache& digests,
           const util::TransferCallback& progress, TransferReport& report, const stdfs::path& staging)
     : m_repo(repo), m_root(root), m_installs(plan.installs), m_digests(digests), m_progress(progress), m_report(report),
-      m_staging(staging), m_slots(plan.installs.size()), m_state{0, plan.bytes_planned, 0, plan.files_planned}
-  {
-    for (std::size_t i = 0; i < m_installs.size(); ++i) {
-      m_slots[i].remaining = m_installs[i].to_download.size();
-      for (std::size_t f = 0; f < m_installs[i].to_download.size(); ++f) {
-        m_tasks.emplace_back(i, f);
-      }
-    }
-  }
+      m_staging(staging), m_engine(engine_items(plan.installs)), m_state{0, plan.bytes_planned, 0, plan.files_planned}
+  {}
 
   void run(std::size_t workers)
   {
@@ -179,25 +171,43 @@ public:
       std::lock_guard lock(m_mutex);
       report_progress();
     }
-    util::parallel_for(m_tasks.size(), std::max<std::size_t>(1, workers), [&](std::size_t task) {
-      auto [index, file_index] = m_tasks[task];
-      download(index, file_index);
-      // Whoever lands an entry's last file queues it for installing; a failed entry is
-      // dropped whole.
-      auto& slot = m_slots[index];
-      if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (!slot.failed && !m_stopped && interrupting_signal() == 0) {
-          {
-            std::lock_guard lock(m_ready_mutex);
-            m_ready.push_back(index);
-          }
-          install_ready(false);
-        } else {
-          remove_quietly(stage_of(index));
+    TransferEngine::Hooks hooks;
+    hooks.destination = [&](std::size_t index, const storage::RepoFile& file) {
+      return stage_of(index) / relative_name(m_installs[index].entry, file);
+    };
+    hooks.on_bytes = [&](std::uint64_t bytes) {
+      std::lock_guard lock(m_mutex);
+      m_state.bytes_done += bytes;
+      report_progress();
+    };
+    hooks.on_landed = [&](std::size_t, storage::RepoFile& file, util::FileDigests written, std::uint64_t told) {
+      // Checked against the listing; what is remembered is the digest of the bytes written.
+      file.sha256 = std::move(written.sha256);
+      file.git_blob_sha1 = std::move(written.git_blob_sha1);
+      file.etag = std::move(written.etag); // empty when no ETag vouched for these bytes
+      std::lock_guard lock(m_mutex);
+      m_state.bytes_done += file.size > told ? file.size - told : 0;
+      ++m_state.files_done;
+      report_progress();
+    };
+    // Whoever lands an entry's last file queues it for installing; a failed entry is
+    // dropped whole.
+    hooks.on_item_done = [&](std::size_t index) {
+      if (!m_engine.failed(index) && !m_engine.stopped() && interrupting_signal() == 0) {
+        {
+          std::lock_guard lock(m_ready_mutex);
+          m_ready.push_back(index);
         }
+        install_ready(false);
+      } else {
+        remove_quietly(stage_of(index));
       }
-    });
+    };
+    m_engine.download(m_repo, 0, m_installs.size(), workers, hooks);
     install_ready(true);
+    auto errors = m_engine.take_errors();
+    m_report.errors.insert(m_report.errors.end(), errors.begin(), errors.end());
+    m_report.no_space = m_engine.no_space();
     if (!m_report.transferred.empty()) {
       // The renames that made entries appear, durable once for the whole run.
       try {
@@ -211,29 +221,33 @@ public:
   // when a failure of the repo stopped the run.
   void report_stopped()
   {
-    if (!m_stopped || m_report.interrupted_by != 0) {
+    if (!m_engine.stopped() || m_report.interrupted_by != 0) {
       return;
     }
     for (std::size_t i = 0; i < m_installs.size(); ++i) {
       const auto& path = m_installs[i].entry.path;
       bool installed =
         std::find(m_report.transferred.begin(), m_report.transferred.end(), path) != m_report.transferred.end();
-      bool reported = m_slots[i].failed || installed
+      bool reported = m_engine.failed(i) || installed
                       || std::any_of(m_report.skipped.begin(), m_report.skipped.end(),
                                      [&](const Skipped& item) { return item.path == path; });
       if (!reported) {
         m_report.errors.push_back(
           {path, SkipReason::stopped,
-           "not installed: the run stopped after an error of the repo (" + m_stop_reason + ")"});
+           "not installed: the run stopped after an error of the repo (" + m_engine.stop_reason() + ")"});
       }
     }
   }
 
 private:
-  struct Slot {
-    std::atomic<std::size_t> remaining{0};
-    std::atomic<bool> failed{false};
-  };
+  static std::vector<TransferEngine::Item> engine_items(std::vector<PullInstall>& installs)
+  {
+    std::vector<TransferEngine::Item> items;
+    for (auto& install : installs) {
+      items.push_back({&install.entry.path, &install.to_download});
+    }
+    return items;
+  }
 
   static void remove_quietly(const stdfs::path& path)
   {
@@ -248,60 +262,6 @@ private:
   {
     if (m_progress) {
       m_progress(m_state);
-    }
-  }
-
-  void download(std::size_t index, std::size_t file_index)
-  {
-    auto& install = m_installs[index];
-    auto& file = install.to_download[file_index];
-    if (m_stopped || m_slots[index].failed || interrupting_signal() != 0) {
-      return;
-    }
-    std::uint64_t reported = 0;
-    try {
-      auto destination = stage_of(index) / relative_name(install.entry, file);
-      stdfs::create_directories(destination.parent_path());
-      // Checked against the listing; what is remembered is the digest of the bytes written.
-      auto written = m_repo.download_listed(
-        file, destination,
-        [&](std::uint64_t done, std::uint64_t) {
-          throw_if_interrupted();
-          std::lock_guard lock(m_mutex);
-          if (done > reported) {
-            m_state.bytes_done += done - reported;
-            reported = done;
-          }
-          report_progress();
-        },
-        false); // made durable by one syncfs per batch of entries, before they appear
-      file.sha256 = std::move(written.sha256);
-      file.git_blob_sha1 = std::move(written.git_blob_sha1);
-      file.etag = std::move(written.etag); // empty when no ETag vouched for these bytes
-      std::lock_guard lock(m_mutex);
-      m_state.bytes_done += file.size > reported ? file.size - reported : 0;
-      ++m_state.files_done;
-      report_progress();
-    } catch (const Error&) {
-      fail_entry(index, std::current_exception());
-    } catch (const stdfs::filesystem_error&) {
-      fail_entry(index, std::current_exception());
-    }
-  }
-
-  void fail_entry(std::size_t index, const std::exception_ptr& error)
-  {
-    bool first = !m_slots[index].failed.exchange(true);
-    std::lock_guard lock(m_mutex);
-    if (is_interruption(error)) {
-      return; // not an error of the entry: the run was asked to stop
-    }
-    m_report.no_space = m_report.no_space || is_no_space(error);
-    if (first) {
-      m_report.errors.push_back({m_installs[index].entry.path, SkipReason::error, message_of(error)});
-    }
-    if (stops_the_run(error) && !m_stopped.exchange(true)) {
-      m_stop_reason = message_of(error);
     }
   }
 
@@ -330,7 +290,7 @@ private:
       }
       for (auto index : batch) {
         if (flush_error) {
-          fail_entry(index, flush_error);
+          m_engine.fail(index, flush_error);
           remove_quietly(stage_of(index));
         } else {
           finish_entry(index);
@@ -365,9 +325,9 @@ private:
       m_report.files_transferred += install.to_download.size();
       m_report.bytes_transferred += install.bytes;
     } catch (const Error&) {
-      fail_entry(index, std::current_exception());
+      m_engine.fail(index, std::current_exception());
     } catch (const stdfs::filesystem_error&) {
-      fail_entry(index, std::current_exception());
+      m_engine.fail(index, std::current_exception());
     }
     remove_quietly(stage_of(index));
   }
@@ -379,12 +339,9 @@ private:
   const util::TransferCallback& m_progress;
   TransferReport& m_report;
   stdfs::path m_staging;
-  std::vector<Slot> m_slots;
-  std::vector<std::pair<std::size_t, std::size_t>> m_tasks; // (install, file)
-  std::mutex m_mutex; // guards the report, the digest cache, the progress state and the stop reason
+  TransferEngine m_engine;
+  std::mutex m_mutex; // guards the report, the digest cache and the progress state
   util::TransferProgress m_state;
-  std::atomic<bool> m_stopped{false};
-  std::string m_stop_reason;
   std::mutex m_ready_mutex;
   std::vector<std::size_t> m_ready; // entries whose files have all landed
   std::mutex m_install_mutex;

@@ -160,7 +160,7 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
               {}};
     }
     // Registry and exported-model trees: keep the local file, install the rest.
-    skipped.push_back({file.path, SkipReason::local_file_differs, "kept the local version"});
+    skipped.push_back({file.path, SkipReason::local_file_differs, {}});
   }
   decision.action = decision.to_download.empty() ? Action::present : Action::install;
   return decision;

@@ -191,28 +191,24 @@ private:
   bool admit(const std::string& name, const std::string& rel, const Node& node, Scan& scan)
   {
     if (is_temp_file_name(name)) {
-      scan.skipped.push_back({printable(rel), SkipReason::temp_file, "an unfinished write"});
+      scan.skipped.push_back({printable(rel), SkipReason::temp_file, {}});
       return false;
     }
     if (is_lock_name(name)) {
-      scan.skipped.push_back({printable(rel), SkipReason::lock_file, "locks are never published"});
+      scan.skipped.push_back({printable(rel), SkipReason::lock_file, {}});
       return false;
     }
     if (printable(name) != name || !storage::is_valid_path_in_repo(rel)) {
-      scan.skipped.push_back({printable(rel), SkipReason::invalid_name, "not a valid repo path"});
+      scan.skipped.push_back({printable(rel), SkipReason::invalid_name, {}});
       return false;
     }
     switch (node.type) {
     case NodeType::outside:
       scan.skipped.push_back({rel, SkipReason::symlink_outside_root, "points to " + printable(node.source)});
       return false;
-    case NodeType::dangling:
-      scan.skipped.push_back({rel, SkipReason::dangling_symlink, "the link target does not exist"});
-      return false;
-    case NodeType::unreadable: scan.skipped.push_back({rel, SkipReason::unreadable, "cannot stat"}); return false;
-    case NodeType::other:
-      scan.skipped.push_back({rel, SkipReason::not_a_regular_file, "device, socket or fifo"});
-      return false;
+    case NodeType::dangling: scan.skipped.push_back({rel, SkipReason::dangling_symlink, {}}); return false;
+    case NodeType::unreadable: scan.skipped.push_back({rel, SkipReason::unreadable, {}}); return false;
+    case NodeType::other: scan.skipped.push_back({rel, SkipReason::not_a_regular_file, {}}); return false;
     default: return true;
     }
   }

@@ -1,5 +1,7 @@
 #include "hubcache/compilecache/store_copy.hpp"
 
+#include "transfer_engine.hpp"
+
 #include "hubcache/compilecache/pull_guard.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/util/checked.hpp"
@@ -9,9 +11,6 @@
 #include "hubcache/util/thread_pool.hpp"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <charconv>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -152,7 +151,7 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (!is_module) {
     // Registry and exported-model trees: the target's version of a file stays.
     for (const auto* file : differing) {
-      skipped_files.push_back({file->path, SkipReason::target_file_differs, "kept the target's version"});
+      skipped_files.push_back({file->path, SkipReason::target_file_differs, {}});
     }
     return decision;
   }
@@ -204,143 +203,6 @@ void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t worker
 }
 
 } // namespace
-
-namespace {
-
-constexpr std::string_view k_records_header = "neuron-cache-copies 1";
-constexpr std::size_t k_record_fields = 7; // size, 3 source checksums, 3 target checksums
-
-std::string field(const std::string& value)
-{
-  // A field never holds a separator: a store's odd ETag is not recorded.
-  return value.empty() || value.find_first_of("\t\n") != std::string::npos ? std::string("-") : value;
-}
-
-} // namespace
-
-CopyRecords::CopyRecords(stdfs::path file) : m_file(std::move(file))
-{
-  std::string text;
-  try {
-    text = util::read_file(m_file);
-  } catch (const Error&) {
-    return; // missing or unreadable: nothing recorded
-  }
-  std::unordered_map<std::string, Record> loaded;
-  std::string_view rest(text);
-  bool header = false;
-  while (!rest.empty()) {
-    auto end = rest.find('\n');
-    if (end == std::string_view::npos) {
-      return; // truncated
-    }
-    auto line = rest.substr(0, end);
-    rest.remove_prefix(end + 1);
-    if (!header) {
-      if (line != k_records_header) {
-        return;
-      }
-      header = true;
-      continue;
-    }
-    // size \t source sha256, git sha1, etag \t target sha256, git sha1, etag \t path
-    std::array<std::string, k_record_fields> fields;
-    std::size_t start = 0;
-    for (auto& value : fields) {
-      auto tab = line.find('\t', start);
-      if (tab == std::string_view::npos) {
-        return; // corrupt: ignore the whole file
-      }
-      auto text_value = line.substr(start, tab - start);
-      value = text_value == "-" ? std::string() : std::string(text_value);
-      start = tab + 1;
-    }
-    Record record;
-    auto [ptr, error] = std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), record.size);
-    if (error != std::errc() || ptr != fields[0].data() + fields[0].size() || start >= line.size()) {
-      return;
-    }
-    record.source = {fields[1], fields[2], fields[3]};
-    record.target = {fields[4], fields[5], fields[6]};
-    loaded.insert_or_assign(std::string(line.substr(start)), std::move(record));
-  }
-  if (header) {
-    m_records = std::move(loaded);
-  }
-}
-
-stdfs::path CopyRecords::default_path(std::string_view source_spec, std::string_view target_spec,
-                                      const util::Environment& env)
-{
-  auto base = DigestCache::default_path("/", env).parent_path();
-  auto key = util::hex_digest(util::HashAlgorithm::sha256, std::string(source_spec) + '\n' + std::string(target_spec))
-               .substr(0, 16);
-  return base / ("copies-" + key + ".tsv");
-}
-
-std::optional<bool> CopyRecords::agree(const Checksums& recorded, const storage::RepoFile& file)
-{
-  std::optional<bool> agreed;
-  auto check = [&](const std::string& was, const std::string& now) {
-    if (!was.empty() && !now.empty()) {
-      agreed = agreed.value_or(true) && was == now;
-    }
-  };
-  check(recorded.sha256, file.sha256);
-  check(recorded.git_blob_sha1, file.git_blob_sha1);
-  check(recorded.etag, file.etag);
-  return agreed;
-}
-
-std::optional<bool> CopyRecords::same(const storage::RepoFile& source, const storage::RepoFile& target) const
-{
-  auto it = m_records.find(source.path);
-  if (it == m_records.end() || it->second.size != target.size || !agree(it->second.target, target).value_or(false)) {
-    return std::nullopt;
-  }
-  auto source_agrees = agree(it->second.source, source);
-  if (!source_agrees) {
-    return std::nullopt;
-  }
-  return *source_agrees && source.size == it->second.size;
-}
-
-void CopyRecords::remember(const storage::RepoFile& source, const storage::RepoFile& target)
-{
-  m_records.insert_or_assign(source.path, Record{target.size,
-                                                 {source.sha256, source.git_blob_sha1, source.etag},
-                                                 {target.sha256, target.git_blob_sha1, target.etag}});
-  m_changed = true;
-}
-
-void CopyRecords::save()
-{
-  if (m_file.empty() || !m_changed) {
-    return;
-  }
-  try {
-    std::vector<const std::pair<const std::string, Record>*> records;
-    records.reserve(m_records.size());
-    for (const auto& item : m_records) {
-      records.push_back(&item);
-    }
-    std::sort(records.begin(), records.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-    std::string text(k_records_header);
-    text += '\n';
-    for (const auto* item : records) {
-      const auto& [path, record] = *item;
-      text += std::to_string(record.size) + '\t' + field(record.source.sha256) + '\t'
-              + field(record.source.git_blob_sha1) + '\t' + field(record.source.etag) + '\t'
-              + field(record.target.sha256) + '\t' + field(record.target.git_blob_sha1) + '\t'
-              + field(record.target.etag) + '\t' + path + '\n';
-    }
-    std::error_code ec;
-    stdfs::create_directories(m_file.parent_path(), ec);
-    util::write_file_atomically(m_file, text);
-  } catch (const Error&) {
-    // Only a cache: the next copy compares by size.
-  }
-}
 
 namespace {
 
@@ -435,7 +297,8 @@ public:
   CopyRun(storage::Repository& source, storage::Repository& target, CopyPlan& plan, const CopyOptions& options,
           const util::TransferCallback& progress, TransferReport& report, const stdfs::path& scratch)
     : m_source(source), m_target(target), m_copies(plan.copies), m_options(options), m_progress(progress),
-      m_report(report), m_scratch(scratch), m_state{0, plan.bytes_planned, 0, plan.files_planned}
+      m_report(report), m_scratch(scratch),
+      m_engine(engine_items(plan.copies)), m_state{0, plan.bytes_planned, 0, plan.files_planned}
   {}
 
   void run()
@@ -446,16 +309,15 @@ public:
     }
     std::size_t next = 0;
     std::size_t batch_number = 0;
-    while (next < m_copies.size() && !m_stopped && !stop_for_interrupt()) {
+    while (next < m_copies.size() && !m_engine.stopped() && !stop_for_interrupt()) {
       auto begin = next;
       next = batch_end(begin);
       auto stage = m_scratch / std::to_string(batch_number++);
-      std::vector<std::atomic<bool>> failed(next - begin);
-      download_batch(begin, next, stage, failed);
-      if (m_stopped || stop_for_interrupt()) {
+      download_batch(begin, next, stage);
+      if (m_engine.stopped() || stop_for_interrupt()) {
         break;
       }
-      commit_batch(begin, next, stage, failed);
+      commit_batch(begin, next, stage);
     }
   }
 
@@ -465,7 +327,7 @@ public:
   // After run(): everything not committed yet is left out, each entry reported once.
   void report_stopped()
   {
-    if (!m_stopped || m_interrupted_by != 0) {
+    if (!m_engine.stopped() || m_interrupted_by != 0) {
       return;
     }
     std::set<std::string> reported(m_report.transferred.begin(), m_report.transferred.end());
@@ -475,12 +337,21 @@ public:
     for (const auto& copy : m_copies) {
       const auto& path = copy.entry.path;
       if (reported.insert(path).second) {
-        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_stop_reason});
+        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_engine.stop_reason()});
       }
     }
   }
 
 private:
+  static std::vector<TransferEngine::Item> engine_items(std::vector<CopyItem>& copies)
+  {
+    std::vector<TransferEngine::Item> items;
+    for (auto& copy : copies) {
+      items.push_back({&copy.entry.path, &copy.to_copy});
+    }
+    return items;
+  }
+
   // True once an interrupt arrived: no further batch is downloaded or committed.
   bool stop_for_interrupt()
   {
@@ -516,63 +387,34 @@ private:
     return next;
   }
 
-  void download_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
-                      std::vector<std::atomic<bool>>& failed)
+  void download_batch(std::size_t begin, std::size_t end, const stdfs::path& stage)
   {
-    std::vector<std::pair<std::size_t, std::size_t>> tasks; // (copy, file)
-    for (auto i = begin; i < end; ++i) {
-      for (std::size_t f = 0; f < m_copies[i].to_copy.size(); ++f) {
-        tasks.emplace_back(i, f);
-      }
-    }
-    util::parallel_for(tasks.size(), std::max<std::size_t>(m_options.workers, 1), [&](std::size_t t) {
-      auto [index, file_index] = tasks[t];
-      if (m_stopped || failed[index - begin] || interrupting_signal() != 0) {
-        return;
-      }
-      auto& file = m_copies[index].to_copy[file_index];
-      std::uint64_t seen = 0;
-      auto on_bytes = [&, seen](std::uint64_t done, std::uint64_t) mutable {
-        throw_if_interrupted(); // a big file stops part way: the batch is not committed
-        std::lock_guard lock(m_mutex);
-        m_downloaded += done > seen ? done - seen : 0;
-        seen = std::max(seen, done);
-        report_progress();
-      };
-      try {
-        auto destination = stage / file.path;
-        stdfs::create_directories(destination.parent_path());
-        // Staged without fsync: the scratch copy only has to outlive the commit.
-        // Checked against the listing; the records keep the digest of the bytes copied.
-        auto copied = m_source.download_listed(file, destination, on_bytes, false);
-        file.sha256 = std::move(copied.sha256);
-        file.git_blob_sha1 = std::move(copied.git_blob_sha1);
-      } catch (...) {
-        auto error = std::current_exception();
-        bool first = !failed[index - begin].exchange(true);
-        if (is_interruption(error)) {
-          return; // not an error of the entry: the run was asked to stop
-        }
-        std::lock_guard lock(m_mutex);
-        if (first) {
-          m_report.errors.push_back({m_copies[index].entry.path, SkipReason::error, message_of(error)});
-        }
-        if (stops_the_run(error) && !m_stopped.exchange(true)) {
-          m_stop_reason = message_of(error);
-        }
-      }
-    });
+    TransferEngine::Hooks hooks;
+    // Staged without fsync: the scratch copy only has to outlive the commit.
+    hooks.destination = [&](std::size_t, const storage::RepoFile& file) { return stage / file.path; };
+    hooks.on_bytes = [&](std::uint64_t bytes) {
+      std::lock_guard lock(m_mutex);
+      m_downloaded += bytes;
+      report_progress();
+    };
+    // Checked against the listing; the records keep the digest of the bytes copied.
+    hooks.on_landed = [](std::size_t, storage::RepoFile& file, util::FileDigests copied, std::uint64_t) {
+      file.sha256 = std::move(copied.sha256);
+      file.git_blob_sha1 = std::move(copied.git_blob_sha1);
+    };
+    m_engine.download(m_source, begin, end, m_options.workers, hooks);
+    auto errors = m_engine.take_errors();
+    m_report.errors.insert(m_report.errors.end(), errors.begin(), errors.end());
   }
 
-  void commit_batch(std::size_t begin, std::size_t end, const stdfs::path& stage,
-                    const std::vector<std::atomic<bool>>& failed)
+  void commit_batch(std::size_t begin, std::size_t end, const stdfs::path& stage)
   {
     storage::CommitRequest request;
     request.message = m_options.commit_message;
     std::vector<std::size_t> landed;
     std::uint64_t landed_bytes = 0;
     for (auto i = begin; i < end; ++i) {
-      if (failed[i - begin]) {
+      if (m_engine.failed(i)) {
         continue;
       }
       landed.push_back(i);
@@ -655,12 +497,11 @@ private:
   const util::TransferCallback& m_progress;
   TransferReport& m_report;
   stdfs::path m_scratch;
-  std::mutex m_mutex; // guards the report, the progress state and the stop reason
+  TransferEngine m_engine;
+  std::mutex m_mutex; // guards the report and the progress state
   util::TransferProgress m_state;
   std::uint64_t m_downloaded = 0;
   std::uint64_t m_uploaded = 0;
-  std::atomic<bool> m_stopped{false};
-  std::string m_stop_reason;
   int m_interrupted_by = 0; // set by the thread that runs the batches
 };
 

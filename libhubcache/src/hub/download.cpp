@@ -104,6 +104,21 @@ public:
     }
   }
 
+  // What a resolve redirect announces of the file it leads to (an LFS or Xet file):
+  // its size and hash, checked once the bytes are in, and the commit it was resolved at.
+  void expect_linked(const http::Headers& headers)
+  {
+    if (auto etag = headers.get("x-linked-etag")) {
+      expected_etag = normalize_etag(*etag);
+    }
+    if (auto size = headers.get("x-linked-size")) {
+      expected_size = parse_u64(*size);
+    }
+    if (auto linked_commit = headers.get("x-repo-commit")) {
+      commit = *linked_commit;
+    }
+  }
+
   void reset()
   {
     m_target.restart();
@@ -153,6 +168,30 @@ std::optional<XetFileRef> xet_file_of(const http::Response& response, const std:
     return std::nullopt;
   }
   return XetFileRef{*hash, *token_url, *parse_u64(*size)};
+}
+
+// A download is whole only with the size and hash the Hub announced (when it did).
+void check_announced(const DownloadSink& sink, const util::FileDigests& digests, const std::string& where)
+{
+  if (sink.expected_size && digests.size != *sink.expected_size) {
+    throw IntegrityError("the download of " + where + " has " + std::to_string(digests.size) + " bytes, not the "
+                           + std::to_string(*sink.expected_size) + " the Hub announced; nothing was installed",
+                         "retry later");
+  }
+  if (sink.expected_etag) {
+    const auto& etag = *sink.expected_etag;
+    bool matches = true;
+    if (etag.size() == 64 && is_hex(etag)) {
+      matches = etag == digests.sha256;
+    } else if (etag.size() == 40 && is_hex(etag)) {
+      matches = etag == digests.git_blob_sha1;
+    }
+    if (!matches) {
+      throw IntegrityError("the download of " + where + " does not match the hash the Hub announced (" + etag
+                             + "); nothing was installed",
+                           "retry later");
+    }
+  }
 }
 
 constexpr int k_max_redirects = 5;
@@ -218,15 +257,7 @@ DownloadResult HubApi::download_from(std::string url, const HubErrorContext& err
                             + std::to_string(response.status) + ")",
                           "retry later");
       }
-      if (auto etag = response.headers.get("x-linked-etag")) {
-        sink.expected_etag = normalize_etag(*etag);
-      }
-      if (auto size = response.headers.get("x-linked-size")) {
-        sink.expected_size = parse_u64(*size);
-      }
-      if (auto commit = response.headers.get("x-repo-commit")) {
-        sink.commit = *commit;
-      }
+      sink.expect_linked(response.headers);
       if (auto xet_file = xet_file_of(response, hub_origin); xet_file && m_config.xet && m_config.xet_reader) {
         // Stored with Xet: rebuilt from the CAS, through the same sink (size and sha256
         // checks below) as a download from the Hub's redirect.
@@ -248,26 +279,7 @@ DownloadResult HubApi::download_from(std::string url, const HubErrorContext& err
   }
 
   auto digests = sink.digests();
-  const std::string where = "'" + std::string(path) + "' from " + std::string(repo_id);
-  if (sink.expected_size && digests.size != *sink.expected_size) {
-    throw IntegrityError("the download of " + where + " has " + std::to_string(digests.size) + " bytes, not the "
-                           + std::to_string(*sink.expected_size) + " the Hub announced; nothing was installed",
-                         "retry later");
-  }
-  if (sink.expected_etag) {
-    const auto& etag = *sink.expected_etag;
-    bool matches = true;
-    if (etag.size() == 64 && is_hex(etag)) {
-      matches = etag == digests.sha256;
-    } else if (etag.size() == 40 && is_hex(etag)) {
-      matches = etag == digests.git_blob_sha1;
-    }
-    if (!matches) {
-      throw IntegrityError("the download of " + where + " does not match the hash the Hub announced (" + etag
-                             + "); nothing was installed",
-                           "retry later");
-    }
-  }
+  check_announced(sink, digests, "'" + std::string(path) + "' from " + std::string(repo_id));
   return DownloadResult{digests.size, digests.sha256, sink.commit.value_or(""), digests.git_blob_sha1};
 }
 

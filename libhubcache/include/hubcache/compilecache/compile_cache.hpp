@@ -143,9 +143,6 @@ struct Entry {
   std::size_t file_count() const;
 };
 
-// Something the scan will not publish, with a reason code (failed, locked, incomplete,
-// flags-mismatch, symlink-outside-root, dangling-symlink, temp-file, lock-file,
-// not-a-regular-file, invalid-name, unreadable, unrecognized) and a human detail.
 // Why an entry or file was not moved (or, by cleanup, not removed): a fact the CLI words
 // (apps/neuron-cache/transfer_report.cpp names each and says what to do about it).
 enum class SkipReason {
@@ -193,7 +190,9 @@ SkipReason skip_reason_of(EntryState state);
 struct Skipped {
   std::string path;
   SkipReason reason = SkipReason::error;
-  std::string detail; // the facts: what differs, the errno's text, the link's target, ...
+  // The facts: what differs, the errno's text, the link's target, ...; empty where the
+  // reason says it all (the CLI's table words those).
+  std::string detail;
 };
 
 struct Scan {
