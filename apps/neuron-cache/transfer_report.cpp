@@ -159,6 +159,9 @@ constexpr std::size_t k_max_records = 5000;
 
 std::string skip_detail(const cc::Skipped& item)
 {
+  if (item.reason == cc::SkipReason::stopped) { // its detail is the failure that stopped the run
+    return "the run stopped after an error of the repo (" + item.detail + ")";
+  }
   return item.detail.empty() ? std::string(words_of(item.reason).detail) : item.detail;
 }
 

@@ -2,6 +2,7 @@
 // carry their schema version.
 #include "output.hpp"
 #include "progress_bar.hpp"
+#include "transfer_report.hpp"
 
 #include <doctest/doctest.h>
 
@@ -280,6 +281,16 @@ TEST_CASE("output: a table wider than the terminal is cut in its widest columns'
   CHECK(fit_middle("abcdefghij", 7) == "ab...ij");
   CHECK(fit_end("abcdefghij", 7) == "abcd...");
   CHECK(wrap_lines("short\n  a line that is far too long", 12) == "short\n  a line\n  that is\n  far too\n  long");
+}
+
+TEST_CASE("skip details: the library gives facts, the CLI the words")
+{
+  namespace cc = hubcache::compilecache;
+  // A reason that says it all gets the table's detail; a stopped run names what stopped it.
+  CHECK(skip_detail({"e", cc::SkipReason::temp_file, ""}) == "an unfinished write");
+  CHECK(skip_detail({"e", cc::SkipReason::stopped, "503 from the repo"})
+        == "the run stopped after an error of the repo (503 from the repo)");
+  CHECK(skip_detail({"e", cc::SkipReason::error, "disk full"}) == "disk full");
 }
 
 } // namespace cli_output_test

@@ -307,6 +307,44 @@ TEST_CASE("a file that cannot be read leaves its entry out and the others land")
   CHECK_FALSE(stores.target.file_exists(module_path("2") + "/model.done"));
 }
 
+// A source whose every download fails as a store's own failure does (after its retries).
+class FailingSource final : public test_support::ForwardingRepository {
+public:
+  using ForwardingRepository::ForwardingRepository;
+  void download_file(std::string_view, const stdfs::path&, const util::ProgressCallback& = {}, bool = true) override
+  {
+    throw RemoteError("the source answered 503 Service Unavailable");
+  }
+};
+
+TEST_CASE("a failure of the source stops the copy: the entry it met fails, the others are stopped, nothing lands")
+{
+  Stores stores;
+  CommitRequest request;
+  add_entry(request, module_path("1"), "one");
+  add_entry(request, module_path("2"), "two");
+  add_entry(request, module_path("3"), "three");
+  commit(stores.source, request);
+  FailingSource failing(stores.source);
+  stores.options.workers = 1;
+  auto plan = cc::plan_copy(failing, stores.target, stores.options);
+  REQUIRE(plan.copies.size() == 3);
+
+  auto report = cc::apply_copy(failing, stores.target, std::move(plan), stores.options);
+  CHECK(report.transferred.empty());
+  REQUIRE(report.errors.size() == 3);
+  std::size_t failed = 0;
+  for (const auto& error : report.errors) {
+    // The failure itself is the detail, once as the entry's error, then as what stopped the rest.
+    CHECK(error.detail.find("503 Service Unavailable") != std::string::npos);
+    CHECK(error.detail.find("not copied") == std::string::npos); // worded by the CLI
+    failed += error.reason == cc::SkipReason::error ? 1 : 0;
+    CHECK((error.reason == cc::SkipReason::error || error.reason == cc::SkipReason::stopped));
+  }
+  CHECK(failed == 1);
+  CHECK(paths_of(stores.target).empty());
+}
+
 TEST_CASE("a target that does not exist yet is planned as empty")
 {
   test_support::TempDir dir;

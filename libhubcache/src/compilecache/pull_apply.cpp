@@ -232,9 +232,7 @@ public:
                       || std::any_of(m_report.skipped.begin(), m_report.skipped.end(),
                                      [&](const Skipped& item) { return item.path == path; });
       if (!reported) {
-        m_report.errors.push_back(
-          {path, SkipReason::stopped,
-           "not installed: the run stopped after an error of the repo (" + m_engine.stop_reason() + ")"});
+        m_report.errors.push_back({path, SkipReason::stopped, m_engine.stop_reason()});
       }
     }
   }

@@ -337,7 +337,7 @@ public:
     for (const auto& copy : m_copies) {
       const auto& path = copy.entry.path;
       if (reported.insert(path).second) {
-        m_report.errors.push_back({path, SkipReason::error, "not copied: " + m_engine.stop_reason()});
+        m_report.errors.push_back({path, SkipReason::stopped, m_engine.stop_reason()});
       }
     }
   }

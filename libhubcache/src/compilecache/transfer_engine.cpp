@@ -12,11 +12,10 @@ namespace hubcache::compilecache {
 namespace stdfs = std::filesystem;
 
 TransferEngine::TransferEngine(std::vector<Item> items)
-  : m_items(std::move(items)), m_failed(new std::atomic<bool>[m_items.size()]),
-    m_remaining(new std::atomic<std::size_t>[m_items.size()])
+  : m_items(std::move(items)), m_failed(std::make_unique<std::atomic<bool>[]>(m_items.size())),
+    m_remaining(std::make_unique<std::atomic<std::size_t>[]>(m_items.size()))
 {
   for (std::size_t i = 0; i < m_items.size(); ++i) {
-    m_failed[i] = false;
     m_remaining[i] = m_items[i].files->size();
   }
 }

@@ -179,7 +179,8 @@ enum class SkipReason {
   compiler_running,
   vanished,
   taken,
-  // Something failed (an error), or a failure stopped the run first (stopped).
+  // Something failed (an error), or a failure of the store stopped the run first (stopped:
+  // the detail is that failure).
   error,
   stopped,
 };
