@@ -143,7 +143,7 @@ Runner::Runner(hubcache::storage::Repository& repo, Settings settings)
                                                        std::lock_guard lock(m_repo_mutex);
                                                        return m_repo.commit(request);
                                                      },
-                                                     repo.min_commit_interval()))
+                                                     repo.commit_pace()))
 {}
 
 Runner::~Runner() = default;

@@ -50,15 +50,32 @@ hs::CommitResult CommitBatcher::commit(hs::CommitRequest request)
   return *mine->result;
 }
 
+std::chrono::steady_clock::time_point CommitBatcher::next_due()
+{
+  auto now = std::chrono::steady_clock::now();
+  if (m_pace.interval.count() <= 0) {
+    return now;
+  }
+  using Seconds = std::chrono::duration<double>;
+  const auto interval = std::chrono::duration_cast<Seconds>(m_pace.interval).count();
+  const auto burst = static_cast<double>(std::max<std::size_t>(m_pace.burst, 1));
+  m_credit = std::min(burst, m_credit + std::chrono::duration_cast<Seconds>(now - m_credited).count() / interval);
+  m_credited = now;
+  if (m_credit >= 1.0) {
+    return now;
+  }
+  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds((1.0 - m_credit) * interval));
+}
+
 void CommitBatcher::lead(std::unique_lock<std::mutex>& lock)
 {
   m_committing = true;
-  if (m_last_commit) {
-    // Registrations finishing meanwhile join this commit.
-    auto due = *m_last_commit + m_spacing;
-    while (std::chrono::steady_clock::now() < due) {
-      m_changed.wait_until(lock, due);
-    }
+  // Registrations finishing while the pace holds this commit back join it.
+  for (auto due = next_due(); std::chrono::steady_clock::now() < due; due = next_due()) {
+    m_changed.wait_until(lock, due);
+  }
+  if (m_pace.interval.count() > 0) {
+    m_credit -= 1.0;
   }
   auto batch = std::move(m_queue);
   m_queue.clear();
@@ -80,7 +97,6 @@ void CommitBatcher::lead(std::unique_lock<std::mutex>& lock)
     pending->error = error;
     pending->done = true;
   }
-  m_last_commit = std::chrono::steady_clock::now();
   ++m_commits;
   m_committing = false;
   m_changed.notify_all();

@@ -2,6 +2,7 @@
 
 #include <hubcache/storage/repository.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -13,16 +14,17 @@
 
 namespace addjobs {
 
-// Group commit for registrations: configurations that finish close together share one
-// commit, and commits to a store with a commit quota are spaced at least `spacing` apart
-// (the Hub allows about 128 commits an hour per repo), so a 300-configuration manifest
-// stays far under the quota. The first commit goes at once; a later one waits out the
-// spacing, gathering whatever finishes meanwhile. Thread-safe.
+// Group commit for registrations: configurations that finish while a commit is in flight,
+// or while the pace holds the next one back, share one commit. Commits to a store with a
+// commit quota keep to its pace (storage::CommitPace): the first `burst` go at once, then
+// one every `interval` on average, so a 3-configuration job never waits and a
+// 300-configuration manifest stays under the Hub's 128 commits an hour, gathering what
+// finishes meanwhile into each commit. Thread-safe.
 class CommitBatcher {
 public:
   using CommitFunction = std::function<hubcache::storage::CommitResult(const hubcache::storage::CommitRequest&)>;
-  CommitBatcher(CommitFunction commit, std::chrono::milliseconds spacing)
-    : m_commit(std::move(commit)), m_spacing(spacing)
+  CommitBatcher(CommitFunction commit, hubcache::storage::CommitPace pace)
+    : m_commit(std::move(commit)), m_pace(pace), m_credit(static_cast<double>(std::max<std::size_t>(pace.burst, 1)))
   {}
 
   // Blocks until `request` has landed, alone or with others; that commit's result (or
@@ -39,14 +41,18 @@ private:
     bool done = false;
   };
   void lead(std::unique_lock<std::mutex>& lock);
+  // When the next commit may go: now while the burst lasts, else once a commit's worth of
+  // credit has come back (one per interval, up to the burst).
+  std::chrono::steady_clock::time_point next_due();
 
   CommitFunction m_commit;
-  std::chrono::milliseconds m_spacing;
+  hubcache::storage::CommitPace m_pace;
+  double m_credit; // commits that may go at once
+  std::chrono::steady_clock::time_point m_credited = std::chrono::steady_clock::now();
   mutable std::mutex m_mutex;
   std::condition_variable m_changed;
   std::vector<std::shared_ptr<Pending>> m_queue;
   bool m_committing = false;
-  std::optional<std::chrono::steady_clock::time_point> m_last_commit;
   std::size_t m_commits = 0;
 };
 

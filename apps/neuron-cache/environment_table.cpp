@@ -72,7 +72,9 @@ std::vector<EnvironmentVariable> compile_cache_variables()
     {"NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES",
      "Entries one Hub folder may hold: a push past it is refused before anything moves.", "10000"},
     {"NEURON_CACHE_HUB_COMMIT_SPACING_MS",
-     "Least time between two commits of add over a manifest to a Hub repo (128 commits an hour).", "28125"},
+     "Time between two commits of add over a manifest to a Hub repo once its burst is spent.", "30000"},
+    {"NEURON_CACHE_HUB_COMMIT_BURST",
+     "Commits add over a manifest makes at once before pacing (8 + 3600 s / 30 s = 128 an hour).", "8"},
   };
 }
 

@@ -90,6 +90,11 @@ HubConfig HubConfig::from_environment(const util::Environment& env, const std::o
       config.commit_spacing = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3600000));
     }
   }
+  if (auto burst = env.get_non_empty("NEURON_CACHE_HUB_COMMIT_BURST")) {
+    if (auto commits = parse_u64(*burst); commits && *commits > 0) {
+      config.commit_burst = static_cast<std::size_t>(std::min<std::uint64_t>(*commits, 1000));
+    }
+  }
   config.xet = !env.get_flag("HF_HUB_DISABLE_XET");
   if (auto timeout = env.get_non_empty("HF_HUB_DOWNLOAD_TIMEOUT")) {
     if (auto seconds = parse_u64(*timeout)) {

@@ -73,9 +73,11 @@ struct HubConfig {
   // Entries one folder may hold (the Hub refuses a commit past 10,000);
   // NEURON_CACHE_HUB_MAX_FOLDER_ENTRIES for a Hub with another limit.
   std::size_t max_folder_entries = 10000;
-  // Spacing between the commits of a repeated writer (`add` over a manifest): 3600 s / 128
-  // commits; NEURON_CACHE_HUB_COMMIT_SPACING_MS for a Hub with another quota.
-  std::chrono::milliseconds commit_spacing{28125};
+  // How a repeated writer (`add` over a manifest) paces its commits: a burst of 8 at once,
+  // then one every 30 s, so at most 8 + 3600 / 30 = 128 land in any hour (the Hub's quota);
+  // NEURON_CACHE_HUB_COMMIT_SPACING_MS and NEURON_CACHE_HUB_COMMIT_BURST for another quota.
+  std::chrono::milliseconds commit_spacing{30000};
+  std::size_t commit_burst = 8;
   bool xet = true; // HF_HUB_DISABLE_XET=1 (or --no-xet) turns Xet transfers off
   XetReader xet_reader;
 

@@ -54,7 +54,7 @@ public:
   hub::HubApi& api() { return m_api; }
 
   std::optional<std::size_t> max_folder_entries() const override;
-  std::chrono::milliseconds min_commit_interval() const override { return m_api.config().commit_spacing; }
+  CommitPace commit_pace() const override { return {m_api.config().commit_spacing, m_api.config().commit_burst}; }
 
   static constexpr std::string_view k_branch = "main";
 

@@ -186,6 +186,14 @@ struct RepoCreateOptions {
 // parallel transfers share one repository (and its connections). create, check_writable
 // and commit must not overlap with any other call on the same object; a backend may
 // parallelize inside them (the Hub backend hashes and uploads several files at a time).
+// A commit quota as a repeated writer keeps to it: up to `burst` commits at once, then one
+// every `interval` on average (a token bucket). With the Hub's 128 an hour, a burst of 8 and
+// one every 30 s never exceed 128 in any hour, and a small job does not wait at all.
+struct CommitPace {
+  std::chrono::milliseconds interval{0}; // zero: no quota
+  std::size_t burst = 1;
+};
+
 class Repository {
 public:
   virtual ~Repository() = default;
@@ -245,9 +253,9 @@ public:
   // The most entries (files and sub-folders) one folder may hold, when the store limits it
   // (the Hub: 10,000); nullopt when it does not.
   virtual std::optional<std::size_t> max_folder_entries() const { return std::nullopt; }
-  // The least time between two commits for a writer that commits repeatedly (the Hub
-  // allows about 128 commits an hour per repo); zero when the store has no commit quota.
-  virtual std::chrono::milliseconds min_commit_interval() const { return std::chrono::milliseconds(0); }
+  // How a writer that commits repeatedly keeps to the store's commit quota (the Hub allows
+  // about 128 commits an hour per repo); no pacing when the store has no commit quota.
+  virtual CommitPace commit_pace() const { return {}; }
   // Items a listing left out because they are not safe to install ('..', absolute,
   // '.git', control characters, backslashes) or cannot be served (a directory repo's
   // FIFOs, links leaving it, unreadable or absurd files), noted so the caller can warn
