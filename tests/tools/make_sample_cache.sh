@@ -33,8 +33,8 @@ mkdir -p "$vdir"
 payload() { # payload SIZE LABEL
   if (($1 <= 4096)); then
     local line="$2 $seed "
-    local text=""
-    while ((${#text} < $1)); do text+="$line"; done
+    local text="$line"
+    while ((${#text} < $1)); do text+="$text"; done # doubling: the same bytes, in log2(SIZE) steps
     printf '%s' "${text:0:$1}"
   else
     # A binary header, as real NEFFs have (NULs in the first bytes).
@@ -42,10 +42,11 @@ payload() { # payload SIZE LABEL
   fi
 }
 
-key_of() { printf '%d%015d' "$seed" "$1"; }
-
 dirs=()
-for ((i = 0; i < entries; i++)); do dirs+=("$vdir/MODULE_$(key_of "$i")+$suffix"); done
+for ((i = 0; i < entries; i++)); do
+  printf -v key '%d%015d' "$seed" "$i" # printf -v: no subshell per entry
+  dirs+=("$vdir/MODULE_$key+$suffix")
+done
 ((entries == 0)) || printf '%s\0' "${dirs[@]}" | xargs -0 mkdir -p
 for ((i = 0; i < entries; i++)); do
   d="${dirs[$i]}"
