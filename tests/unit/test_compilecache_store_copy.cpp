@@ -50,6 +50,16 @@ void commit(Repository& repo, CommitRequest request)
   repo.commit(request);
 }
 
+// Entries 1, 2 and 3 (NEFFs "one", "two", "three"), complete, in one commit.
+void commit_three_entries(Repository& repo)
+{
+  CommitRequest request;
+  add_entry(request, module_path("1"), "one");
+  add_entry(request, module_path("2"), "two");
+  add_entry(request, module_path("3"), "three");
+  commit(repo, request);
+}
+
 std::set<std::string> paths_of(Repository& repo)
 {
   std::set<std::string> paths;
@@ -320,11 +330,7 @@ public:
 TEST_CASE("a failure of the source stops the copy: the entry it met fails, the others are stopped, nothing lands")
 {
   Stores stores;
-  CommitRequest request;
-  add_entry(request, module_path("1"), "one");
-  add_entry(request, module_path("2"), "two");
-  add_entry(request, module_path("3"), "three");
-  commit(stores.source, request);
+  commit_three_entries(stores.source);
   FailingSource failing(stores.source);
   stores.options.workers = 1;
   auto plan = cc::plan_copy(failing, stores.target, stores.options);
@@ -384,11 +390,7 @@ cc::TransferReport interrupted_copy(Stores& stores, Repository& target)
 TEST_CASE("an interrupt between two batches of a copy publishes the first whole and leaves no scratch")
 {
   Stores stores;
-  CommitRequest request;
-  add_entry(request, module_path("1"), "one");
-  add_entry(request, module_path("2"), "two");
-  add_entry(request, module_path("3"), "three");
-  commit(stores.source, request);
+  commit_three_entries(stores.source);
   InterruptedTarget target(stores.target, 0, 1);
   auto report = interrupted_copy(stores, target);
   CHECK(report.interrupted_by == SIGTERM);
