@@ -520,6 +520,14 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
   cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK_FALSE(stdfs::exists(dead));
   CHECK(stdfs::exists(alive));
+
+  // A pull killed after its last install: the re-run has nothing to download, and still
+  // clears what the dead one left.
+  write(dead / "0" / "model.neff", "installed, staging not yet removed");
+  auto again = cc::pull(fixture.repo, fixture.root, digests, {});
+  CHECK(again.transferred.empty());
+  CHECK_FALSE(stdfs::exists(dead));
+  CHECK(stdfs::exists(alive));
 }
 
 TEST_CASE("pull: a repo file replaced between listing and copy is never installed as the listed one")

@@ -352,6 +352,16 @@ TransferReport apply_pull(storage::Repository& repo, const stdfs::path& root, Pu
 {
   auto report = report_of_plan(plan);
   if (plan.installs.empty()) {
+    // Nothing to download, but a pull killed after its last install left its staging: a
+    // re-run that finds everything present still clears it (best effort, as a no-op pull
+    // must not fail on housekeeping).
+    struct stat status {};
+    if (::stat(root.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+      try {
+        sweep_stale_staging(root);
+      } catch (const Error&) {
+      }
+    }
     return report;
   }
   util::InterruptScope interrupts; // Ctrl-C stops between files, and the staging goes (pull_guard.hpp)
