@@ -61,6 +61,16 @@ same_entries() {
 
 # json_get FILE FILTER: a value from JSON output, e.g. json_get "$OUT" .repo
 json_get() { jq -r "$2" "$1"; }
+
+# flip_byte FILE OFFSET: the byte at OFFSET inverted in place (same size, same inode). A
+# fixed value written there would change nothing, now and then, where it was already that.
+flip_byte() {
+  local byte
+  byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  [[ -n "$byte" ]] || { fail "flip_byte: $1 has no byte at $2"; return 1; }
+  printf "\\x$(printf %02x $((byte ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # The Python with python3-jsonschema (`make deps`): Debian's, when it has the module. A
 # `python3` found first on PATH may be a version manager's shim that takes a second to
 # start, paid on every schema check.

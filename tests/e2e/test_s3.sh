@@ -132,8 +132,6 @@ test_slowdown_is_retried_and_a_failed_part_aborts_the_upload() {
 
 # rewrite FILE: new bytes, same size (and a new mtime).
 rewrite() { local size; size=$(stat -c %s "$1"); head -c "$size" /dev/urandom >"$1.new" && mv "$1.new" "$1"; }
-# flip_byte FILE: one byte changed in place (same size, same inode).
-flip_byte() { printf '\xff\xfe' | dd of="$1" bs=1 seek=100 conv=notrunc status=none; }
 
 test_a_rewritten_file_of_the_same_size_is_pushed_again() {
   start_proxy || return
@@ -211,8 +209,8 @@ test_what_the_aws_cli_uploaded_in_parts_is_recognised_both_ways() {
 
   # A copy whose NEFFs differ from the repo's with the same size: as for any repo, an entry
   # that differs locally is left alone and said so (the compiler may be using it).
-  flip_byte "$SCRATCH/copy/$small"
-  flip_byte "$SCRATCH/copy/$big"
+  flip_byte "$SCRATCH/copy/$small" 100
+  flip_byte "$SCRATCH/copy/$big" 100
   local before; before=$(snapshot "$SCRATCH/copy")
   run 0 "$NC" synchronize --pull --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/copy" --json \
     || { stop_servers; return; }
@@ -222,7 +220,7 @@ test_what_the_aws_cli_uploaded_in_parts_is_recognised_both_ways() {
   equals "$(snapshot "$SCRATCH/copy")" "$before"
 
   # Changed in the cache the repo came from: pushed again, and S3 holds the new bytes.
-  flip_byte "$SCRATCH/cache/$big"
+  flip_byte "$SCRATCH/cache/$big" 100
   : >"$SCRATCH/proxy.log"
   run 0 "$NC" synchronize --repo-id s3://nc-bucket-g/team --cache-dir "$SCRATCH/cache" --json || { stop_servers; return; }
   equals "$(json_get "$OUT" ".transferred | length")" "1"

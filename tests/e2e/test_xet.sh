@@ -122,7 +122,7 @@ test_cas_verifies_what_it_stores() {
     --data-binary @"$SCRATCH/pack/xorbs/$xorb")" 400
   contains "$SCRATCH/b" "hash mismatch"
   cp "$SCRATCH/pack/xorbs/$xorb" "$SCRATCH/bad-xorb"
-  printf '\x55' | dd of="$SCRATCH/bad-xorb" bs=1 seek=1000 conv=notrunc 2>/dev/null
+  flip_byte "$SCRATCH/bad-xorb" 1000 || return
   equals "$(http POST "$CAS_URL/v1/xorbs/default/$xorb" -H "Authorization: Bearer $XET_TOKEN" \
     --data-binary @"$SCRATCH/bad-xorb")" 400
   # A shard naming a xorb not uploaded yet is refused.
@@ -137,7 +137,7 @@ test_cas_verifies_what_it_stores() {
   equals "$(jq -c . "$SCRATCH/b")" '{"was_inserted":false}'
   # A shard whose first file hash was altered does not reconstruct to it.
   cp "$SCRATCH/pack/shard" "$SCRATCH/bad-shard"
-  printf '\x01' | dd of="$SCRATCH/bad-shard" bs=1 seek=50 conv=notrunc 2>/dev/null
+  flip_byte "$SCRATCH/bad-shard" 50 || return
   equals "$(http POST "$CAS_URL/v1/shards" -H "Authorization: Bearer $XET_TOKEN" --data-binary @"$SCRATCH/bad-shard")" 400
   contains "$SCRATCH/b" "does not produce the file hash"
   # A commit pointing at bytes the CAS does not hold is refused; after the shard it works.
