@@ -1,7 +1,9 @@
 #include <hubcache/compilecache/compile_cache.hpp>
+#include <hubcache/compilecache/pull_lock.hpp>
 #include <hubcache/compilecache/sync.hpp>
 #include <hubcache/error.hpp>
 #include <hubcache/storage/directory_repository.hpp>
+#include <hubcache/util/fd.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
 
@@ -9,6 +11,9 @@
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -522,12 +527,21 @@ TEST_CASE("pull sweeps staging left by a dead process, keeps a live one's")
   CHECK(stdfs::exists(alive));
 
   // A pull killed after its last install: the re-run has nothing to download, and still
-  // clears what the dead one left.
+  // clears what the dead one left, its staging and its lock.
   write(dead / "0" / "model.neff", "installed, staging not yet removed");
+  auto lock = fixture.root / std::string(cc::k_pull_lock_name);
+  write(lock, "neuron-cache-pull-lock 1\n" + test_support::temp_owner_of(999999999) + "\n");
   auto again = cc::pull(fixture.repo, fixture.root, digests, {});
   CHECK(again.transferred.empty());
   CHECK_FALSE(stdfs::exists(dead));
+  CHECK_FALSE(stdfs::exists(lock));
   CHECK(stdfs::exists(alive));
+  // A live pull's lock (its owner alive, its flock held) stays.
+  write(lock, "neuron-cache-pull-lock 1\n" + test_support::temp_owner_of(::getpid()) + "\n");
+  util::Fd held(::open(lock.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(::flock(held.get(), LOCK_EX | LOCK_NB) == 0);
+  cc::pull(fixture.repo, fixture.root, digests, {});
+  CHECK(stdfs::exists(lock));
 }
 
 TEST_CASE("pull: a repo file replaced between listing and copy is never installed as the listed one")

@@ -5,6 +5,7 @@
 
 #include "hubcache/compilecache/cleanup.hpp"
 #include "hubcache/compilecache/pull_guard.hpp"
+#include "hubcache/compilecache/pull_lock.hpp"
 #include "hubcache/error.hpp"
 #include "hubcache/layout/names.hpp"
 #include "hubcache/util/fs.hpp"
@@ -352,13 +353,14 @@ TransferReport apply_pull(storage::Repository& repo, const stdfs::path& root, Pu
 {
   auto report = report_of_plan(plan);
   if (plan.installs.empty()) {
-    // Nothing to download, but a pull killed after its last install left its staging: a
-    // re-run that finds everything present still clears it (best effort, as a no-op pull
-    // must not fail on housekeeping).
+    // Nothing to download, but a pull killed after its last install left its staging and
+    // its lock: a re-run that finds everything present still clears them (best effort, as
+    // a no-op pull must not fail on housekeeping).
     struct stat status {};
     if (::stat(root.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
       try {
         sweep_stale_staging(root);
+        clear_abandoned_pull_lock(root);
       } catch (const Error&) {
       }
     }

@@ -63,7 +63,41 @@ bool abandoned(const util::Fd& fd, const std::string& text, const stdfs::path& l
   return std::chrono::system_clock::now() - renewed > stale_after;
 }
 
+// Removes the lock judged abandoned (held open as `judged_fd`): moved aside, then checked to
+// be the very file judged; a lock taken meanwhile by another pull goes back.
+void remove_judged(const stdfs::path& lock, const util::Fd& judged_fd)
+{
+  struct stat judged {};
+  ::fstat(judged_fd.get(), &judged);
+  auto aside = util::unique_temp_path(lock);
+  if (::rename(lock.c_str(), aside.c_str()) == 0) {
+    struct stat moved {};
+    if (::stat(aside.c_str(), &moved) == 0 && moved.st_ino == judged.st_ino && moved.st_dev == judged.st_dev) {
+      ::unlink(aside.c_str());
+    } else if (!util::rename_no_replace(aside, lock)) {
+      ::unlink(aside.c_str());
+    }
+  }
+}
+
 } // namespace
+
+bool clear_abandoned_pull_lock(const stdfs::path& root, const PullLockOptions& options)
+{
+  const auto lock = root / std::string(k_pull_lock_name);
+  util::Fd held(::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!held) {
+    return false;
+  }
+  char buffer[512];
+  auto size = ::pread(held.get(), buffer, sizeof buffer, 0);
+  std::string text(buffer, size > 0 ? static_cast<std::size_t>(size) : 0);
+  if (!abandoned(held, text, lock, options.stale_after)) {
+    return false;
+  }
+  remove_judged(lock, held);
+  return true;
+}
 
 std::string PullLockHolder::describe() const
 {
@@ -124,19 +158,7 @@ PullLock::PullLock(const stdfs::path& root, const std::function<void(const PullL
     auto size = ::pread(found, buffer, sizeof buffer, 0);
     std::string text(buffer, size > 0 ? static_cast<std::size_t>(size) : 0);
     if (abandoned(held, text, lock, options.stale_after)) {
-      // Moved aside, then checked to be the very file judged: a lock taken meanwhile by
-      // another waiter goes back.
-      struct stat judged {};
-      ::fstat(found, &judged);
-      auto aside = util::unique_temp_path(lock);
-      if (::rename(lock.c_str(), aside.c_str()) == 0) {
-        struct stat moved {};
-        if (::stat(aside.c_str(), &moved) == 0 && moved.st_ino == judged.st_ino && moved.st_dev == judged.st_dev) {
-          ::unlink(aside.c_str());
-        } else if (!util::rename_no_replace(aside, lock)) {
-          ::unlink(aside.c_str());
-        }
-      }
+      remove_judged(lock, held);
       continue;
     }
     if (!told && on_wait) {

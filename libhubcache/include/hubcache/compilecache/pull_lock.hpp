@@ -40,6 +40,11 @@ struct PullLockOptions {
   std::chrono::seconds stale_after{600};
 };
 
+// Removes `root`'s pull lock when it is abandoned (judged as a waiter judges it), without
+// taking it: a pull with nothing to download, which takes no lock, still leaves no dead
+// pull's lock behind. True when it removed one.
+bool clear_abandoned_pull_lock(const std::filesystem::path& root, const PullLockOptions& options = {});
+
 class PullLock {
 public:
   // Takes the lock of `root` (created when missing), waiting while another pull holds
