@@ -335,7 +335,13 @@ std::size_t read_up_to(const Fd& fd, const stdfs::path& what, char* buffer, std:
 
 std::uint64_t read_chunks(const Fd& fd, const stdfs::path& what, const ChunkConsumer& consume, std::size_t chunk_size)
 {
-  // Not zeroed: a file per call, and a megabyte of memset each adds up over a cache.
+  // A buffer no bigger than the file (plus the byte that shows its end): a cache is mostly
+  // files of a few KB, and a megabyte each is an mmap per file under many allocators.
+  // Not zeroed, for the same reason. A file that grows while read still reads to its end.
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) < chunk_size) {
+    chunk_size = static_cast<std::size_t>(st.st_size) + 1;
+  }
   auto buffer = std::make_unique_for_overwrite<char[]>(chunk_size);
   std::uint64_t total = 0;
   for (;;) {

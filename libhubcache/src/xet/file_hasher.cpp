@@ -1,12 +1,6 @@
 #include "hubcache/xet/file_hasher.hpp"
 
-#include "hubcache/error.hpp"
-#include "hubcache/util/fd.hpp"
-
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
+#include "hubcache/util/fs.hpp"
 
 namespace hubcache::xet {
 
@@ -34,24 +28,9 @@ void FileHasher::reset()
 
 void for_each_block(const std::filesystem::path& path, const std::function<void(Bytes)>& block)
 {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-  }
-  std::vector<std::uint8_t> buffer(std::size_t{1} << 20);
-  for (;;) {
-    const auto got = ::read(fd.get(), buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      throw IoError("cannot read " + path.string() + ": " + std::strerror(errno));
-    }
-    if (got == 0) {
-      return;
-    }
-    block(Bytes(buffer.data(), static_cast<std::size_t>(got)));
-  }
+  util::read_file_chunks(path, [&block](const char* data, std::size_t size) {
+    block(Bytes(reinterpret_cast<const std::uint8_t*>(data), size));
+  });
 }
 
 MerkleHash hash_file(const std::filesystem::path& path)

@@ -25,8 +25,8 @@ private:
   std::vector<HashedNode> m_nodes;
 };
 
-// Reads a local file in blocks of 1 MiB, each handed to `block` in order (IoError when it
-// cannot be read).
+// Reads a local regular file in blocks of up to 1 MiB, each handed to `block` in order
+// (IoError when it cannot be read or is not a regular file).
 void for_each_block(const std::filesystem::path& path, const std::function<void(Bytes)>& block);
 
 // The Xet file hash of a local file (IoError when it cannot be read).
