@@ -134,6 +134,16 @@ stop_hub() {
   fi
 }
 
+# pause_ms N: waits N (1-999) milliseconds without starting a process (read times out on a
+# pipe this shell holds both ends of). A poll that forks `sleep`, or spins, takes a core from
+# the command it watches: CI has two.
+exec {PAUSE_FD}<> <(:)
+pause_ms() {
+  local seconds
+  printf -v seconds '0.%03d' "$1"
+  read -r -t "$seconds" -u "$PAUSE_FD" || true
+}
+
 # interrupt_when SIGNAL TEST COMMAND...: runs COMMAND in the background (a simple command, so
 # that the pid is neuron-cache's own), freezes it (SIGSTOP) as soon as `TEST` holds, sends
 # SIGNAL, lets it go on; STATUS is its exit code. Frozen, it cannot finish between the moment
@@ -141,11 +151,10 @@ stop_hub() {
 interrupt_when() {
   local signal="$1" condition="$2"; shift 2
   "$@" >"$OUT" 2>"$ERR" &
-  local pid=$! waited=0
+  local pid=$!
   until eval "$condition"; do
     kill -0 "$pid" 2>/dev/null || break
-    waited=$((waited + 1))
-    ((waited % 200 == 0)) && sleep 0.001
+    pause_ms 1
   done
   kill -STOP "$pid" 2>/dev/null
   kill "-$signal" "$pid" 2>/dev/null

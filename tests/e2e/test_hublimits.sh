@@ -121,11 +121,12 @@ push() { # push REPO [ARGS...]: synchronize the sample cache to alice/REPO, --js
   CUSTOM_CACHE_REPO="alice/$repo" HF_TOKEN=$ALICE "$NC" synchronize --cache-dir "$SCRATCH/cache" --json "$@"
 }
 
-# Waits (up to 30 s) until the Hub has answered one commit request.
+# Waits (up to 30 s) until the Hub has answered one commit request. Polled every 100 ms: a
+# commit of these pushes takes a second or more, and each poll costs a curl and a jq.
 first_commit_answered() {
-  for _ in $(seq 1500); do
+  for _ in $(seq 300); do
     [[ "$(stats | jq -r '.by_route.commit // 0')" -ge 1 ]] && return 0
-    sleep 0.02
+    sleep 0.1
   done
   fail "no commit within 30 s"
 }
