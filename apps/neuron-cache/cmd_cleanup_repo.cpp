@@ -2,6 +2,7 @@
 // or incomplete entries someone published, entries older than an age, graphs no registry
 // entry names), for every repo kind, in one commit, the registry kept consistent.
 #include "commands.hpp"
+#include "transfer_report.hpp"
 
 #include <hubcache/compilecache/prune.hpp>
 #include <hubcache/error.hpp>
@@ -40,6 +41,16 @@ void check_repo_options(const Invocation& invocation)
   }
 }
 
+// What a removal's "detail" says: why an entry is failed or incomplete, or which removed
+// graph a registry file names.
+std::string removal_detail(const cc::PruneRemoval& removal)
+{
+  if (removal.finding != cc::Finding::none) {
+    return finding_text(removal.finding, removal.detail, removal.path);
+  }
+  return removal.reason == "graphs-removed" ? "names " + removal.detail : removal.detail;
+}
+
 std::string removals_text(const cc::PrunePlan& plan)
 {
   Output::Table table;
@@ -58,7 +69,7 @@ nlohmann::json removals_json(const cc::PrunePlan& plan)
     items.push_back({{"path", removal.path},
                      {"kind", removal.kind},
                      {"reason", removal.reason},
-                     {"detail", removal.detail},
+                     {"detail", removal_detail(removal)},
                      {"files", removal.files},
                      {"bytes", removal.bytes}});
   }

@@ -4,6 +4,7 @@
 #include <registry/lookup.hpp>
 
 #include <hubcache/error.hpp>
+#include <hubcache/util/text.hpp>
 
 #include <algorithm>
 #include <map>
@@ -157,10 +158,51 @@ constexpr std::size_t k_max_records = 5000;
 
 } // namespace
 
+std::string finding_text(cc::Finding finding, const std::string& subject, std::string_view path)
+{
+  using F = cc::Finding;
+  switch (finding) {
+  case F::none: return subject;
+  case F::lock_present: return "a compiler holds " + subject;
+  case F::compile_failed: return "compilation failed (model.log without model.neff)";
+  case F::file_missing: return "no " + subject;
+  case F::neff_empty: return "model.neff is empty";
+  case F::no_flags_nor_done: return "no compile_flags file and no model.done";
+  case F::unfinished: return "no model.done (compilation unfinished or interrupted)";
+  case F::suffix_needs_flags:
+    return "no compile_flags file, but the name's flags suffix is " + subject + " (not "
+           + std::string(cc::k_no_flags_suffix) + ")";
+  case F::suffix_differs: {
+    auto plus = path.rfind('+');
+    auto suffix = plus == std::string_view::npos ? std::string_view("?") : path.substr(plus + 1);
+    return "flags suffix " + std::string(suffix) + " does not match the flags file (md5 prefix " + subject + ")";
+  }
+  case F::dangling_link: return subject + " is a dangling symlink";
+  case F::link_leaves_root: return subject + " is a symlink leaving the cache root";
+  case F::not_a_version_dir: return "not a neuronxcc-<version> directory";
+  case F::not_an_entry: return "not a MODULE_* entry or 0_REGISTRY directory";
+  case F::points_outside: return "points to " + subject;
+  case F::not_a_directory: return "not a directory locally";
+  case F::only_here: return subject + " exists locally but not in the repo";
+  case F::file_differs: return subject + " differs from the repo's";
+  case F::locked_meanwhile: return "a compiler locked it during the pull";
+  case F::link_on_the_way:
+    return hubcache::util::escape_control(subject)
+           + " is a symbolic link or not a directory; nothing is written through it";
+  }
+  return subject;
+}
+
 std::string skip_detail(const cc::Skipped& item)
 {
   if (item.reason == cc::SkipReason::stopped) { // its detail is the failure that stopped the run
     return "the run stopped after an error of the repo (" + item.detail + ")";
+  }
+  if (item.reason == cc::SkipReason::target_entry_differs && item.finding == cc::Finding::file_differs) {
+    return item.detail + " differs from the source's";
+  }
+  if (item.finding != cc::Finding::none) {
+    return finding_text(item.finding, item.detail, item.path);
   }
   return item.detail.empty() ? std::string(words_of(item.reason).detail) : item.detail;
 }

@@ -50,6 +50,9 @@ struct Transfer {
 
 // A skip reason's name, as JSON and the summaries give it ("failed-in-repo").
 std::string skip_reason_name(hubcache::compilecache::SkipReason reason);
+// A library finding in words, with its subject; `path` is the entry's (its name carries the
+// flags suffix a mismatch is worded with).
+std::string finding_text(hubcache::compilecache::Finding finding, const std::string& subject, std::string_view path);
 // What a skipped item's "detail" says: the library's facts, or for a reason it states none
 // for, the words of the table.
 std::string skip_detail(const hubcache::compilecache::Skipped& item);

@@ -79,7 +79,7 @@ void remove_stale_registry(cc::PrunePlan& plan, const GraphMap& graphs,
       continue;
     }
     auto reason = gone != entry.graphs.end() ? "graphs-removed" : "older-than";
-    auto detail = gone != entry.graphs.end() ? "names " + *gone : "";
+    auto detail = gone != entry.graphs.end() ? *gone : "";
     for (const auto& path : entry.paths) {
       remove(path, reason, detail);
     }

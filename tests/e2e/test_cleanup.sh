@@ -300,6 +300,7 @@ test_cleanup_repo_prunes_the_repo_in_one_commit() {
   run 0 "$NC" cleanup --repo --repo-id "$R" --dry-run --json || return
   valid_json "$OUT" cleanup-repo.schema.json
   equals "$(jq -r '.removed[] | "\(.path)=\(.reason)"' "$OUT")" "$(m "$V1" 900001)=failed"
+  equals "$(jq -r '.removed[0].detail' "$OUT")" "compilation failed (model.log without model.neff)"
   equals "$(repo_view)" "$before"
   run 0 "$NC" cleanup --repo --repo-id "$R" --all --dry-run
   contains "$OUT" "Dry run: would delete"
@@ -354,6 +355,7 @@ test_cleanup_repo_older_than_and_unregistered_keep_the_registry_consistent() {
   local R1="$D/0_REGISTRY/neuron-cache-modules/$H1.json" R3="$D/0_REGISTRY/neuron-cache-modules/$H3.json"
   expect_removed "$D/MODULE_a+$SUFFIX=older-than" "$D/MODULE_c+$SUFFIX=older-than" \
     "$M1=graphs-removed" "$R1=graphs-removed" "$M3=older-than" "$R3=older-than"
+  equals "$(jq -r --arg p "$M1" '.removed[] | select(.path == $p) | .detail' "$OUT")" "names $D/MODULE_a+$SUFFIX"
   equals "$(snapshot "$R/$D")" "$before"
   run 0 "$NC" cleanup --repo --repo-id "$R" --unregistered --dry-run --json || return
   expect_removed "$D/MODULE_c+$SUFFIX=unregistered" "$D/MODULE_d+$SUFFIX=unregistered"

@@ -293,4 +293,32 @@ TEST_CASE("skip details: the library gives facts, the CLI the words")
   CHECK(skip_detail({"e", cc::SkipReason::error, "disk full"}) == "disk full");
 }
 
+TEST_CASE("the library's findings are worded here, with their subjects")
+{
+  namespace cc = hubcache::compilecache;
+  const std::string entry = "neuronxcc-2.21.0/MODULE_1+abcdef12";
+  CHECK(skip_detail({entry, cc::SkipReason::locked_locally, "model.neff.lock", cc::Finding::lock_present})
+        == "a compiler holds model.neff.lock");
+  CHECK(skip_detail({entry, cc::SkipReason::incomplete_in_repo, "model.neff", cc::Finding::file_missing})
+        == "no model.neff");
+  CHECK(skip_detail({entry, cc::SkipReason::flags_mismatch, "0123abcd", cc::Finding::suffix_differs})
+        == "flags suffix abcdef12 does not match the flags file (md5 prefix 0123abcd)");
+  CHECK(skip_detail({entry, cc::SkipReason::flags_mismatch, "abcdef12", cc::Finding::suffix_needs_flags})
+        == "no compile_flags file, but the name's flags suffix is abcdef12 (not d41d8cd9)");
+  CHECK(skip_detail({"odd", cc::SkipReason::unrecognized, "", cc::Finding::not_a_version_dir})
+        == "not a neuronxcc-<version> directory");
+  CHECK(skip_detail({"a/link", cc::SkipReason::symlink_outside_root, "/etc", cc::Finding::points_outside})
+        == "points to /etc");
+  // The same finding against the repo (a pull) and against a copy's source.
+  CHECK(skip_detail({entry, cc::SkipReason::local_entry_differs, "model.neff", cc::Finding::file_differs})
+        == "model.neff differs from the repo's");
+  CHECK(skip_detail({entry, cc::SkipReason::target_entry_differs, "model.neff", cc::Finding::file_differs})
+        == "model.neff differs from the source's");
+  CHECK(skip_detail({entry, cc::SkipReason::local_entry_differs, "extra.bin", cc::Finding::only_here})
+        == "extra.bin exists locally but not in the repo");
+  // A subject from a listing is escaped where it is shown whole.
+  CHECK(skip_detail({entry, cc::SkipReason::link_in_local_path, "a\nb", cc::Finding::link_on_the_way})
+          .starts_with("a\\x0ab is a symbolic link"));
+}
+
 } // namespace cli_output_test

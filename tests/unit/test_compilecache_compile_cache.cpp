@@ -197,18 +197,20 @@ TEST_CASE("classification of every state and generation")
 
   auto todo = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}});
   CHECK(todo.state == cc::EntryState::incomplete);
-  CHECK(todo.reason == "no model.neff");
+  CHECK(todo.why.finding == cc::Finding::file_missing);
+  CHECK(todo.why.subject == "model.neff");
   auto no_done =
     cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.hlo_module.pb", 3}, {"model.neff", 9}});
   CHECK(no_done.state == cc::EntryState::incomplete);
-  CHECK(no_done.reason.find("model.done") != std::string::npos);
+  CHECK(no_done.why.finding == cc::Finding::unfinished);
   auto empty_neff = cc::classify_module_files(
     Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.hlo_module.pb", 3}, {"model.neff", 0}});
   CHECK(empty_neff.state == cc::EntryState::incomplete);
-  CHECK(empty_neff.reason == "model.neff is empty");
+  CHECK(empty_neff.why.finding == cc::Finding::neff_empty);
   auto no_hlo = cc::classify_module_files(Files{{"compile_flags.json", 48}, {"model.done", 0}, {"model.neff", 9}});
   CHECK(no_hlo.state == cc::EntryState::incomplete);
-  CHECK(no_hlo.reason == "no model.hlo_module.pb");
+  CHECK(no_hlo.why.finding == cc::Finding::file_missing);
+  CHECK(no_hlo.why.subject == "model.hlo_module.pb");
   auto no_hlo_a = cc::classify_module_files(Files{{"compile_flags.txt", 41}, {"model.neff", 9}});
   CHECK(no_hlo_a.state == cc::EntryState::incomplete);
   auto anonymous = cc::classify_module_files(Files{{"model.hlo_module.pb", 3}, {"model.neff", 9}});
@@ -222,13 +224,15 @@ TEST_CASE("classification of every state and generation")
 TEST_CASE("flags suffix check")
 {
   auto name = *cc::parse_module_name("MODULE_1+39f12043");
-  CHECK(cc::check_flags_suffix(name, k_json_flags).empty());
-  CHECK_FALSE(cc::check_flags_suffix(name, k_json_flags + " ").empty());
-  CHECK_FALSE(cc::check_flags_suffix(name, std::nullopt).empty());
+  CHECK_FALSE(cc::check_flags_suffix(name, k_json_flags));
+  auto differs = cc::check_flags_suffix(name, k_json_flags + " ");
+  CHECK(differs.finding == cc::Finding::suffix_differs);
+  CHECK(differs.subject.size() == 8); // the flags file's md5 prefix
+  CHECK(cc::check_flags_suffix(name, std::nullopt).finding == cc::Finding::suffix_needs_flags);
   auto empty = *cc::parse_module_name("MODULE_1+d41d8cd9");
-  CHECK(cc::check_flags_suffix(empty, std::nullopt).empty());
-  CHECK(cc::check_flags_suffix(empty, std::string()).empty());
-  CHECK(cc::check_flags_suffix(*cc::parse_module_name("MODULE_1"), std::string("x")).empty());
+  CHECK_FALSE(cc::check_flags_suffix(empty, std::nullopt));
+  CHECK_FALSE(cc::check_flags_suffix(empty, std::string()));
+  CHECK_FALSE(cc::check_flags_suffix(*cc::parse_module_name("MODULE_1"), std::string("x")));
 }
 
 TEST_CASE("scan classifies a tree and reports what it skips")

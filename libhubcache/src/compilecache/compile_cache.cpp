@@ -238,7 +238,7 @@ Classification classify_module_files(const std::vector<EntryFileInfo>& files)
 {
   for (const auto& file : files) {
     if (is_lock_name(file.name)) {
-      return {EntryState::locked, Generation::unknown, "a compiler holds " + file.name};
+      return {EntryState::locked, Generation::unknown, {Finding::lock_present, file.name}};
     }
   }
   const auto* neff = find_file(files, "model.neff");
@@ -249,7 +249,7 @@ Classification classify_module_files(const std::vector<EntryFileInfo>& files)
   bool has_hlo_module = find_file(files, "model.hlo_module.pb") != nullptr;
 
   if (find_file(files, "model.log") != nullptr && neff == nullptr) {
-    return {EntryState::failed, Generation::unknown, "compilation failed (model.log without model.neff)"};
+    return {EntryState::failed, Generation::unknown, {Finding::compile_failed, {}}};
   }
   Generation generation = Generation::unknown;
   if (has_json || has_done) {
@@ -258,27 +258,28 @@ Classification classify_module_files(const std::vector<EntryFileInfo>& files)
     generation = has_hlo_pb ? Generation::a : Generation::b;
   }
   if (neff == nullptr) {
-    return {EntryState::incomplete, generation, "no model.neff"};
+    return {EntryState::incomplete, generation, {Finding::file_missing, "model.neff"}};
   }
   if (neff->size == 0) {
-    return {EntryState::incomplete, generation, "model.neff is empty"};
+    return {EntryState::incomplete, generation, {Finding::neff_empty, {}}};
   }
   if (generation == Generation::unknown) {
     // Without a flags file or a done marker nothing tells a finished gen A/B entry from an
     // interrupted gen C one: not publishing it is the safe side.
-    return {EntryState::incomplete, generation, "no compile_flags file and no model.done"};
+    return {EntryState::incomplete, generation, {Finding::no_flags_nor_done, {}}};
   }
   if (generation == Generation::c && !has_done) {
-    return {EntryState::incomplete, generation, "no model.done (compilation unfinished or interrupted)"};
+    return {EntryState::incomplete, generation, {Finding::unfinished, {}}};
   }
   if (generation == Generation::a ? !has_hlo_pb : !has_hlo_module) {
-    return {EntryState::incomplete, generation,
-            generation == Generation::a ? "no model.hlo.pb" : "no model.hlo_module.pb"};
+    return {EntryState::incomplete,
+            generation,
+            {Finding::file_missing, generation == Generation::a ? "model.hlo.pb" : "model.hlo_module.pb"}};
   }
   return {EntryState::success, generation, {}};
 }
 
-std::string check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes)
+EntryFinding check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes)
 {
   if (!name.flags_suffix) {
     return {};
@@ -288,10 +289,9 @@ std::string check_flags_suffix(const ModuleName& name, const std::optional<std::
     return {};
   }
   if (!flags_bytes) {
-    return "no compile_flags file, but the name's flags suffix is " + *name.flags_suffix + " (not "
-           + std::string(k_no_flags_suffix) + ")";
+    return {Finding::suffix_needs_flags, *name.flags_suffix};
   }
-  return "flags suffix " + *name.flags_suffix + " does not match the flags file (md5 prefix " + actual + ")";
+  return {Finding::suffix_differs, actual};
 }
 
 std::string source_of(std::string_view root, const std::string& source, std::string_view path)

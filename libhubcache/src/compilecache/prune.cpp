@@ -39,8 +39,8 @@ void check_keep_filters(const PruneOptions& options, const std::vector<std::stri
   }
 }
 
-// Why a module entry of the repo is to go, or "" when it stays.
-std::pair<std::string, std::string> verdict(const RepoEntry& entry, const PruneOptions& options)
+// Why a module entry of the repo is to go (reason "" when it stays).
+std::pair<std::string, EntryFinding> verdict(const RepoEntry& entry, const PruneOptions& options)
 {
   std::vector<EntryFileInfo> infos;
   for (const auto& file : entry.files) {
@@ -48,10 +48,10 @@ std::pair<std::string, std::string> verdict(const RepoEntry& entry, const PruneO
   }
   auto classification = classify_module_files(infos);
   if (classification.state == EntryState::failed && options.failed) {
-    return {"failed", classification.reason};
+    return {"failed", classification.why};
   }
   if (classification.state == EntryState::incomplete && options.incomplete) {
-    return {"incomplete", classification.reason};
+    return {"incomplete", classification.why};
   }
   return {};
 }
@@ -99,7 +99,7 @@ PrunePlan plan_prune(const std::vector<storage::RepoFile>& listing, const PruneO
     if (entry.kind != EntryKind::module || version_goes) {
       continue;
     }
-    auto [reason, detail] = verdict(entry, options);
+    auto [reason, why] = verdict(entry, options);
     if (auto chosen = options.chosen_entries.find(entry.path);
         reason.empty() && chosen != options.chosen_entries.end()) {
       reason = chosen->second;
@@ -107,7 +107,7 @@ PrunePlan plan_prune(const std::vector<storage::RepoFile>& listing, const PruneO
     if (reason.empty()) {
       continue;
     }
-    PruneRemoval removal{entry.path, "entry", reason, detail, 0, entry.files.size()};
+    PruneRemoval removal{entry.path, "entry", reason, why.subject, 0, entry.files.size(), why.finding};
     for (const auto& file : entry.files) {
       removal.bytes += file.size;
     }

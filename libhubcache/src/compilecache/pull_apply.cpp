@@ -83,8 +83,8 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       flags = util::read_file(stdfs::exists(staged) ? staged : target / flags_name);
     }
     auto module = parse_module_name(stdfs::path(entry.path).filename().string());
-    if (auto problem = check_flags_suffix(*module, flags); !problem.empty()) {
-      return Skipped{entry.path, SkipReason::flags_mismatch_in_repo, problem};
+    if (auto problem = check_flags_suffix(*module, flags)) {
+      return Skipped{entry.path, SkipReason::flags_mismatch_in_repo, problem.subject, problem.finding};
     }
   }
   // Checked again at install time: a link may have been planted since the plan.
@@ -94,13 +94,13 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
       make_parent_directories(root, file.path);
     }
   } catch (const util::LinkOnTheWay& link) {
-    return Skipped{entry.path, SkipReason::link_in_local_path, link.what()};
+    return Skipped{entry.path, SkipReason::link_in_local_path, link.component(), Finding::link_on_the_way};
   }
   if (install.replace) {
     // Out of the way by the cleanup's rename-check-delete: a compiler that locked the
     // failed entry meanwhile (to retry it) keeps it.
     if (remove_safely(target, 1) == RemoveOutcome::taken) {
-      return Skipped{entry.path, SkipReason::locked_locally, "a compiler locked it during the pull"};
+      return Skipped{entry.path, SkipReason::locked_locally, {}, Finding::locked_meanwhile};
     }
   }
   if (install.fresh) {
@@ -111,7 +111,7 @@ std::optional<Skipped> install_entry(const PullInstall& install, const stdfs::pa
     auto names = local_names(target);
     if (std::any_of(names.begin(), names.end(),
                     [](const std::string& name) { return is_lock_name(stdfs::path(name).filename().string()); })) {
-      return Skipped{entry.path, SkipReason::locked_locally, "a compiler locked it during the pull"};
+      return Skipped{entry.path, SkipReason::locked_locally, {}, Finding::locked_meanwhile};
     }
     std::vector<const storage::RepoFile*> files;
     for (const auto& file : install.to_download) {

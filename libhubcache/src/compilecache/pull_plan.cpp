@@ -56,7 +56,7 @@ enum class Action { install, present, skip };
 struct Decision {
   Action action = Action::skip;
   SkipReason reason = SkipReason::unrecognized;
-  std::string detail;
+  EntryFinding why;
   bool fresh = false; // the entry does not exist locally
   std::vector<const storage::RepoFile*> to_download;
   bool replace = false; // a failed local entry makes way for it
@@ -89,19 +89,15 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     }
     auto classification = classify_module_files(infos);
     if (classification.state == EntryState::failed) {
-      return {Action::skip, SkipReason::failed_in_repo, classification.reason, false, {}};
+      return {Action::skip, SkipReason::failed_in_repo, classification.why, false, {}};
     }
     if (classification.state != EntryState::success) {
-      return {Action::skip, SkipReason::incomplete_in_repo, classification.reason, false, {}};
+      return {Action::skip, SkipReason::incomplete_in_repo, classification.why, false, {}};
     }
   }
   auto target = root / entry.path;
   if (auto link = util::link_on_the_way(root, entry.path)) {
-    return {Action::skip,
-            SkipReason::link_in_local_path,
-            util::escape_control(*link) + " is a symbolic link or not a directory; nothing is written through it",
-            false,
-            {}};
+    return {Action::skip, SkipReason::link_in_local_path, {Finding::link_on_the_way, *link}, false, {}};
   }
   struct stat status {};
   if (::lstat(target.c_str(), &status) != 0) {
@@ -113,7 +109,7 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
     return decision;
   }
   if (!S_ISDIR(status.st_mode)) {
-    return {Action::skip, SkipReason::local_entry_differs, "not a directory locally", false, {}};
+    return {Action::skip, SkipReason::local_entry_differs, {Finding::not_a_directory, {}}, false, {}};
   }
   auto names = local_names(target);
   if (replace_failed && entry.kind == EntryKind::module && is_failed_locally(names)) {
@@ -133,12 +129,12 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
   // A lock says most about the entry: checked before any difference, whatever the order.
   for (const auto& name : names) {
     if (is_lock_name(stdfs::path(name).filename().string())) {
-      return {Action::skip, SkipReason::locked_locally, "a compiler holds " + name, false, {}};
+      return {Action::skip, SkipReason::locked_locally, {Finding::lock_present, name}, false, {}};
     }
   }
   for (const auto& name : names) {
     if (is_module && !repo_names.contains(name)) {
-      return {Action::skip, SkipReason::local_entry_differs, name + " exists locally but not in the repo", false, {}};
+      return {Action::skip, SkipReason::local_entry_differs, {Finding::only_here, name}, false, {}};
     }
   }
   for (const auto& file : entry.files) {
@@ -153,11 +149,8 @@ Decision decide(const RepoEntry& entry, const stdfs::path& root, DigestCache& di
       continue;
     }
     if (is_module) {
-      return {Action::skip,
-              SkipReason::local_entry_differs,
-              relative_name(entry, file) + " differs from the repo's",
-              false,
-              {}};
+      return {
+        Action::skip, SkipReason::local_entry_differs, {Finding::file_differs, relative_name(entry, file)}, false, {}};
     }
     // Registry and exported-model trees: keep the local file, install the rest.
     skipped.push_back({file.path, SkipReason::local_file_differs, {}});
@@ -197,7 +190,9 @@ PullPlan plan_pull(std::vector<storage::RepoFile>&& listing, const stdfs::path& 
     auto decision = decide(entry, root, digests, plan.skipped, options.replace_failed);
     switch (decision.action) {
     case Action::present: plan.entries_present.push_back(entry.path); break;
-    case Action::skip: plan.skipped.push_back({entry.path, decision.reason, decision.detail}); break;
+    case Action::skip:
+      plan.skipped.push_back({entry.path, decision.reason, decision.why.subject, decision.why.finding});
+      break;
     case Action::install: {
       PullInstall install;
       install.fresh = decision.fresh;

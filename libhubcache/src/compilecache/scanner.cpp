@@ -103,7 +103,7 @@ public:
         scan.versions.push_back(name);
         scan_version(top.fd(), name, node, scan);
       } else {
-        scan.skipped.push_back({printable(name), SkipReason::unrecognized, "not a neuronxcc-<version> directory"});
+        scan.skipped.push_back({printable(name), SkipReason::unrecognized, {}, Finding::not_a_version_dir});
       }
     }
     return scan;
@@ -204,7 +204,7 @@ private:
     }
     switch (node.type) {
     case NodeType::outside:
-      scan.skipped.push_back({rel, SkipReason::symlink_outside_root, "points to " + printable(node.source)});
+      scan.skipped.push_back({rel, SkipReason::symlink_outside_root, printable(node.source), Finding::points_outside});
       return false;
     case NodeType::dangling: scan.skipped.push_back({rel, SkipReason::dangling_symlink, {}}); return false;
     case NodeType::unreadable: scan.skipped.push_back({rel, SkipReason::unreadable, {}}); return false;
@@ -270,7 +270,7 @@ private:
     } else if (node.type == NodeType::directory && module) {
       scan_module(version_fd, name, node, child_rel, compiler_version, *module, scan);
     } else {
-      scan.skipped.push_back({child_rel, SkipReason::unrecognized, "not a MODULE_* entry or 0_REGISTRY directory"});
+      scan.skipped.push_back({child_rel, SkipReason::unrecognized, {}, Finding::not_an_entry});
     }
   }
 
@@ -321,8 +321,8 @@ private:
         if (why.reason == SkipReason::symlink_outside_root || why.reason == SkipReason::dangling_symlink) {
           // The entry is incomplete without that file: it is skipped whole.
           entry.state = EntryState::unsafe;
-          entry.reason = why.reason == SkipReason::dangling_symlink ? name + " is a dangling symlink"
-                                                                    : name + " is a symlink leaving the cache root";
+          entry.why = {why.reason == SkipReason::dangling_symlink ? Finding::dangling_link : Finding::link_leaves_root,
+                       name};
         } else if (why.reason != SkipReason::lock_file) {
           scan.skipped.push_back(why); // a lock is reported as the entry's state instead
         }
@@ -378,7 +378,7 @@ private:
       // keeps the symlink reason
     } else {
       entry.state = classification.state;
-      entry.reason = classification.reason;
+      entry.why = classification.why;
     }
     if (entry.state == EntryState::success) {
       auto flags_name = flags_file_name(infos);
@@ -387,16 +387,16 @@ private:
                     : flags_name == "compile_flags.txt" ? flags_files.txt
                                                         : none;
       if (!flags.recalled) {
-        if (auto problem = check_flags_suffix(module, flags.bytes); !problem.empty()) {
+        if (auto problem = check_flags_suffix(module, flags.bytes)) {
           entry.state = EntryState::flags_mismatch;
-          entry.reason = problem;
+          entry.why = problem;
         } else if (m_memo != nullptr && flags.present) {
           m_memo->remember(flags.fingerprint);
         }
       }
     }
     if (entry.state != EntryState::success) {
-      scan.skipped.push_back({rel, skip_reason_of(entry.state), entry.reason});
+      scan.skipped.push_back({rel, skip_reason_of(entry.state), entry.why.subject, entry.why.finding});
     }
     scan.entries.push_back(std::move(entry));
   }

@@ -124,11 +124,11 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (is_module) {
     auto state = classify_stored(entry, source_files);
     if (state.state == EntryState::failed) {
-      decision.skip = Skipped{entry.path, SkipReason::failed_in_source, state.reason};
+      decision.skip = Skipped{entry.path, SkipReason::failed_in_source, state.why.subject, state.why.finding};
       return decision;
     }
     if (state.state != EntryState::success) {
-      decision.skip = Skipped{entry.path, SkipReason::incomplete_in_source, state.reason};
+      decision.skip = Skipped{entry.path, SkipReason::incomplete_in_source, state.why.subject, state.why.finding};
       return decision;
     }
   }
@@ -159,7 +159,7 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
   if (classify_stored(entry, target_files).state == EntryState::success && target_files.size() == source_files.size()) {
     decision.to_copy.clear();
     decision.skip = Skipped{entry.path, SkipReason::target_entry_differs,
-                            differing.front()->path.substr(entry.path.size() + 1) + " differs from the source's"};
+                            differing.front()->path.substr(entry.path.size() + 1), Finding::file_differs};
     return decision;
   }
   decision.to_copy.insert(decision.to_copy.end(), differing.begin(), differing.end());
@@ -170,7 +170,7 @@ Decision decide(const RepoEntry& entry, const std::unordered_map<std::string, co
 // from a local cache checks: read (small) for the entries to copy only, several at once.
 void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t workers)
 {
-  std::vector<std::string> problems(plan.copies.size());
+  std::vector<EntryFinding> problems(plan.copies.size());
   util::parallel_for(plan.copies.size(), std::max<std::size_t>(workers, 1), [&](std::size_t i) {
     const auto& entry = plan.copies[i].entry;
     if (entry.kind != EntryKind::module) {
@@ -186,16 +186,17 @@ void check_flags(storage::Repository& source, CopyPlan& plan, std::size_t worker
       flags = source.read_file(entry.path + "/" + flags_name);
     }
     auto name = parse_module_name(entry.path.substr(entry.path.find('/') + 1));
-    problems[i] = name ? check_flags_suffix(*name, flags) : "not a module name";
+    problems[i] = name ? check_flags_suffix(*name, flags) : EntryFinding{Finding::not_an_entry, {}};
   });
   std::vector<CopyItem> kept;
   for (std::size_t i = 0; i < plan.copies.size(); ++i) {
     auto& item = plan.copies[i];
-    if (problems[i].empty()) {
+    if (!problems[i]) {
       kept.push_back(std::move(item));
       continue;
     }
-    plan.skipped.push_back({item.entry.path, SkipReason::flags_mismatch_in_source, problems[i]});
+    plan.skipped.push_back(
+      {item.entry.path, SkipReason::flags_mismatch_in_source, problems[i].subject, problems[i].finding});
     plan.files_planned -= item.to_copy.size();
     plan.bytes_planned -= item.bytes;
   }

@@ -93,10 +93,45 @@ struct EntryFileInfo {
   std::string name; // relative to the entry directory
   std::uint64_t size = 0;
 };
+// What is wrong with an entry or an item, as a fact: the CLI words each (skip_detail in
+// apps/neuron-cache/transfer_report.cpp), with its subject where it has one.
+enum class Finding {
+  none,
+  // An entry's state (classify_module_files, check_flags_suffix, the scan).
+  lock_present,       // subject: the lock's name
+  compile_failed,     // model.log without model.neff
+  file_missing,       // subject: the file (model.neff, model.hlo.pb, model.hlo_module.pb)
+  neff_empty,         //
+  no_flags_nor_done,  // nothing tells a finished gen A/B entry from an interrupted gen C one
+  unfinished,         // gen C without model.done
+  suffix_needs_flags, // subject: the name's flags suffix (no flags file)
+  suffix_differs,     // subject: the flags file's md5 prefix
+  dangling_link,      // subject: the link's name in the entry
+  link_leaves_root,   // subject: the link's name in the entry
+  // An item of a local cache that is no part of one, or a link out of it.
+  not_a_version_dir,
+  not_an_entry,
+  points_outside, // subject: the link's target
+  // A local (pull) or target (copy) entry against the repo's or source's.
+  not_a_directory,
+  only_here,        // subject: the file only this side has
+  file_differs,     // subject: the file
+  locked_meanwhile, // a compiler locked it while the pull ran
+  // A link on the way to where a pull would write; subject: that path.
+  link_on_the_way,
+};
+
+// A finding and its subject; `finding == none` on success.
+struct EntryFinding {
+  Finding finding = Finding::none;
+  std::string subject;
+  explicit operator bool() const { return finding != Finding::none; }
+};
+
 struct Classification {
   EntryState state = EntryState::incomplete;
   Generation generation = Generation::unknown;
-  std::string reason; // empty on success
+  EntryFinding why; // none on success
 };
 // State of a module entry from its file names and sizes (the flags suffix is checked
 // separately, it needs the flags file's content). Shared by the local scan and the
@@ -104,8 +139,8 @@ struct Classification {
 Classification classify_module_files(const std::vector<EntryFileInfo>& files);
 // The flags file a module entry of this generation has, or "" when it has none.
 std::string flags_file_name(const std::vector<EntryFileInfo>& files);
-// Empty when `flags_bytes` (nullopt: no flags file) gives the entry's suffix, else why not.
-std::string check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes);
+// None when `flags_bytes` (nullopt: no flags file) gives the entry's suffix, else why not.
+EntryFinding check_flags_suffix(const ModuleName& name, const std::optional<std::string>& flags_bytes);
 
 // A file to publish: its repo path and where to read it (symlinks inside the root resolved).
 // `source` is a plain string: a std::filesystem::path keeps a list of its components,
@@ -127,7 +162,7 @@ struct Entry {
   std::string compiler_version; // 2.15.128.0+56dc5a86
   EntryState state = EntryState::success;
   Generation generation = Generation::unknown;
-  std::string reason;
+  EntryFinding why;                              // none for a complete entry
   std::vector<LocalFile> files;                  // publishable files (no locks, no temp files)
   std::vector<std::filesystem::path> lock_files; // *.lock found in the entry
   // Files below the entry left out of `files` (locks, temp files, odd names): still disk
@@ -191,9 +226,10 @@ SkipReason skip_reason_of(EntryState state);
 struct Skipped {
   std::string path;
   SkipReason reason = SkipReason::error;
-  // The facts: what differs, the errno's text, the link's target, ...; empty where the
-  // reason says it all (the CLI's table words those).
+  // The facts: an error's text where `finding` is none, else the finding's subject; empty
+  // where the reason says it all (the CLI words each).
   std::string detail;
+  Finding finding = Finding::none;
 };
 
 struct Scan {

@@ -31,9 +31,10 @@ struct PruneRemoval {
   std::string path;
   std::string kind;
   std::string reason;
-  std::string detail;
+  std::string detail; // the subject of `finding`, or the graph a registry file names
   std::uint64_t bytes = 0;
   std::size_t files = 0;
+  Finding finding = Finding::none; // why a failed or incomplete entry is one
 };
 
 struct PrunePlan {
