@@ -260,6 +260,17 @@ test_push_goes_through_xet_and_pull_reads_it_back() {
   run 0 "$NC" synchronize --pull --repo-id alice/xpush --cache-dir "$SCRATCH/fresh" --json || return
   equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
   [[ "$(stat_of '.by_route.cas_reconstruction // 0')" -ge 3 ]] || fail "the pull did not use the CAS"
+  # A reader without Xet gets the same bytes through LFS: the Hub's bridge rebuilds each
+  # file from the CAS when it is first asked for, and raw still serves the pointer.
+  reset_stats
+  run 0 "$NC" pull --no-xet --repo-id alice/xpush --cache-dir "$SCRATCH/lfs-reader" --json || return
+  equals "$(tree "$SCRATCH/lfs-reader/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  [[ "$(stat_of '.by_route.lfs_cdn // 0')" -ge 3 ]] || fail "--no-xet did not take the LFS path"
+  local neff_path; neff_path=$(cd "$SCRATCH/cache" && find "$VERSION_DIR" -name '*.neff' | sort | head -n 1)
+  curl -fsS -H "Authorization: Bearer $TOKEN" "$HUB_URL/alice/xpush/raw/main/$neff_path" >"$SCRATCH/pointer" ||
+    fail "raw failed"
+  contains "$SCRATCH/pointer" "version https://git-lfs.github.com/spec/v1"
+  contains "$SCRATCH/pointer" "oid sha256:$(sha256sum "$SCRATCH/cache/$neff_path" | cut -d' ' -f1)"
 }
 
 test_push_falls_back_to_lfs_with_one_warning() {

@@ -46,6 +46,7 @@ struct HubOptions {
   LimitOptions limits;                      // the real Hub's limits, on by default
   bool xet = false;                         // speak Xet (tokens, CAS, batch "xet" transfer, resolve headers)
   std::int64_t xet_token_lifetime_s = 3600; // short ones make clients refresh in the middle of a push
+  bool log_requests = false;                // where a benchmark's time goes: the server's share of each request
 };
 
 // Holds a byte stream to a rate: each call waits until `bytes` more fit the budget since
@@ -159,6 +160,8 @@ private:
   Reply lfs_complete(RequestContext& ctx, const std::string& upload_id);
   Reply lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid);
   Reply serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size);
+  // --log-requests: "<ms since start> <route> <status> <handler ms>" on stderr.
+  void log_request(const std::string& route, int status, std::chrono::steady_clock::time_point handled_from);
 
   // Xet (routes_xet.cpp), with --xet only
   std::string xet_token_url(const RequestContext& ctx, const std::string& repo_id, const std::string& scope,
@@ -206,6 +209,8 @@ private:
   HubOptions m_options;
   Storage m_storage;
   std::optional<XetCas> m_xet; // with --xet
+  const std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
+  std::mutex m_log_mutex;
   BucketStore m_buckets;
   FaultRegistry m_faults;
   Limits m_limits;

@@ -177,7 +177,9 @@ int main(int argc, char** argv)
     "bandwidth-mbps", "per-connection cap in megabits per second (0: none)",
     cxxopts::value<double>()->default_value("0"))("xet", "speak Xet (token endpoints, CAS, batch xet transfer)")(
     "xet-token-lifetime", "seconds a Xet access token lives (default 3600)",
-    cxxopts::value<std::int64_t>()->default_value("3600"))("h,help", "help");
+    cxxopts::value<std::int64_t>()->default_value("3600"))(
+    "log-requests", "one line per request on stderr: start (ms since start), route, status, handler ms")("h,help",
+                                                                                                         "help");
   add_limit_options(cli);
   testhub::HubOptions options;
   try {
@@ -210,6 +212,7 @@ int main(int argc, char** argv)
     options.bandwidth_mbps = args["bandwidth-mbps"].as<double>();
     options.limits = parse_limit_options(args);
     options.xet = args.count("xet") > 0;
+    options.log_requests = args.count("log-requests") > 0;
     options.xet_token_lifetime_s = args["xet-token-lifetime"].as<std::int64_t>();
     if (options.xet_token_lifetime_s < 1 || options.xet_token_lifetime_s > 86400)
       throw std::invalid_argument("--xet-token-lifetime must be between 1 and 86400 seconds");

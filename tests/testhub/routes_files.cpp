@@ -342,7 +342,7 @@ Reply HubServer::resolve(RequestContext& ctx, const std::string& repo_id, const 
   reply.header("ETag", "\"" + entry.oid + "\"");
   reply.header("Content-Disposition", content_disposition(base_name(raw_path)));
   reply.content_type = content_type_for(base_name(raw_path));
-  return serve_file(ctx, std::move(reply), m_storage.blob_path(repo, entry.oid), size);
+  return serve_file(ctx, std::move(reply), m_storage.entry_blob(repo, entry), size);
 }
 
 Reply HubServer::preupload(RequestContext& ctx, const std::string& repo_id, const std::string& revision)
@@ -429,10 +429,9 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   }
   std::ifstream in(spool, std::ios::binary);
   auto plan = read_commit_payload(in, [&](const std::string& sha256) -> std::uint64_t {
-    std::error_code ec;
     std::shared_lock lock(m_storage.mutex());
     if (const auto repo = m_storage.find_repo(repo_id))
-      return stdfs::file_size(m_storage.lfs_path(*repo, sha256), ec);
+      return m_storage.lfs_object_size(*repo, sha256).value_or(0);
     return 0;
   });
 

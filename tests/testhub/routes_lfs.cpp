@@ -384,9 +384,11 @@ Reply HubServer::lfs_cdn(RequestContext& ctx, const std::string& repo_id, const 
   const auto repo = m_storage.find_repo(repo_id);
   if (!repo)
     throw HubError(404, "Repository not found", "RepoNotFound");
+  const auto path = m_storage.lfs_object_file(*repo, oid);
+  if (!path)
+    throw HubError(404, "Entry not found", "EntryNotFound");
   std::error_code ec;
-  const auto path = m_storage.lfs_path(*repo, oid);
-  const auto size = stdfs::file_size(path, ec);
+  const auto size = stdfs::file_size(*path, ec);
   if (ec)
     throw HubError(404, "Entry not found", "EntryNotFound");
   Reply reply;
@@ -395,7 +397,7 @@ Reply HubServer::lfs_cdn(RequestContext& ctx, const std::string& repo_id, const 
   const auto name = ctx.segments.size() > 5 ? ctx.segments.back() : oid;
   reply.header("Content-Disposition",
                "inline; filename*=UTF-8''" + percent_encode(name, false) + "; filename=\"" + name + "\";");
-  return serve_file(ctx, std::move(reply), path, size);
+  return serve_file(ctx, std::move(reply), *path, size);
 }
 
 } // namespace testhub

@@ -74,17 +74,17 @@ Reply HubServer::cas_shard_upload(RequestContext& ctx)
   if (body.size() > hubcache::xet::max_shard_bytes)
     throw HubError(400, "Shard too large");
   const bool for_bucket = repo_id.rfind("buckets/", 0) == 0;
-  auto files = m_xet->put_shard(body, m_storage.temp_path("xet").parent_path(), for_bucket);
+  const auto files = m_xet->put_shard(body, for_bucket);
   if (for_bucket)
     return json_reply(200, json{{"result", static_cast<int>(!files.empty())}});
   std::shared_lock lock(m_storage.mutex());
-  const auto repo = m_storage.find_repo(repo_id);
-  for (auto& added : files) {
-    // The bytes also go to the repo's LFS store: the bridge non-Xet readers download from.
-    if (repo && !m_storage.has_lfs_object(*repo, added.file.sha256, added.file.size))
-      m_storage.install_lfs_object(*repo, added.content, added.file.sha256);
-    std::error_code ec;
-    stdfs::remove(added.content, ec);
+  // The repo's LFS store learns the files (the bridge non-Xet readers download from); their
+  // bytes are rebuilt when first read.
+  if (const auto repo = m_storage.find_repo(repo_id)) {
+    std::vector<std::pair<std::string, std::uint64_t>> objects;
+    for (const auto& file : files)
+      objects.emplace_back(file.sha256, file.size);
+    m_storage.record_xet_objects(*repo, objects);
   }
   return json_reply(200, json{{"result", static_cast<int>(!files.empty())}});
 }

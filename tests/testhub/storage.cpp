@@ -4,10 +4,14 @@
 #include <atomic>
 #include <fstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "commit_tree.hpp"
 #include "http_util.hpp"
+#include "hubcache/util/fd.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 
@@ -397,11 +401,70 @@ stdfs::path Storage::lfs_path(const RepoMeta& repo, const std::string& sha256) c
   return repo_dir(repo.repo_id) / "lfs" / sha256;
 }
 
-bool Storage::has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const
+std::map<std::string, std::uint64_t>& Storage::xet_objects(const RepoMeta& repo) const
+{
+  auto [it, inserted] = m_xet_objects.try_emplace(repo.uid);
+  if (inserted) {
+    const auto text = hubcache::util::read_file_if_exists(repo_dir(repo.repo_id) / "xet-objects.jsonl", 1ull << 34);
+    for (const auto& line : split(text.value_or(""), '\n')) {
+      const auto parsed = nlohmann::json::parse(line, nullptr, false); // a cut last line is skipped
+      if (parsed.is_object() && parsed.contains("sha256") && parsed.contains("size"))
+        it->second[parsed.at("sha256").get<std::string>()] = parsed.at("size").get<std::uint64_t>();
+    }
+  }
+  return it->second;
+}
+
+void Storage::record_xet_objects(const RepoMeta& repo,
+                                 const std::vector<std::pair<std::string, std::uint64_t>>& objects)
+{
+  std::string lines;
+  for (const auto& [sha256, size] : objects)
+    lines += nlohmann::json{{"sha256", sha256}, {"size", size}}.dump() + "\n";
+  std::lock_guard lock(m_cache_mutex);
+  auto& known = xet_objects(repo);
+  const auto path = repo_dir(repo.repo_id) / "xet-objects.jsonl";
+  // O_APPEND, one write: a line is whole or (after a crash) the last one is cut.
+  const hubcache::util::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd || ::write(fd.get(), lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
+    throw HubError(500, "Cannot append to " + path.string());
+  for (const auto& [sha256, size] : objects)
+    known[sha256] = size;
+}
+
+std::optional<std::uint64_t> Storage::lfs_object_size(const RepoMeta& repo, const std::string& sha256) const
 {
   std::error_code ec;
   const auto actual = stdfs::file_size(lfs_path(repo, sha256), ec);
-  return !ec && actual == size;
+  if (!ec)
+    return actual;
+  std::lock_guard lock(m_cache_mutex);
+  const auto& known = xet_objects(repo);
+  if (const auto it = known.find(sha256); it != known.end())
+    return it->second;
+  return std::nullopt;
+}
+
+bool Storage::has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const
+{
+  return lfs_object_size(repo, sha256) == size;
+}
+
+std::optional<stdfs::path> Storage::lfs_object_file(const RepoMeta& repo, const std::string& sha256) const
+{
+  auto path = lfs_path(repo, sha256);
+  if (stdfs::exists(path))
+    return path;
+  if (!is_hex(sha256, 64) || !lfs_object_size(repo, sha256) || !m_xet_rebuild || !m_xet_rebuild(sha256, path))
+    return std::nullopt;
+  return path; // rebuilt atomically: two readers at once write the same bytes
+}
+
+stdfs::path Storage::entry_blob(const RepoMeta& repo, const FileEntry& entry)
+{
+  if (entry.is_lfs())
+    return blob_path(repo, store_blob(repo, lfs_pointer_text(entry.lfs_sha256, entry.size)));
+  return blob_path(repo, entry.oid);
 }
 
 void Storage::install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256)
@@ -469,8 +532,9 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
                             "For instance, this can happen if you used git push --no-verify to push your changes. "
                             "Offending file: - "
                               + op.path);
+      // The pointer's oid only: its text is written if a raw download asks for it (entry_blob).
       const auto pointer = lfs_pointer_text(op.sha256, op.size);
-      next.files[op.path] = FileEntry{store_blob(repo, pointer), op.size, op.sha256, pointer.size()};
+      next.files[op.path] = FileEntry{hubcache::util::git_blob_sha1(pointer), op.size, op.sha256, pointer.size()};
       added.push_back(op.path);
       break;
     }

@@ -8,8 +8,12 @@
 //   repos/<ns>/<name>/refs.json       {"<branch>": "<commit id>"}
 //   repos/<ns>/<name>/commits/<id>.json  a repo's first commit whole, every later one as
 //                                        its changes (loaded by applying them to the parent)
-//   repos/<ns>/<name>/blobs/<sha1>    git blobs (regular files and LFS pointer texts)
-//   repos/<ns>/<name>/lfs/<sha256>    LFS objects
+//   repos/<ns>/<name>/blobs/<sha1>    git blobs: regular files' contents, and an LFS pointer's
+//                                     text once it is read raw (a commit stores its oid only)
+//   repos/<ns>/<name>/lfs/<sha256>    LFS objects: uploaded through LFS, or rebuilt from the Xet
+//                                     CAS when a non-Xet reader first asks for one
+//   repos/<ns>/<name>/xet-objects.jsonl  {"sha256","size"} of each file a shard uploaded for
+//                                     this repo through Xet, appended a shard at a time
 // Commit and tree ids are real git object ids computed from that content.
 
 #include <cstdint>
@@ -132,10 +136,25 @@ public:
                                                      std::size_t limit) const;
 
   stdfs::path blob_path(const RepoMeta& repo, const std::string& sha1) const;
+  // The blob of an entry as a raw download serves it (an LFS entry's pointer text, written
+  // when first asked for).
+  stdfs::path entry_blob(const RepoMeta& repo, const FileEntry& entry);
   stdfs::path lfs_path(const RepoMeta& repo, const std::string& sha256) const;
+  // The size of an LFS object the repo holds, uploaded through LFS or through Xet.
+  std::optional<std::uint64_t> lfs_object_size(const RepoMeta& repo, const std::string& sha256) const;
   bool has_lfs_object(const RepoMeta& repo, const std::string& sha256, std::uint64_t size) const;
+  // The file of an LFS object, rebuilt from the Xet CAS on first read if it came through
+  // Xet (the Hub's bridge for readers without Xet); nullopt if the repo has no such object.
+  std::optional<stdfs::path> lfs_object_file(const RepoMeta& repo, const std::string& sha256) const;
   // Moves a verified temp file into the LFS store.
   void install_lfs_object(const RepoMeta& repo, const stdfs::path& temp, const std::string& sha256);
+  // Files a shard uploaded through Xet for this repo (sha256, size): one journal append, no
+  // file per object (the real Hub does not rebuild them at upload either).
+  void record_xet_objects(const RepoMeta& repo, const std::vector<std::pair<std::string, std::uint64_t>>& objects);
+  // How an object recorded through Xet is rebuilt: (sha256, target file) -> whether the CAS
+  // had it. Set once at start by the server that owns the CAS.
+  using XetRebuild = std::function<bool(const std::string& sha256, const stdfs::path& out)>;
+  void set_xet_rebuild(XetRebuild rebuild) { m_xet_rebuild = std::move(rebuild); }
 
   // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError, or
   // whatever `check(head, next, added)` throws to refuse the resulting tree before it is
@@ -159,6 +178,11 @@ private:
   mutable std::shared_mutex m_mutex;
   mutable std::mutex m_cache_mutex;
   mutable std::map<std::string, std::shared_ptr<const Commit>> m_commit_cache; // key: repo uid + id
+  // Guarded by m_cache_mutex: per repo uid, sha256 -> size of the objects uploaded through
+  // Xet (xet-objects.jsonl, read on first use).
+  mutable std::map<std::string, std::map<std::string, std::uint64_t>> m_xet_objects;
+  std::map<std::string, std::uint64_t>& xet_objects(const RepoMeta& repo) const; // m_cache_mutex held
+  XetRebuild m_xet_rebuild;
 };
 
 } // namespace testhub

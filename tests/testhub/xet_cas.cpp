@@ -37,6 +37,7 @@ struct LoadedXorb {
   std::string hash;
   xet::XorbLayout layout;
   std::vector<xet::MerkleHash> chunk_hashes;
+  std::string bytes; // the whole xorb, read once for the shard's sha256 checks
 };
 
 json file_line(const XetFile& file)
@@ -124,7 +125,7 @@ std::vector<xet::MerkleHash> XetCas::chunk_hashes(const std::string& xorb) const
   return hashes;
 }
 
-std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs::path& temp_dir, bool for_bucket)
+std::vector<XetFile> XetCas::put_shard(const std::string& body, bool for_bucket)
 {
   xet::Shard shard;
   try {
@@ -146,35 +147,34 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
     }
   }
   LoadedXorb loaded; // the layout and chunk hashes of the xorb last named
-  const auto load = [&](const std::string& xorb) -> const LoadedXorb& {
+  // The bytes only for a file with a sha256 to check (a bucket's files may have none).
+  const auto load = [&](const std::string& xorb, bool with_bytes) -> const LoadedXorb& {
     if (loaded.hash != xorb) {
       loaded.layout = xorb_layout(xorb);
       loaded.chunk_hashes = chunk_hashes(xorb);
+      loaded.bytes.clear();
       loaded.hash = xorb;
     }
+    if (with_bytes && loaded.bytes.empty())
+      loaded.bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
     return loaded;
   };
-  std::vector<XetShardFile> added;
+  std::vector<XetFile> added;
   for (const auto& info : shard.files) {
     const auto file_id = info.file_hash.hex();
     if (!info.sha256 && !for_bucket)
       refuse("file " + file_id + " has no sha256 metadata (required for Git repos)");
     if (info.verification.size() != info.terms.size())
       refuse("file " + file_id + " lacks verification entries");
-    XetShardFile out{{file_id, info.sha256 ? info.sha256->hex() : std::string(), 0, {}}, {}};
+    XetFile out{file_id, info.sha256 ? info.sha256->hex() : std::string(), 0, {}};
     std::vector<xet::HashedNode> nodes;
     hubcache::util::Hasher sha256(hubcache::util::HashAlgorithm::sha256);
-    std::ofstream content;
-    if (!for_bucket) {
-      out.content = temp_dir / ("xet-" + random_hex(16));
-      content.open(out.content, std::ios::binary);
-    }
     for (std::size_t t = 0; t < info.terms.size(); ++t) {
       const auto& term = info.terms[t];
       const auto xorb = term.xorb_hash.hex();
       if (!has_xorb(xorb))
         refuse("file " + file_id + " refers to xorb " + xorb + ", which was not uploaded");
-      const auto& stored = load(xorb);
+      const auto& stored = load(xorb, info.sha256.has_value());
       const auto& hashes = stored.chunk_hashes;
       if (term.chunk_start >= term.chunk_end || term.chunk_end > hashes.size()
           || term.chunk_end > stored.layout.chunks.size())
@@ -184,13 +184,13 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
         nodes.push_back({hashes[c], stored.layout.chunks[c].size});
         term_size += stored.layout.chunks[c].size;
       }
-      // The bytes only for a sha256 to check or content to rebuild (a bucket's files need neither).
-      if (content.is_open() || info.sha256) {
-        for_each_chunk(xorb, stored.layout, term.chunk_start, term.chunk_end, [&](const auto& data) {
-          if (content.is_open())
-            content.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+      // The bytes only for a sha256 to check: nothing is rebuilt here (readers without Xet
+      // get the file rebuilt when they first ask, as from the Hub's bridge).
+      if (info.sha256) {
+        for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
+          const auto data = xet::xorb_chunk_data(bytes_of(stored.bytes), stored.layout.chunks[c]);
           sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-        });
+        }
       }
       if (term_size != term.unpacked_size)
         refuse("a term of file " + file_id + " says " + std::to_string(term.unpacked_size) + " bytes, its chunks hold "
@@ -198,18 +198,13 @@ std::vector<XetShardFile> XetCas::put_shard(const std::string& body, const stdfs
       const std::span<const xet::MerkleHash> range(hashes.data() + term.chunk_start, term.chunk_end - term.chunk_start);
       if (xet::verification_hash(range) != info.verification[t])
         refuse("wrong verification hash for a term of file " + file_id);
-      out.file.terms.push_back({xorb, term.chunk_start, term.chunk_end, term_size});
-      out.file.size += term_size;
-    }
-    if (content.is_open()) {
-      content.close();
-      if (!content)
-        throw HubError(500, "Cannot store the reconstructed file");
+      out.terms.push_back({xorb, term.chunk_start, term.chunk_end, term_size});
+      out.size += term_size;
     }
     if (xet::file_hash(nodes).hex() != file_id)
       refuse("file reconstruction does not produce the file hash " + file_id);
-    if (info.sha256 && sha256.hex_digest() != out.file.sha256)
-      refuse("file " + file_id + " does not have the sha256 " + out.file.sha256);
+    if (info.sha256 && sha256.hex_digest() != out.sha256)
+      refuse("file " + file_id + " does not have the sha256 " + out.sha256);
     added.push_back(std::move(out));
   }
   record(added);
@@ -286,17 +281,17 @@ void XetCas::load_journals()
   });
 }
 
-void XetCas::record(const std::vector<XetShardFile>& files)
+void XetCas::record(const std::vector<XetFile>& files)
 {
   std::string lines;
   for (const auto& added : files)
-    lines += file_line(added.file).dump() + "\n";
+    lines += file_line(added).dump() + "\n";
   std::lock_guard lock(m_mutex);
   append_journal("files.jsonl", lines);
   for (const auto& added : files) {
-    if (!added.file.sha256.empty())
-      m_sha256[added.file.sha256] = added.file.hash;
-    m_files[added.file.hash] = added.file;
+    if (!added.sha256.empty())
+      m_sha256[added.sha256] = added.hash;
+    m_files[added.hash] = added;
   }
 }
 

@@ -40,13 +40,6 @@ struct XetFile {
   std::vector<XetTerm> terms;
 };
 
-// A file a verified shard added: its bytes reconstructed into `content` (a temp file the
-// caller moves into the repo's LFS store, the "bridge" for non-Xet readers).
-struct XetShardFile {
-  XetFile file;
-  stdfs::path content;
-};
-
 class XetCas {
 public:
   explicit XetCas(stdfs::path root);
@@ -61,9 +54,9 @@ public:
 
   // Verifies a shard against the stored xorbs and records its files. Every file must carry
   // verification entries; a repo's also a sha256 (a Git repo commits it as an LFS pointer),
-  // a bucket's need not (hub-buckets-and-limits.md §1.2: no sha256 for buckets), and its
-  // bytes are not reconstructed (`content` left empty: a bucket rebuilds them when read).
-  std::vector<XetShardFile> put_shard(const std::string& body, const stdfs::path& temp_dir, bool for_bucket = false);
+  // a bucket's need not (hub-buckets-and-limits.md §1.2: no sha256 for buckets). No file is
+  // rebuilt: a reader that needs one whole has it rebuilt when it first asks (reconstruct).
+  std::vector<XetFile> put_shard(const std::string& body, bool for_bucket = false);
   // Writes the bytes of a recorded file to `out` (atomically).
   void reconstruct(const XetFile& file, const stdfs::path& out) const;
 
@@ -81,7 +74,7 @@ private:
   void for_each_chunk(const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
                       std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume) const;
   // Records a shard's files, in memory and in files.jsonl (one append).
-  void record(const std::vector<XetShardFile>& files);
+  void record(const std::vector<XetFile>& files);
   void load_journals();
   void append_journal(const std::string& name, const std::string& lines);
   // Indexes the eligible chunks a verified shard's own xorbs hold: a file's first chunk, and
