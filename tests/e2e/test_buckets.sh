@@ -88,10 +88,21 @@ test_push_pull_and_status_through_a_bucket() {
   lacks "$SCRATCH/files" "team-a/team-a"
   contains "$SCRATCH/files" "team-a/$VERSION_DIR/"
   [[ "$(stat_of '.by_route.cas_shard // 0')" -ge 1 ]] || fail "no shard uploaded"
-  # A no-op re-push sends nothing.
+  # A no-op re-push sends nothing and lists nothing: the bucket's info is unchanged.
   reset_stats
   run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
   equals "$(stat_of '.by_route.bucket_batch // 0')" 0
+  equals "$(stat_of '.by_route.bucket_tree // 0')" 0
+  # Another writer deletes a NEFF: the info moves, the next push lists and puts it back.
+  local gone; gone=$(grep -m1 'model.neff' "$SCRATCH/files")
+  printf '{"type":"deleteFile","path":"%s"}\n' "$gone" >"$SCRATCH/delete.ndjson"
+  equals "$(http POST "$HUB_URL/api/buckets/alice/cache/batch" --data-binary @"$SCRATCH/delete.ndjson")" 200
+  reset_stats
+  run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
+  [[ "$(stat_of '.by_route.bucket_tree // 0')" -ge 1 ]] || fail "the changed bucket was not listed"
+  [[ "$(stat_of '.by_route.bucket_batch // 0')" -ge 1 ]] || fail "the deleted NEFF was not put back"
+  bucket_files alice/cache >"$SCRATCH/files-after"
+  contains "$SCRATCH/files-after" "$gone"
   run 0 "$NC" synchronize --pull --repo-id "$repo" --cache-dir "$SCRATCH/fresh" --json || return
   equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
   run 0 "$NC" status --repo --repo-id "$repo" --cache-dir "$SCRATCH/fresh" --json || return

@@ -101,7 +101,7 @@ void BucketStore::replay(Bucket& bucket)
 
 void BucketStore::record(Bucket& bucket, const std::vector<std::string>& paths)
 {
-  bucket.updated_at = iso8601_now();
+  bucket.updated_at = iso8601_now_ms();
   std::string lines;
   for (const auto& path : paths) {
     json change = {{"path", path}, {"at", bucket.updated_at}};

@@ -234,6 +234,20 @@ std::string iso8601(std::int64_t unix_seconds)
   return buffer.data();
 }
 
+std::string iso8601_ms(std::int64_t unix_ms)
+{
+  auto text = iso8601(unix_ms / 1000);
+  const auto ms = std::to_string(1000 + unix_ms % 1000); // "1xyz": the three digits, zero-padded
+  text.replace(text.size() - 4, 3, ms.substr(1));
+  return text;
+}
+
+std::string iso8601_now_ms()
+{
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return iso8601_ms(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
 std::string iso8601_now()
 {
   return iso8601(unix_now());

@@ -57,6 +57,9 @@ std::optional<std::string> base64url_decode(std::string_view text);
 std::string random_hex(std::size_t length);
 std::string iso8601_now();
 std::string iso8601(std::int64_t unix_seconds);
+std::string iso8601_ms(std::int64_t unix_ms);
+// Now, to the millisecond: a bucket's updatedAt moves with every change.
+std::string iso8601_now_ms();
 std::int64_t unix_now();
 
 bool is_truthy(std::string_view value); // "true", "1", "True"...

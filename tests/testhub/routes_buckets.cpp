@@ -29,11 +29,6 @@ json parse_body(RequestContext& ctx)
   }
 }
 
-std::string iso8601_ms(std::int64_t ms)
-{
-  return iso8601(ms / 1000);
-}
-
 json file_json(const std::string& path, const BucketFile& file)
 {
   return {{"type", "file"},

@@ -293,11 +293,7 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
   }
   require_token("push to");
   if (request.parent_revision) {
-    // Checked against the bucket as it is now, not as this object last saw it.
-    {
-      std::lock_guard lock(m_known_mutex);
-      m_known.reset();
-    }
+    // Checked against the bucket as it is now.
     if (revision() != *request.parent_revision) {
       throw ConflictError("the bucket changed since revision " + *request.parent_revision,
                           "run again to apply the change on the current content");
@@ -345,7 +341,6 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
   result.files_added = indices.size();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.commits = result.created ? 1 : 0;
-  apply_to_known(result.files, deleted);
   result.revision = revision().value_or("");
   return result;
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 
 namespace hubcache::storage {
@@ -146,14 +147,14 @@ void BucketRepository::throw_missing(bool write)
   throw RepoNotFound(message, ErrorFacts{spec(), m_api.has_token(), write});
 }
 
-bool BucketRepository::exists()
+http::Response BucketRepository::read_info()
 {
   http::Request request;
   request.url = bucket_url({});
   request.headers = m_api.auth_headers();
   auto response = m_api.send(request);
   if (response.ok()) {
-    return true;
+    return response;
   }
   if (response.status == 404 || (response.status == 401 && !m_api.has_token())) {
     if (m_api.has_token()) {
@@ -162,6 +163,12 @@ bool BucketRepository::exists()
     throw_missing(false);
   }
   hub::throw_hub_error(response, context("read " + describe()), m_api.config().token);
+}
+
+bool BucketRepository::exists()
+{
+  read_info();
+  return true;
 }
 
 std::string BucketRepository::create(const RepoCreateOptions& options)
@@ -186,43 +193,26 @@ std::string BucketRepository::create(const RepoCreateOptions& options)
 
 std::optional<std::string> BucketRepository::revision()
 {
-  {
-    std::lock_guard lock(m_known_mutex);
-    if (m_known) {
-      return listing_digest();
-    }
+  // A bucket has no revision. What stands for one is what its info says of its content
+  // (updatedAt, size, totalFiles: every batch moves them), and the hour it is read in, so
+  // that a listing remembered under it is trusted for an hour at most: the bucket API
+  // documents none of these fields as a version (docs/buckets.md says what that costs).
+  const auto info = parse_answer(read_info(), "bucket info");
+  if (!info.is_object()) {
+    throw RemoteError("the Hub's answer to bucket info is not a JSON object", "retry later");
   }
-  auto listed = list_files();
-  std::lock_guard lock(m_known_mutex);
-  m_known.emplace();
-  for (auto& file : listed) {
-    m_known->insert_or_assign(std::move(file.path), KnownFile{file.size, std::move(file.etag)});
+  const auto field = [&info](const char* name) {
+    const auto it = info.find(name);
+    return it == info.end() ? std::string("-") : it->dump();
+  };
+  if (field("totalFiles") == "0") {
+    return std::nullopt; // nothing in it yet, as a repo without a commit
   }
-  return listing_digest();
-}
-
-// Holding m_known_mutex, m_known set: the digest of the files in path order.
-std::string BucketRepository::listing_digest()
-{
+  const auto hour = std::chrono::duration_cast<std::chrono::hours>(std::chrono::system_clock::now().time_since_epoch());
   util::Hasher hasher(util::HashAlgorithm::sha1);
-  for (const auto& [path, file] : *m_known) {
-    hasher.update(path + '\0' + std::to_string(file.size) + '\0' + file.etag + '\n');
-  }
+  hasher.update(field("updatedAt") + '\0' + field("size") + '\0' + field("totalFiles") + '\0'
+                + std::to_string(hour.count()));
   return hasher.hex_digest();
-}
-
-void BucketRepository::apply_to_known(const std::vector<RepoFile>& added, const std::vector<std::string>& deleted)
-{
-  std::lock_guard lock(m_known_mutex);
-  if (!m_known) {
-    return; // never listed: the next revision() lists
-  }
-  for (const auto& path : deleted) {
-    m_known->erase(path);
-  }
-  for (const auto& file : added) {
-    m_known->insert_or_assign(file.path, KnownFile{file.size, file.etag});
-  }
 }
 
 std::vector<BucketRepository::Entry> BucketRepository::list_tree(std::string_view folder_key, bool recursive)

@@ -4,8 +4,6 @@
 #include "hubcache/hub/download.hpp"
 #include "hubcache/storage/repository.hpp"
 
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,10 +36,9 @@ public:
   std::string describe() const override;
   bool exists() override;
   std::string create(const RepoCreateOptions& options) override;
-  // A digest of the listing (paths, sizes, Xet hashes): a bucket has no commits. Listed
-  // once per process; this object's commits then update what it digests (a listing of
-  // tens of thousands of files is not paid again at the end of every push). Another
-  // writer's change since then shows in the next process's listing.
+  // A bucket has no commits: a digest of what its info says of its content (updatedAt,
+  // size, totalFiles) and of the hour, one request whatever the bucket holds. A listing
+  // remembered under it is trusted for an hour at most; nullopt for an empty bucket.
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::vector<std::string> list_folders(std::string_view prefix = {}) override;
@@ -70,6 +67,8 @@ private:
   std::string key_of(std::string_view path) const;
   std::string bucket_url(std::string_view route) const; // {E}/api/buckets/{id}[/route]
   hub::HubErrorContext context(std::string action, bool write = false) const;
+  // GET {E}/api/buckets/{id}; a missing bucket throws RepoNotFound.
+  http::Response read_info();
   std::vector<Entry> list_tree(std::string_view folder_key, bool recursive);
   std::vector<Entry> paths_info(const std::vector<std::string>& keys);
   std::optional<RepoFile> to_repo_file(const Entry& entry, std::string_view folder);
@@ -95,19 +94,9 @@ private:
   // Deletes what `deletions` names and the bucket holds; returns those paths.
   std::vector<std::string> delete_files(const std::vector<Deletion>& deletions);
 
-  // The listing revision() digested, with this object's commits applied since.
-  struct KnownFile {
-    std::uint64_t size = 0;
-    std::string etag;
-  };
-  std::string listing_digest();
-  void apply_to_known(const std::vector<RepoFile>& added, const std::vector<std::string>& deleted);
-
   std::string m_bucket_id;
   std::string m_prefix;
   hub::HubApi m_api;
-  std::mutex m_known_mutex;
-  std::optional<std::map<std::string, KnownFile>> m_known; // by path; nullopt until listed
 };
 
 } // namespace hubcache::storage
