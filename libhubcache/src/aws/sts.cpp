@@ -15,7 +15,8 @@ namespace {
 constexpr std::size_t k_sts_limit = 64 * 1024;
 constexpr const char* k_sts_version = "2011-06-15";
 
-std::string printable(std::string_view text)
+// STS text as it may appear in one line of a message.
+std::string sts_text(std::string_view text)
 {
   return util::escape_control(text, 300);
 }
@@ -51,7 +52,7 @@ std::string error_detail(const std::string& body, long status)
   if (!document.ok || code.empty()) {
     return "HTTP " + std::to_string(status);
   }
-  return printable(code) + (message.empty() ? "" : ": " + printable(message));
+  return sts_text(code) + (message.empty() ? "" : ": " + sts_text(message));
 }
 
 } // namespace
@@ -179,8 +180,8 @@ CallerIdentity StsClient::get_caller_identity(const Credentials& credentials)
   if (!document.ok || identity.account.empty()) {
     throw RemoteError("STS answered GetCallerIdentity without an account");
   }
-  identity.account = printable(identity.account);
-  identity.arn = printable(identity.arn);
+  identity.account = sts_text(identity.account);
+  identity.arn = sts_text(identity.arn);
   return identity;
 }
 

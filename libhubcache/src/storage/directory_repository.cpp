@@ -1,5 +1,9 @@
 #include "hubcache/storage/directory_repository.hpp"
 
+#include "repo_format.hpp"
+
+#include "hubcache/layout/names.hpp"
+
 #include "directory_index.hpp"
 #include "directory_walk.hpp"
 
@@ -28,9 +32,8 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
 constexpr int k_format_version = 2;
-constexpr std::string_view k_version_prefix = "neuronxcc-";
+using layout::k_version_prefix;
 
 using util::errno_text;
 
@@ -132,7 +135,7 @@ bool DirectoryRepository::exists()
   }
   if (marker) {
     auto parsed = util::try_parse_json(*marker).value_or(json());
-    return parsed.is_object() && parsed.value("format", "") == k_format_name;
+    return parsed.is_object() && parsed.value("format", "") == k_repo_format_name;
   }
   // A plain compile cache (what the compiler wrote, no marker) is a repo as it is.
   return inspect_top_level(m_root, k_hidden_dir).kind == TopLevel::compile_cache;
@@ -177,7 +180,7 @@ std::string DirectoryRepository::create(const RepoCreateOptions& options)
   detail::make_directories(m_root);
   private_dir("staging", true);
   private_dir("index", true);
-  json marker = {{"format", k_format_name},
+  json marker = {{"format", k_repo_format_name},
                  {"version", k_format_version},
                  {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
   // The marker goes last: a create interrupted before it leaves no repo.

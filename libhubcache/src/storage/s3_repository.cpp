@@ -1,4 +1,8 @@
 #include "hubcache/storage/s3_repository.hpp"
+
+#include "repo_format.hpp"
+
+#include "hubcache/layout/names.hpp"
 #include "hubcache/storage/publish_order.hpp"
 
 #include "hubcache/error.hpp"
@@ -21,8 +25,7 @@ namespace hubcache::storage {
 namespace {
 
 constexpr std::string_view k_private_dir = ".neuron-cache";
-constexpr std::string_view k_format_name = "neuron-cache-compile-cache-repo";
-constexpr std::string_view k_version_prefix = "neuronxcc-";
+using layout::k_version_prefix;
 constexpr std::size_t k_probe_keys = 100;
 
 } // namespace
@@ -71,7 +74,7 @@ bool S3Repository::exists()
   // A missing bucket is not "no repo": it is worth its own message (RepoNotFound).
   if (auto marker = m_client->get_object(m_url.bucket, marker_key(), 1 << 16)) {
     auto parsed = nlohmann::json::parse(*marker, nullptr, false);
-    return parsed.is_object() && parsed.value("format", "") == k_format_name;
+    return parsed.is_object() && parsed.value("format", "") == k_repo_format_name;
   }
   // A compile cache the Neuron SDK wrote (no marker) is a repo as it is.
   auto base = m_url.prefix.empty() ? std::string() : m_url.prefix + "/";
@@ -119,7 +122,7 @@ std::string S3Repository::create(const RepoCreateOptions& options)
                               + "): it is not made a cache repo",
                             "choose an empty prefix, or one that holds a compile cache");
   }
-  nlohmann::json marker = {{"format", k_format_name},
+  nlohmann::json marker = {{"format", k_repo_format_name},
                            {"version", 2},
                            {"layout", "neuron compile cache (neuronxcc-<version>/MODULE_<key>+<flags>/...)"}};
   m_client->put_bytes(m_url.bucket, marker_key(), marker.dump(2) + "\n");
