@@ -324,6 +324,7 @@ int print_copy(Invocation& invocation, const Transfer& transfer, const std::stri
   data["compiler_version"] = compiler_version ? nlohmann::json(*compiler_version) : nlohmann::json();
   data["other_repo_files"] = report.other_files;
   data["commits"] = report.commits;
+  add_xet_figures(report.xet, human, data);
   if (auto code = report_interrupted_publish(invocation, report, human, data)) {
     return *code;
   }

@@ -156,13 +156,7 @@ int print_push(Invocation& invocation, const cc::CacheRoot& root, hubcache::stor
   data["files_hashed"] = result.files_hashed;
   data["cleaned"] = cleaned;
   data["commits"] = result.commits;
-  if (result.xet.any()) {
-    data["xet"] = {{"new_bytes", result.xet.new_bytes},
-                   {"deduplicated_bytes", result.xet.deduplicated_bytes},
-                   {"stored_bytes", result.xet.stored_bytes}};
-    human += " (Xet: " + human_size(result.xet.new_bytes) + " new, " + human_size(result.xet.deduplicated_bytes)
-             + " deduplicated, " + human_size(result.xet.stored_bytes) + " already in the CAS)";
-  }
+  add_xet_figures(result.xet, human, data);
   for (const auto& warning : result.warnings) {
     invocation.out().warning(warning);
   }

@@ -207,6 +207,17 @@ std::string skip_detail(const cc::Skipped& item)
   return item.detail.empty() ? std::string(words_of(item.reason).detail) : item.detail;
 }
 
+void add_xet_figures(const cc::XetBytes& xet, std::string& human, nlohmann::json& data)
+{
+  if (!xet.any()) {
+    return;
+  }
+  data["xet"] = {
+    {"new_bytes", xet.new_bytes}, {"deduplicated_bytes", xet.deduplicated_bytes}, {"stored_bytes", xet.stored_bytes}};
+  human += " (Xet: " + human_size(xet.new_bytes) + " new, " + human_size(xet.deduplicated_bytes) + " deduplicated, "
+           + human_size(xet.stored_bytes) + " already in the CAS)";
+}
+
 std::string skip_reason_name(cc::SkipReason reason)
 {
   return std::string(words_of(reason).name);

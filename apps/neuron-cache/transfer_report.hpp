@@ -48,6 +48,10 @@ struct Transfer {
   nlohmann::json to_json() const;
 };
 
+// What a push or a copy moved through Xet, when it moved anything: the summary's
+// " (Xet: 2.1 MB new, 0 B deduplicated, 29.1 MB already in the CAS)" and the JSON's "xet".
+void add_xet_figures(const hubcache::compilecache::XetBytes& xet, std::string& human, nlohmann::json& data);
+
 // A skip reason's name, as JSON and the summaries give it ("failed-in-repo").
 std::string skip_reason_name(hubcache::compilecache::SkipReason reason);
 // A library finding in words, with its subject; `path` is the entry's (its name carries the

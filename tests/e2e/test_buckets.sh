@@ -229,6 +229,22 @@ test_synchronize_moves_a_hub_repo_into_a_bucket_and_back() {
   equals "$(tree "$SCRATCH/dir-repo/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_a_hub_repo_copied_into_a_bucket_uploads_no_chunk_the_cas_holds() {
+  start_hub --lfs-threshold 1024 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 300000 --seed 9 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create alice/xetrepo --no-set -q || return
+  run 0 "$NC" synchronize --repo-id alice/xetrepo --cache-dir "$SCRATCH/cache" -q || return
+  # The repo's NEFFs went through Xet: the bucket's upload asks the CAS and leaves out the
+  # chunks it holds (after a miss, on a small file the repo keeps in git, it asks again
+  # once 64 kB of new chunks have gone by: at least two of the three NEFFs are found).
+  run 0 "$NC" synchronize --pull --repo-id alice/xetrepo --cache-dir hf://buckets/alice/fromxet --json || return
+  local stored; stored=$(json_get "$OUT" '.xet.stored_bytes')
+  [[ "$stored" -ge 600000 ]] ||
+    fail "the copy did not find the NEFFs' chunks in the CAS: $(jq -c .xet "$OUT")"
+  run 0 "$NC" synchronize --pull --repo-id hf://buckets/alice/fromxet --cache-dir "$SCRATCH/back" -q || return
+  equals "$(tree "$SCRATCH/back/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 test_a_copy_into_a_bucket_never_shows_a_marker_without_its_neff() {
   start_hub || return
   sample_cache "$SCRATCH/cache" 3 8

@@ -446,6 +446,9 @@ private:
     m_uploaded = uploaded_before + landed_bytes;
     ++m_report.commits;
     m_report.revision = result.revision;
+    m_report.xet.new_bytes += result.xet_new_bytes;
+    m_report.xet.deduplicated_bytes += result.xet_deduplicated_bytes;
+    m_report.xet.stored_bytes += result.xet_stored_bytes;
     m_report.files_transferred += request.additions.size();
     m_report.bytes_transferred += landed_bytes;
     for (auto i : landed) {

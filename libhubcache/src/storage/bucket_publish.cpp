@@ -7,7 +7,7 @@
 #include "hubcache/error.hpp"
 #include "hubcache/util/thread_pool.hpp"
 #include "hubcache/xet/cas_client.hpp"
-#include "hubcache/xet/packer.hpp"
+#include "hubcache/xet/cas_upload.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -214,11 +214,15 @@ std::vector<BucketRepository::Uploaded> BucketRepository::upload_contents(const 
   xet::CasOptions options;
   options.stall_timeout = m_api.config().stall_timeout;
   options.retry = m_api.config().retry;
-  xet::CasClient cas(xet::fetch_cas_token(client, bucket_url("xet-write-token"), m_api.config().token), options);
+  const auto token_url = bucket_url("xet-write-token");
+  xet::CasClient cas(xet::fetch_cas_token(client, token_url, m_api.config().token), options);
+  cas.set_token_refresh([token_url, token = m_api.config().token] {
+    http::Client refresh_client;
+    return xet::fetch_cas_token(refresh_client, token_url, token);
+  });
   std::uint64_t done = 0;
   for (std::size_t begin = 0; begin < todo.size(); begin += k_files_per_shard) {
-    xet::UploadPacker packer(
-      [&cas](const xet::MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { cas.upload_xorb(hash, bytes); });
+    xet::CasUpload upload(cas);
     for (auto k = begin; k < todo.size() && k < begin + k_files_per_shard; ++k) {
       // The stop point: an interrupt while contents go up publishes nothing (publishing, a
       // few batch calls once every content is in the CAS, is not cut short).
@@ -232,8 +236,8 @@ std::vector<BucketRepository::Uploaded> BucketRepository::upload_contents(const 
       const auto& addition = request.additions[todo[k]];
       const auto& source = addition.source;
       auto packed = source.is_file()
-                      ? packer.add_file(source.file_for(addition.path_in_repo))
-                      : packer.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes().data()),
+                      ? upload.add_file(source.file_for(addition.path_in_repo))
+                      : upload.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes().data()),
                                                     source.bytes().size()));
       uploaded[todo[k]] = Uploaded{packed.file_hash.hex(), packed.sha256, packed.size};
       done += packed.size;
@@ -241,9 +245,10 @@ std::vector<BucketRepository::Uploaded> BucketRepository::upload_contents(const 
         progress(done, 0);
       }
     }
-    cas.upload_shard(packer.finish());
-    result.xet_new_bytes += packer.stats().new_bytes;
-    result.xet_deduplicated_bytes += packer.stats().deduplicated_bytes;
+    const auto stats = upload.finish();
+    result.xet_new_bytes += stats.new_bytes;
+    result.xet_deduplicated_bytes += stats.deduplicated_bytes;
+    result.xet_stored_bytes += stats.stored_bytes;
   }
   return uploaded;
 }

@@ -1,7 +1,7 @@
 #include "hub_xet.hpp"
 
 #include "hubcache/xet/cas_client.hpp"
-#include "hubcache/xet/packer.hpp"
+#include "hubcache/xet/cas_upload.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -94,28 +94,22 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
   options.retry = config.retry;
   xet::CasClient cas(write_token(config, *action), options);
   cas.set_token_refresh([&config, refresh = *action] { return refresh_write_token(config, refresh); });
-  xet::BackgroundXorbUploads uploads(cas);
-  xet::UploadPacker packer(
-    [&uploads](const xet::MerkleHash& hash, std::vector<std::uint8_t> bytes) { uploads.send(hash, std::move(bytes)); },
-    [&cas](const xet::MerkleHash& chunk) { return cas.query_chunk(chunk); });
+  xet::CasUpload upload(cas);
   for (const auto& object : answer) {
     if (!object.upload) {
       continue;
     }
     const auto source = source_of(object.oid);
     const auto packed = source.file
-                          ? packer.add_file(*source.file)
-                          : packer.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes->data()),
+                          ? upload.add_file(*source.file)
+                          : upload.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes->data()),
                                                         source.bytes->size()));
     if (packed.sha256 != object.oid || packed.size != object.size) {
       throw IntegrityError(
         "a file changed while it was pushed (sha256 " + packed.sha256 + ", expected " + object.oid + ")", "push again");
     }
   }
-  auto shard = packer.finish();
-  uploads.wait(); // the shard names the xorbs: the CAS must hold them first
-  cas.upload_shard(shard);
-  const auto& stats = packer.stats();
+  const auto stats = upload.finish();
   return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
 }
 
