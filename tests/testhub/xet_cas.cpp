@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "http_util.hpp"
+#include "hubcache/util/fd.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/xet/merkle.hpp"
@@ -37,7 +38,7 @@ struct LoadedXorb {
   std::string hash;
   xet::XorbLayout layout;
   std::vector<xet::MerkleHash> chunk_hashes;
-  std::string bytes; // the whole xorb, read once for the shard's sha256 checks
+  hubcache::util::Fd file; // opened for the shard's sha256 checks, if any
 };
 
 json file_line(const XetFile& file)
@@ -146,18 +147,21 @@ std::vector<XetFile> XetCas::put_shard(const std::string& body, bool for_bucket)
         refuse("chunk " + std::to_string(i) + " of xorb " + hash + " differs from the uploaded xorb");
     }
   }
-  LoadedXorb loaded; // the layout and chunk hashes of the xorb last named
-  // The bytes only for a file with a sha256 to check (a bucket's files may have none).
-  const auto load = [&](const std::string& xorb, bool with_bytes) -> const LoadedXorb& {
-    if (loaded.hash != xorb) {
-      loaded.layout = xorb_layout(xorb);
-      loaded.chunk_hashes = chunk_hashes(xorb);
-      loaded.bytes.clear();
-      loaded.hash = xorb;
+  // The layout and chunk hashes of every xorb the shard's terms name, read once each (small
+  // files alternate between new xorbs and stored ones), the file opened only for files with
+  // a sha256 to check (a bucket's may have none).
+  std::unordered_map<std::string, LoadedXorb> loaded;
+  const auto load = [&](const std::string& xorb, bool with_file) -> const LoadedXorb& {
+    auto [it, inserted] = loaded.try_emplace(xorb);
+    auto& entry = it->second;
+    if (inserted) {
+      entry.layout = xorb_layout(xorb);
+      entry.chunk_hashes = chunk_hashes(xorb);
+      entry.hash = xorb;
     }
-    if (with_bytes && loaded.bytes.empty())
-      loaded.bytes = hubcache::util::read_file(xorb_path(xorb), xet::max_xorb_input_bytes);
-    return loaded;
+    if (with_file && !entry.file)
+      entry.file = hubcache::util::open_regular_file(xorb_path(xorb));
+    return entry;
   };
   std::vector<XetFile> added;
   for (const auto& info : shard.files) {
@@ -187,10 +191,9 @@ std::vector<XetFile> XetCas::put_shard(const std::string& body, bool for_bucket)
       // The bytes only for a sha256 to check: nothing is rebuilt here (readers without Xet
       // get the file rebuilt when they first ask, as from the Hub's bridge).
       if (info.sha256) {
-        for (auto c = term.chunk_start; c < term.chunk_end; ++c) {
-          const auto data = xet::xorb_chunk_data(bytes_of(stored.bytes), stored.layout.chunks[c]);
+        read_chunks(stored.file.get(), xorb, stored.layout, term.chunk_start, term.chunk_end, [&](const auto& data) {
           sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-        }
+        });
       }
       if (term_size != term.unpacked_size)
         refuse("a term of file " + file_id + " says " + std::to_string(term.unpacked_size) + " bytes, its chunks hold "
@@ -216,14 +219,20 @@ void XetCas::for_each_chunk(const std::string& xorb, const xet::XorbLayout& layo
                             std::uint32_t end,
                             const std::function<void(const std::vector<std::uint8_t>&)>& consume) const
 {
+  const auto fd = hubcache::util::open_regular_file(xorb_path(xorb));
+  read_chunks(fd.get(), xorb, layout, start, end, consume);
+}
+
+void XetCas::read_chunks(int fd, const std::string& xorb, const xet::XorbLayout& layout, std::uint32_t start,
+                         std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume)
+{
   // Only the chunks' bytes of the xorb: a small file of a 64 MiB xorb reads a few KiB.
   const auto& first = layout.chunks.at(start);
   const auto& last = layout.chunks.at(end - 1);
   const std::uint64_t begin = first.header_offset;
   const std::uint64_t stop = std::uint64_t{last.header_offset} + xet::chunk_header_size + last.stored_size;
   std::string bytes(stop - begin, '\0');
-  const auto fd = hubcache::util::open_regular_file(xorb_path(xorb));
-  if (::pread(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(begin)) != static_cast<ssize_t>(bytes.size()))
+  if (::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(begin)) != static_cast<ssize_t>(bytes.size()))
     throw HubError(500, "Cannot read xorb " + xorb);
   for (auto c = start; c < end; ++c) {
     auto chunk = layout.chunks[c];

@@ -70,7 +70,10 @@ public:
 
 private:
   std::vector<hubcache::xet::MerkleHash> chunk_hashes(const std::string& xorb) const;
-  // The uncompressed bytes of chunks [start, end) of a stored xorb, one chunk at a time.
+  // The uncompressed bytes of chunks [start, end) of a stored xorb, one chunk at a time,
+  // from its file or from that file already open.
+  static void read_chunks(int fd, const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
+                          std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume);
   void for_each_chunk(const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
                       std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume) const;
   // Records a shard's files, in memory and in files.jsonl (one append).
