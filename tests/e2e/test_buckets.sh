@@ -245,6 +245,17 @@ test_a_hub_repo_copied_into_a_bucket_uploads_no_chunk_the_cas_holds() {
   equals "$(tree "$SCRATCH/back/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_short_lived_xet_tokens_are_refreshed_during_a_bucket_push() {
+  start_hub --xet-token-lifetime 2 --latency-ms 5 || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 6 --neff-size 300000 --seed 45 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create hf://buckets/alice/short --no-set -q || return
+  reset_stats
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/short --cache-dir "$SCRATCH/cache" --json || return
+  [[ "$(stat_of '.by_route.xet_token // 0')" -ge 2 ]] || fail "the write token was not refreshed"
+  run 0 "$NC" synchronize --pull --repo-id hf://buckets/alice/short --cache-dir "$SCRATCH/fresh" -q || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 test_a_copy_into_a_bucket_never_shows_a_marker_without_its_neff() {
   start_hub || return
   sample_cache "$SCRATCH/cache" 3 8
