@@ -428,6 +428,21 @@ test_synchronize_push_survives_faults_in_one_commit() {
   no_token_in_output "$ALICE"
 }
 
+test_a_push_asks_for_the_repo_info_once_before_its_commits() {
+  [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --neff-size 300 --seed 11 || { fail "cannot make the sample cache"; return; }
+  HF_TOKEN=$ALICE run 0 "$NC" create info-once -q || return
+  # exists, revision and the write check share one answer (each was an API call of the
+  # user's quota); the commit reads the head once more, as it must.
+  reset_stats
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --repo-id alice/info-once --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" .committed)" "true"
+  equals "$(route_count model_info)" "2"
+  reset_stats
+  HF_TOKEN=$ALICE run 0 "$NC" synchronize --repo-id alice/info-once --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(route_count model_info)" "1"
+}
+
 test_synchronize_push_explains_a_refused_binary_file() {
   [[ -x "$MAKE_CACHE" ]] || { echo "    (skipped: no $MAKE_CACHE)"; return 0; }
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --neff-size 700 || { fail "cannot make the sample cache"; return; }

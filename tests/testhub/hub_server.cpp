@@ -408,7 +408,7 @@ void HubServer::handle(const httplib::Request& request, httplib::Response& respo
   for (const auto& [name, value] : admission.headers)
     reply.header(name, value);
   if (m_options.log_requests)
-    log_request(ctx.route, reply.status, handled_from);
+    log_request(ctx.route + " " + ctx.method + " " + ctx.target, reply.status, handled_from);
   if (!is_control) {
     m_stats.record(ctx.route, ctx.method, reply.status);
     // The wide-area round trip, once per request, whatever it is.

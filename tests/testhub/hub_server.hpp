@@ -160,7 +160,7 @@ private:
   Reply lfs_complete(RequestContext& ctx, const std::string& upload_id);
   Reply lfs_cdn(RequestContext& ctx, const std::string& repo_id, const std::string& oid);
   Reply serve_file(RequestContext& ctx, Reply reply, const stdfs::path& file, std::uint64_t size);
-  // --log-requests: "<ms since start> <route> <status> <handler ms>" on stderr.
+  // --log-requests: "<ms since start> <route> <method> <target> <status> <handler ms>" on stderr.
   void log_request(const std::string& route, int status, std::chrono::steady_clock::time_point handled_from);
 
   // Xet (routes_xet.cpp), with --xet only

@@ -178,7 +178,8 @@ int main(int argc, char** argv)
     cxxopts::value<double>()->default_value("0"))("xet", "speak Xet (token endpoints, CAS, batch xet transfer)")(
     "xet-token-lifetime", "seconds a Xet access token lives (default 3600)",
     cxxopts::value<std::int64_t>()->default_value("3600"))(
-    "log-requests", "one line per request on stderr: start (ms since start), route, status, handler ms")("h,help",
+    "log-requests",
+    "one line per request on stderr: start (ms since start), route, method, target, status, handler ms")("h,help",
                                                                                                          "help");
   add_limit_options(cli);
   testhub::HubOptions options;

@@ -67,9 +67,32 @@ std::string HubRepository::describe() const
   return text;
 }
 
+std::optional<hub::HubRepoInfo> HubRepository::info()
+{
+  constexpr auto k_reuse = std::chrono::seconds(1);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(m_info_mutex);
+    if (m_info && now - m_info_at < k_reuse) {
+      return m_info;
+    }
+  }
+  auto fresh = m_api.repo_info(qualified_id());
+  std::lock_guard lock(m_info_mutex);
+  m_info = fresh;
+  m_info_at = now;
+  return fresh;
+}
+
+void HubRepository::forget_info()
+{
+  std::lock_guard lock(m_info_mutex);
+  m_info.reset();
+}
+
 bool HubRepository::exists()
 {
-  if (m_api.repo_info(qualified_id())) {
+  if (info()) {
     return true;
   }
   // The Hub answers "not found" to a bad token too: tell that case apart, since the fix
@@ -105,7 +128,7 @@ std::string HubRepository::create(const RepoCreateOptions& options)
 
 std::optional<std::string> HubRepository::revision()
 {
-  auto info = m_api.repo_info(qualified_id());
+  auto info = this->info();
   if (!info) {
     throw RepoNotFound("the " + describe() + " does not exist or is not accessible with your token",
                        ErrorFacts{m_repo_id, m_api.has_token(), false});
@@ -298,6 +321,12 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
                        ErrorFacts{m_repo_id, false, true});
   }
   auto repo_id = qualified_id();
+  // The head moves (or may have, if the commit fails midway): the info read before is stale.
+  forget_info();
+  struct ForgetAfter {
+    HubRepository& repo;
+    ~ForgetAfter() { repo.forget_info(); }
+  } forget_after{*this};
   return commit_to_hub(m_api, repo_id, describe(), request, progress);
 }
 
