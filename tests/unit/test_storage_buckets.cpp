@@ -1,4 +1,5 @@
 #include <hubcache/error.hpp>
+#include <hubcache/storage/bucket_repository.hpp>
 #include <hubcache/storage/publish_order.hpp>
 #include <hubcache/storage/repo_spec.hpp>
 #include <hubcache/xet/file_hasher.hpp>
@@ -109,6 +110,14 @@ TEST_CASE("the Xet file hash of a stream is the one the packer names the file by
   hasher.update("abc");
   hasher.reset();
   CHECK(hasher.finish().is_zero()); // an empty file
+}
+
+TEST_CASE("a bucket revision's content part leaves out the hour it was read in")
+{
+  CHECK(bucket_content_of("3f2a9c.493847") == "3f2a9c");
+  CHECK(bucket_content_of("3f2a9c.493847") == bucket_content_of("3f2a9c.493848"));
+  CHECK(bucket_content_of("3f2a9c.493847") != bucket_content_of("3f2a9d.493847"));
+  CHECK(bucket_content_of("no-hour") == "no-hour");
 }
 
 TEST_SUITE_END();

@@ -298,8 +298,9 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
   }
   require_token("push to");
   if (request.parent_revision) {
-    // Checked against the bucket as it is now.
-    if (revision() != *request.parent_revision) {
+    // Checked against the bucket's content as it is now (an hour turning over is no change).
+    const auto now = revision();
+    if (!now || bucket_content_of(*now) != bucket_content_of(*request.parent_revision)) {
       throw ConflictError("the bucket changed since revision " + *request.parent_revision,
                           "run again to apply the change on the current content");
     }

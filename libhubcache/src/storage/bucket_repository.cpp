@@ -210,9 +210,14 @@ std::optional<std::string> BucketRepository::revision()
   }
   const auto hour = std::chrono::duration_cast<std::chrono::hours>(std::chrono::system_clock::now().time_since_epoch());
   util::Hasher hasher(util::HashAlgorithm::sha1);
-  hasher.update(field("updatedAt") + '\0' + field("size") + '\0' + field("totalFiles") + '\0'
-                + std::to_string(hour.count()));
-  return hasher.hex_digest();
+  hasher.update(field("updatedAt") + '\0' + field("size") + '\0' + field("totalFiles"));
+  // "<content digest>.<hour>": a parent-revision check compares the content alone.
+  return hasher.hex_digest() + "." + std::to_string(hour.count());
+}
+
+std::string_view bucket_content_of(std::string_view revision)
+{
+  return revision.substr(0, revision.find('.'));
 }
 
 std::vector<BucketRepository::Entry> BucketRepository::list_tree(std::string_view folder_key, bool recursive)

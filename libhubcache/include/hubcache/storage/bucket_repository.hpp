@@ -36,9 +36,10 @@ public:
   std::string describe() const override;
   bool exists() override;
   std::string create(const RepoCreateOptions& options) override;
-  // A bucket has no commits: a digest of what its info says of its content (updatedAt,
-  // size, totalFiles) and of the hour, one request whatever the bucket holds. A listing
-  // remembered under it is trusted for an hour at most; nullopt for an empty bucket.
+  // A bucket has no commits: "<digest>.<hour>", a digest of what its info says of its
+  // content (updatedAt, size, totalFiles) and the hour, one request whatever the bucket
+  // holds. A listing remembered under it is trusted for an hour at most; nullopt for an
+  // empty bucket.
   std::optional<std::string> revision() override;
   std::vector<RepoFile> list_files(std::string_view prefix = {}) override;
   std::vector<std::string> list_folders(std::string_view prefix = {}) override;
@@ -98,5 +99,8 @@ private:
   std::string m_prefix;
   hub::HubApi m_api;
 };
+
+// The content part of a bucket revision (without its hour).
+std::string_view bucket_content_of(std::string_view revision);
 
 } // namespace hubcache::storage
