@@ -168,6 +168,24 @@ test_a_listed_file_that_is_404_installs_nothing_of_its_entry() {
   equals "$(find "$SCRATCH/fresh" -name model.done 2>/dev/null | wc -l)" 0
 }
 
+test_a_bucket_info_that_is_not_json_is_one_clear_error() {
+  start_hub || return
+  sample_cache "$SCRATCH/cache" 2
+  run 0 "$NC" create hf://buckets/alice/odd-info --no-set -q || return
+  run 0 "$NC" synchronize --repo-id hf://buckets/alice/odd-info --cache-dir "$SCRATCH/cache" -q || return
+  bucket_files alice/odd-info >"$SCRATCH/before"
+  # The info stands for the bucket's revision: an answer that is not JSON stops the push
+  # before anything is sent, with one line.
+  sample_cache "$SCRATCH/cache" 3
+  fault '{"match":"/api/buckets/alice/odd-info","method":"GET","action":"malformed_json","count":2}'
+  run 1 "$NC" synchronize --repo-id hf://buckets/alice/odd-info --cache-dir "$SCRATCH/cache" || return
+  contains "$ERR" "bucket info is not JSON"
+  equals "$(grep -c . "$ERR")" 1
+  curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null
+  bucket_files alice/odd-info >"$SCRATCH/after"
+  equals "$(cat "$SCRATCH/after")" "$(cat "$SCRATCH/before")"
+}
+
 test_a_bucket_named_like_a_model_repo_and_the_reverse() {
   start_hub || return
   run 0 "$NC" create alice/shared --no-set -q || return
