@@ -93,6 +93,7 @@ test_push_pull_and_status_through_a_bucket() {
   run 0 "$NC" synchronize --repo-id "$repo" --cache-dir "$SCRATCH/cache" --json || return
   equals "$(stat_of '.by_route.bucket_batch // 0')" 0
   equals "$(stat_of '.by_route.bucket_tree // 0')" 0
+  equals "$(stat_of '.by_route.bucket_info // 0')" 1 # exists and revision share one answer
   # Another writer deletes a NEFF: the info moves, the next push lists and puts it back.
   local gone; gone=$(grep -m1 'model.neff' "$SCRATCH/files")
   printf '{"type":"deleteFile","path":"%s"}\n' "$gone" >"$SCRATCH/delete.ndjson"

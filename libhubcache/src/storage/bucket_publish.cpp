@@ -297,6 +297,13 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
     validate_path_in_repo(folder_of_prefix(deletion.path_in_repo));
   }
   require_token("push to");
+  // What the bucket holds changes from here: its info is read again, not reused, also
+  // after a commit that fails midway.
+  m_info.forget();
+  struct ForgetAfter {
+    util::RecentAnswer<std::string>& info;
+    ~ForgetAfter() { info.forget(); }
+  } forget_after{m_info};
   if (request.parent_revision) {
     // Checked against the bucket's content as it is now (an hour turning over is no change).
     const auto now = revision();
@@ -347,6 +354,7 @@ CommitResult BucketRepository::commit(const CommitRequest& request, const util::
   result.files_added = indices.size();
   result.created = result.files_added > 0 || result.files_deleted > 0;
   result.commits = result.created ? 1 : 0;
+  m_info.forget();
   result.revision = revision().value_or("");
   return result;
 }

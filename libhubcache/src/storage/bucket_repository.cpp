@@ -51,9 +51,9 @@ private:
   xet::FileHasher m_hasher;
 };
 
-json parse_answer(const http::Response& response, std::string_view what)
+json parse_answer(const std::string& body, std::string_view what)
 {
-  auto parsed = json::parse(response.body, nullptr, false);
+  auto parsed = json::parse(body, nullptr, false);
   if (parsed.is_discarded()) {
     throw RemoteError("the Hub's answer to " + std::string(what) + " is not JSON", "retry later");
   }
@@ -147,14 +147,19 @@ void BucketRepository::throw_missing(bool write)
   throw RepoNotFound(message, ErrorFacts{spec(), m_api.has_token(), write});
 }
 
-http::Response BucketRepository::read_info()
+std::string BucketRepository::read_info()
+{
+  return m_info.get([this] { return fetch_info(); }, [](const std::string&) { return true; });
+}
+
+std::string BucketRepository::fetch_info()
 {
   http::Request request;
   request.url = bucket_url({});
   request.headers = m_api.auth_headers();
   auto response = m_api.send(request);
   if (response.ok()) {
-    return response;
+    return std::move(response.body);
   }
   if (response.status == 404 || (response.status == 401 && !m_api.has_token())) {
     if (m_api.has_token()) {
@@ -262,7 +267,7 @@ std::vector<BucketRepository::Entry> BucketRepository::list_tree(std::string_vie
       bounds.next_page(next_url);
       next_page = std::async(std::launch::async, fetch, next_url);
     }
-    auto page = parse_entries(parse_answer(response, "a bucket listing"), "a bucket listing");
+    auto page = parse_entries(parse_answer(response.body, "a bucket listing"), "a bucket listing");
     bounds.add_entries(page.size());
     entries.insert(entries.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     if (!next_page.valid()) {
@@ -364,7 +369,7 @@ std::vector<BucketRepository::Entry> BucketRepository::paths_info(const std::vec
     if (!response.ok()) {
       hub::throw_hub_error(response, context("read file information in " + describe()), m_api.config().token);
     }
-    auto page = parse_entries(parse_answer(response, "paths-info"), "paths-info");
+    auto page = parse_entries(parse_answer(response.body, "paths-info"), "paths-info");
     entries.insert(entries.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
   }
   return entries;

@@ -69,25 +69,8 @@ std::string HubRepository::describe() const
 
 std::optional<hub::HubRepoInfo> HubRepository::info()
 {
-  constexpr auto k_reuse = std::chrono::seconds(1);
-  const auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(m_info_mutex);
-    if (m_info && now - m_info_at < k_reuse) {
-      return m_info;
-    }
-  }
-  auto fresh = m_api.repo_info(qualified_id());
-  std::lock_guard lock(m_info_mutex);
-  m_info = fresh;
-  m_info_at = now;
-  return fresh;
-}
-
-void HubRepository::forget_info()
-{
-  std::lock_guard lock(m_info_mutex);
-  m_info.reset();
+  return m_info.get([this] { return m_api.repo_info(qualified_id()); },
+                    [](const auto& answer) { return answer.has_value(); }); // a missing repo is asked again
 }
 
 bool HubRepository::exists()
@@ -322,11 +305,11 @@ CommitResult HubRepository::commit(const CommitRequest& request, const util::Pro
   }
   auto repo_id = qualified_id();
   // The head moves (or may have, if the commit fails midway): the info read before is stale.
-  forget_info();
+  m_info.forget();
   struct ForgetAfter {
-    HubRepository& repo;
-    ~ForgetAfter() { repo.forget_info(); }
-  } forget_after{*this};
+    util::RecentAnswer<std::optional<hub::HubRepoInfo>>& info;
+    ~ForgetAfter() { info.forget(); }
+  } forget_after{m_info};
   return commit_to_hub(m_api, repo_id, describe(), request, progress);
 }
 

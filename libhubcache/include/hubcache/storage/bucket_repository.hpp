@@ -3,6 +3,7 @@
 #include "hubcache/hub/api.hpp"
 #include "hubcache/hub/download.hpp"
 #include "hubcache/storage/repository.hpp"
+#include "hubcache/util/recent_answer.hpp"
 
 #include <optional>
 #include <string>
@@ -68,8 +69,10 @@ private:
   std::string key_of(std::string_view path) const;
   std::string bucket_url(std::string_view route) const; // {E}/api/buckets/{id}[/route]
   hub::HubErrorContext context(std::string action, bool write = false) const;
-  // GET {E}/api/buckets/{id}; a missing bucket throws RepoNotFound.
-  http::Response read_info();
+  // The body of GET {E}/api/buckets/{id}, one request for the calls a command makes within
+  // a second (exists, revision); a missing bucket throws RepoNotFound. A commit forgets it.
+  std::string read_info();
+  std::string fetch_info();
   std::vector<Entry> list_tree(std::string_view folder_key, bool recursive);
   std::vector<Entry> paths_info(const std::vector<std::string>& keys);
   std::optional<RepoFile> to_repo_file(const Entry& entry, std::string_view folder);
@@ -98,6 +101,7 @@ private:
   std::string m_bucket_id;
   std::string m_prefix;
   hub::HubApi m_api;
+  util::RecentAnswer<std::string> m_info;
 };
 
 // The content part of a bucket revision (without its hour).

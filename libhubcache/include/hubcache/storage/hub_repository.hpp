@@ -2,8 +2,8 @@
 
 #include "hubcache/hub/api.hpp"
 #include "hubcache/storage/repository.hpp"
+#include "hubcache/util/recent_answer.hpp"
 
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -64,17 +64,13 @@ private:
   std::string qualified_id();
   RepoFile to_repo_file(const hub::HubTreeEntry& entry) const;
   // The repo's info, one request for the calls a command makes within a second of each
-  // other (exists, revision, the write check: three API calls of the user's quota before);
-  // a commit forgets it.
+  // other (exists, revision, the write check); a commit forgets it.
   std::optional<hub::HubRepoInfo> info();
-  void forget_info();
 
   std::mutex m_id_mutex; // guards the one-time resolution of a bare name
   std::string m_repo_id;
   hub::HubApi m_api;
-  std::mutex m_info_mutex;
-  std::optional<hub::HubRepoInfo> m_info;
-  std::chrono::steady_clock::time_point m_info_at;
+  util::RecentAnswer<std::optional<hub::HubRepoInfo>> m_info;
 };
 
 } // namespace hubcache::storage
