@@ -157,15 +157,12 @@ void Limits::simulate_commit_work(std::size_t operations) const
     std::this_thread::sleep_for(m_options.commit_cost_per_file * static_cast<std::int64_t>(operations));
 }
 
-void Limits::check_tree(const Commit& head, const Commit& next, const std::vector<std::string>& added,
-                        const std::string& branch) const
+void Limits::check_tree(const Commit& next, const Storage::TreeChange& change, const std::string& branch) const
 {
   if (m_options.entries_per_folder > 0) {
     // Only the folders this commit adds to: a folder already past the limit stays readable.
     std::set<std::string> grown;
-    for (const auto& path : added) {
-      if (head.files.count(path))
-        continue;
+    for (const auto& path : change.new_paths) {
       for (auto folder = parent_dir(path);; folder = parent_dir(folder)) {
         if (!grown.insert(folder).second || folder.empty())
           break;
@@ -183,7 +180,7 @@ void Limits::check_tree(const Commit& head, const Commit& next, const std::vecto
                             + branch + " Offending directories: " + offending);
   }
   if (m_options.refuse_past_repo_files && m_options.repo_files > 0 && next.files.size() > m_options.repo_files
-      && next.files.size() > head.files.size())
+      && next.files.size() > change.parent_file_count)
     throw HubError(400, "Your push was rejected because the repository would hold " + std::to_string(next.files.size())
                           + " files, more than the " + std::to_string(m_options.repo_files)
                           + " allowed per repository.");

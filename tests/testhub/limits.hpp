@@ -80,8 +80,7 @@ public:
   void check_commit_size(std::size_t operations) const;
   // Throws HubError(400, the Hub's text) when a folder the commit adds to would hold more
   // entries than allowed, or when the repo would hold too many files and refusal is on.
-  void check_tree(const Commit& head, const Commit& next, const std::vector<std::string>& added,
-                  const std::string& branch) const;
+  void check_tree(const Commit& next, const Storage::TreeChange& change, const std::string& branch) const;
   // A Warning header value when `next` holds more files than recommended.
   std::optional<std::string> repo_files_warning(const Commit& next) const;
   void simulate_commit_work(std::size_t operations) const;

@@ -86,6 +86,7 @@
 //          from the real time (negative: in the past), for tests of date-based pruning.
 //   GET    /_test/health
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -162,6 +163,11 @@ testhub::LimitOptions parse_limit_options(const cxxopts::ParseResult& args)
 
 int main(int argc, char** argv)
 {
+  // Large buffers (a shard's journal lines, a commit's file list) come from the heap and stay
+  // there when freed: on a virtual machine each fresh page's fault costs more than the work
+  // that fills it, and a benchmark would measure the test Hub's page faults.
+  ::mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 512 << 20);
   cxxopts::Options cli("neuron-cache-test-hub", "A local Hugging Face Hub for tests");
   cli.add_options()("port", "port (0: any free port)", cxxopts::value<int>()->default_value("0"))(
     "data", "state directory", cxxopts::value<std::string>())("user", "NAME:TOKEN:ROLE (repeatable)",

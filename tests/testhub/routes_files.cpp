@@ -444,9 +444,9 @@ Reply HubServer::commit(RequestContext& ctx, const std::string& repo_id, const s
   auto branch = revision == "HEAD" ? std::string("main") : revision;
   if (branch.rfind("refs/heads/", 0) == 0)
     branch = branch.substr(11);
-  const auto commit = m_storage.apply_commit(
-    repo, branch, plan, [&](const Commit& head, const Commit& next, const std::vector<std::string>& added) {
-      m_limits.check_tree(head, next, added, branch);
+  const auto commit =
+    m_storage.apply_commit(repo, branch, plan, [&](const Commit& next, const Storage::TreeChange& change) {
+      m_limits.check_tree(next, change, branch);
     });
   m_limits.record_commit(repo.uid);
   lock.unlock();

@@ -359,7 +359,7 @@ std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::s
     return found;
   // Back to a commit known or stored whole, then forward applying each one's changes.
   std::vector<nlohmann::json> pending;
-  std::shared_ptr<const Commit> base;
+  std::shared_ptr<Commit> base;
   for (auto at = id; !base;) {
     auto j = nlohmann::json::parse(hubcache::util::read_file(repo_dir(repo.repo_id) / "commits" / (at + ".json")));
     if (j.contains("files")) {
@@ -368,7 +368,7 @@ std::shared_ptr<const Commit> Storage::commit(const RepoMeta& repo, const std::s
     }
     at = j.at("parent").get<std::string>();
     pending.push_back(std::move(j));
-    base = cached(at);
+    base = std::const_pointer_cast<Commit>(cached(at));
   }
   std::lock_guard lock(m_cache_mutex);
   m_commit_cache.emplace(repo.uid + ":" + base->id, base);
@@ -490,6 +490,20 @@ std::shared_ptr<Commit> Storage::write_commit(const RepoMeta& repo, Commit commi
   return std::make_shared<Commit>(std::move(commit));
 }
 
+Commit Storage::take_commit(const RepoMeta& repo, const std::string& id)
+{
+  {
+    std::lock_guard lock(m_cache_mutex);
+    const auto it = m_commit_cache.find(repo.uid + ":" + id);
+    if (it != m_commit_cache.end() && it->second.use_count() == 1) {
+      Commit taken = std::move(*it->second);
+      m_commit_cache.erase(it);
+      return taken;
+    }
+  }
+  return *commit(repo, id);
+}
+
 std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const std::string& branch,
                                                     const CommitPlan& plan, const TreeCheck& check)
 {
@@ -497,18 +511,21 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
   const auto head_it = refs.find(branch);
   if (head_it == refs.end())
     throw HubError(404, "Invalid rev id: " + branch, "RevisionNotFound");
-  const auto head = commit(repo, head_it->second);
-  if (plan.parent_commit && *plan.parent_commit != head->id)
+  if (plan.parent_commit && *plan.parent_commit != head_it->second)
     throw HubError(412, "A commit has happened since. Please refresh and try again.");
 
-  Commit next;
-  next.parent = head->id;
+  // From here on the parent's file list is the new commit's: if this commit is refused, the
+  // parent is rebuilt from disk when next asked for.
+  Commit next = take_commit(repo, head_it->second);
+  const auto parent_file_count = next.files.size();
+  next.parent = next.id;
   next.title = plan.summary;
   next.message = plan.description;
   next.author = plan.author;
   next.date = unix_now() + commit_clock_offset();
-  next.files = head->files;
-  next.directory_oids = head->directory_oids;
+  // Whether the parent held a path, for each path this commit touches (known at its first touch).
+  std::map<std::string, bool> parent_had;
+  const auto touch = [&](const std::string& path) { parent_had.try_emplace(path, next.files.count(path) > 0); };
   std::vector<std::string> added;   // files added or replaced
   std::vector<std::string> changed; // and deleted
   for (const auto& op : plan.operations) {
@@ -522,6 +539,7 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
         throw HubError(400, "Your push was rejected because it contains files larger than 10 MiB. Please use "
                             "https://git-lfs.github.com/ to store large files. Offending file: - "
                               + op.path);
+      touch(op.path);
       next.files[op.path] = FileEntry{store_blob(repo, op.content), op.content.size(), {}, 0};
       added.push_back(op.path);
       break;
@@ -534,11 +552,13 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
                               + op.path);
       // The pointer's oid only: its text is written if a raw download asks for it (entry_blob).
       const auto pointer = lfs_pointer_text(op.sha256, op.size);
+      touch(op.path);
       next.files[op.path] = FileEntry{hubcache::util::git_blob_sha1(pointer), op.size, op.sha256, pointer.size()};
       added.push_back(op.path);
       break;
     }
     case CommitOperation::Kind::delete_file:
+      touch(op.path);
       if (next.files.erase(op.path) == 0)
         throw HubError(404, "A file with this name doesn't exist: " + op.path, "EntryNotFound");
       changed.push_back(op.path);
@@ -546,9 +566,11 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
     case CommitOperation::Kind::delete_folder: {
       const auto prefix = op.path + "/";
       const auto before = changed.size();
+      touch(op.path);
       if (next.files.erase(op.path) > 0)
         changed.push_back(op.path);
       for (auto it = next.files.lower_bound(prefix); it != next.files.end() && it->first.rfind(prefix, 0) == 0;) {
+        touch(it->first);
         changed.push_back(it->first);
         it = next.files.erase(it);
       }
@@ -561,8 +583,14 @@ std::shared_ptr<const Commit> Storage::apply_commit(const RepoMeta& repo, const 
   // A path cannot be both a file and a directory.
   std::erase_if(added, [&](const std::string& path) { return !next.files.count(path); }); // added, then deleted
   check_files_are_not_folders(next.files, added);
-  if (check)
-    check(*head, next, added);
+  if (check) {
+    TreeChange change{added, {}, parent_file_count};
+    for (const auto& path : added) {
+      if (!parent_had.at(path))
+        change.new_paths.push_back(path);
+    }
+    check(next, change);
+  }
   changed.insert(changed.end(), added.begin(), added.end());
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());

@@ -156,11 +156,19 @@ public:
   using XetRebuild = std::function<bool(const std::string& sha256, const stdfs::path& out)>;
   void set_xet_rebuild(XetRebuild rebuild) { m_xet_rebuild = std::move(rebuild); }
 
+  // What a commit changes, for a check of the tree it makes: the paths it adds or replaces,
+  // those of them its parent lacked, and its parent's file count.
+  struct TreeChange {
+    const std::vector<std::string>& added;
+    std::vector<std::string> new_paths;
+    std::size_t parent_file_count = 0;
+  };
   // Applies a commit on `branch` (call with the exclusive lock held). Throws HubError, or
-  // whatever `check(head, next, added)` throws to refuse the resulting tree before it is
-  // written (`added`: the paths the commit adds or replaces). Its work is proportional to
-  // the commit and the folders it touches, not to the repo (commit_tree.hpp).
-  using TreeCheck = std::function<void(const Commit& head, const Commit& next, const std::vector<std::string>& added)>;
+  // whatever `check(next, change)` throws to refuse the resulting tree before it is written.
+  // Its work is proportional to the commit and the folders it touches, not to the repo
+  // (commit_tree.hpp): the new commit takes over its parent's file list when nothing else
+  // holds it (the parent is rebuilt from disk if asked for again), rather than copying it.
+  using TreeCheck = std::function<void(const Commit& next, const TreeChange& change)>;
   std::shared_ptr<const Commit> apply_commit(const RepoMeta& repo, const std::string& branch, const CommitPlan& plan,
                                              const TreeCheck& check = {});
 
@@ -172,12 +180,15 @@ private:
   void write_refs(const RepoMeta& repo, const std::map<std::string, std::string>& refs);
   std::string store_blob(const RepoMeta& repo, const std::string& content);
   std::shared_ptr<Commit> write_commit(const RepoMeta& repo, Commit commit, const std::vector<std::string>& changed);
+  // The commit `id` as a value the caller may change: moved out of the cache when the cache
+  // holds the only reference, copied otherwise.
+  Commit take_commit(const RepoMeta& repo, const std::string& id);
 
   stdfs::path m_root;
   std::string m_secret;
   mutable std::shared_mutex m_mutex;
   mutable std::mutex m_cache_mutex;
-  mutable std::map<std::string, std::shared_ptr<const Commit>> m_commit_cache; // key: repo uid + id
+  mutable std::map<std::string, std::shared_ptr<Commit>> m_commit_cache; // key: repo uid + id
   // Guarded by m_cache_mutex: per repo uid, sha256 -> size of the objects uploaded through
   // Xet (xet-objects.jsonl, read on first use).
   mutable std::map<std::string, std::map<std::string, std::uint64_t>> m_xet_objects;
