@@ -8,6 +8,9 @@ endif
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+# Tests spend part of their time waiting (on sockets, a modelled latency, a commit's cost): one
+# job more than cores keeps the cores busy (on 2 cores: 339 s instead of about 360).
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PREFIX ?= /usr/local
 # CI (CI=true) turns warnings into errors.
 ifeq ($(CI),true)
@@ -46,7 +49,8 @@ SANITIZER_ENV := \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan
 
 .PHONY: format check-format all deps deps-debian deps-build deps-dist deps-fuzz deps-npm install-debian-packages \
-  build build-stripped demo-tools test demo install install-debug completions fuzz clean dist wheel deb packages check-packages check-minimal-root
+  build build-stripped demo-tools test demo install install-debug completions fuzz clean dist wheel deb packages check-packages check-minimal-root \
+  prefetch-minimal-root
 
 all: build
 
@@ -150,11 +154,11 @@ build-stripped: deps-build $(BUILD_DIR)/build.ninja
 
 ifeq ($(SANITIZE),)
 test: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(TEST_JOBS)
 else
 test: build
 	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
-	@status=0; env $(SANITIZER_ENV) ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) || status=$$?; \
+	@status=0; env $(SANITIZER_ENV) ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(TEST_JOBS) || status=$$?; \
 	if [ -n "$$(ls -A $(SANITIZER_REPORTS))" ]; then \
 	  for report in $(SANITIZER_REPORTS)/*; do echo "=== $$report"; cat "$$report"; done; \
 	  echo "sanitizer reports above (SANITIZE=$(SANITIZE)): failing" >&2; exit 1; \
@@ -203,6 +207,10 @@ check-packages: packages demo-tools
 
 check-minimal-root: dist demo-tools
 	bash tests/packaging/minimal_root.sh $(BUILD_DIR) $(DIST_DIR)
+
+# Only downloads the minimal root's Debian packages into the cache check-minimal-root reads.
+prefetch-minimal-root: deps-dist
+	bash tests/packaging/minimal_root.sh --download-only $(BUILD_DIR)
 
 # Regenerates the committed completion scripts and man page from the CLI's option table.
 completions: build

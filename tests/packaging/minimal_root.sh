@@ -11,12 +11,27 @@
 #    program against a directory repo and the test Hub (started outside, on 127.0.0.1).
 # DEBOOTSTRAP_MIRROR picks the archive; the downloaded packages are kept in
 # BUILD_DIR/debootstrap-cache so a second run needs no download.
+#   minimal_root.sh --download-only BUILD_DIR
+# only fills that cache (network, little CPU): .ci/run starts it beside the builds, so that
+# the check at its end only installs.
 set -euo pipefail
+
+SUITE=bookworm
+MIRROR="${DEBOOTSTRAP_MIRROR:-http://deb.debian.org/debian}"
+if [[ "${1:-}" == --download-only ]]; then
+  cache="${2:?usage: minimal_root.sh --download-only BUILD_DIR}/debootstrap-cache"
+  mkdir -p "$cache"
+  target="$(mktemp -d "${TMPDIR:-/tmp}/neuron-cache-minimal-root-download.XXXXXX")"
+  trap 'rm -rf "$target"' EXIT
+  started=$SECONDS
+  debootstrap --download-only --variant=minbase --cache-dir="$(cd "$cache" && pwd)" "$SUITE" "$target" "$MIRROR"
+  echo "minimal root: $(find "$cache" -name '*.deb' | wc -l) packages downloaded in $((SECONDS - started)) s"
+  exit 0
+fi
 
 BUILD_DIR="$(cd "${1:?usage: minimal_root.sh BUILD_DIR DIST_DIR}" && pwd)"
 DIST_DIR="$(cd "${2:?usage: minimal_root.sh BUILD_DIR DIST_DIR}" && pwd)"
 SOURCE_DIR="$(cd "$(dirname "$0")/../.." && pwd)"
-MIRROR="${DEBOOTSTRAP_MIRROR:-http://deb.debian.org/debian}"
 source "$SOURCE_DIR/tests/packaging/lib.sh"
 
 [[ "$(id -u)" == 0 ]] || { echo "minimal_root.sh needs root (debootstrap, chroot)" >&2; exit 1; }
@@ -36,9 +51,9 @@ cleanup() {
 trap cleanup EXIT
 started=$SECONDS
 
-echo "== debootstrap --variant=minbase bookworm ($MIRROR)"
+echo "== debootstrap --variant=minbase $SUITE ($MIRROR)"
 mkdir -p "$BUILD_DIR/debootstrap-cache"
-debootstrap --variant=minbase --cache-dir="$BUILD_DIR/debootstrap-cache" bookworm "$ROOT" "$MIRROR" \
+debootstrap --variant=minbase --cache-dir="$BUILD_DIR/debootstrap-cache" "$SUITE" "$ROOT" "$MIRROR" \
   >"$WORK/debootstrap.log" 2>&1 || { tail -20 "$WORK/debootstrap.log" >&2; exit 1; }
 echo "   $(dpkg-query --admindir="$ROOT/var/lib/dpkg" -W | wc -l) packages in $((SECONDS - started)) s"
 dev_packages="$(dpkg-query --admindir="$ROOT/var/lib/dpkg" -W -f='${Package}\n' | grep -- '-dev$' || true)"
