@@ -248,6 +248,9 @@ test_push_goes_through_xet_and_pull_reads_it_back() {
   equals "$(stat_of '.by_route.cas_shard // 0')" 1
   [[ "$(stat_of '.by_route.cas_xorb // 0')" -ge 1 ]] || fail "no xorb uploaded"
   equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  # The write token asked directly, as huggingface_hub >= 1.20 does: no LFS batch at all.
+  equals "$(stat_of '.by_route.xet_token // 0')" 1
+  equals "$(stat_of '.by_route.lfs_batch // 0')" 0
   [[ "$(json_get "$OUT" '.xet.new_bytes')" -gt 0 ]] || fail "no new Xet bytes reported"
   [[ "$(json_get "$OUT" '.xet.deduplicated_bytes')" -ge 100000 ]] || fail "the shared chunks were uploaded twice"
   lacks "$ERR" "warning"
@@ -273,6 +276,23 @@ test_push_goes_through_xet_and_pull_reads_it_back() {
   contains "$SCRATCH/pointer" "oid sha256:$(sha256sum "$SCRATCH/cache/$neff_path" | cut -d' ' -f1)"
 }
 
+test_a_hub_refusing_the_token_route_offers_xet_in_the_batch() {
+  start_hub --xet || return
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --neff-size 200000 --seed 7 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create alice/batchxet -q || return
+  # A Hub without the route (older deployments): the LFS batch negotiates, silently.
+  fault '{"match":"/xet-write-token/","action":"status","status":404,"count":1000}'
+  reset_stats
+  run 0 "$NC" synchronize --repo-id alice/batchxet --cache-dir "$SCRATCH/cache" --json || return
+  lacks "$ERR" "warning"
+  [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
+  equals "$(stat_of '.by_route.cas_shard // 0')" 1
+  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  clear_faults
+  run 0 "$NC" synchronize --pull --repo-id alice/batchxet --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 test_push_falls_back_to_lfs_with_one_warning() {
   start_hub --xet || return
   "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 200000 --seed 6 >/dev/null || { fail "no cache"; return 1; }
@@ -291,6 +311,7 @@ test_push_falls_back_to_lfs_with_one_warning() {
   reset_stats
   HF_HUB_DISABLE_XET=1 run 0 "$NC" synchronize --repo-id alice/noxet --cache-dir "$SCRATCH/cache" --json || return
   equals "$(stat_of '.by_route.cas_xorb // 0')" 0
+  equals "$(stat_of '.by_route.xet_token // 0')" 0
   [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "no LFS upload"
   # --no-xet does the same from the command line.
   run 0 "$NC" create alice/noxet2 -q || return

@@ -225,6 +225,7 @@ private:
   std::vector<char> m_present;                // per local: known to be in the repo
   std::set<util::Sha256Bytes> m_uploaded_lfs; // survives re-plans: objects stay on the Hub
   bool m_xet_failed = false;                  // one Xet failure: LFS for the rest of the push
+  bool m_xet_token_refused = false;           // no write token asked directly: the LFS batch negotiates
   XetPushStats m_xet;
   std::vector<std::string> m_warnings;
   CommitSizer m_sizer; // read by the uploader, adapted by the committer: under m_sizer_mutex
@@ -431,21 +432,41 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
     }
     return source;
   };
+  const auto pushed_through_xet = [&](const XetPushStats& pushed) {
+    m_xet.new_bytes += pushed.new_bytes;
+    m_xet.deduplicated_bytes += pushed.deduplicated_bytes;
+    m_xet.stored_bytes += pushed.stored_bytes;
+    m_xet.xorbs += pushed.xorbs;
+    m_uploaded_lfs.merge(requested);
+  };
+  const auto xet_failed = [&](const Error& error) {
+    // Nothing is committed yet: the rest of this push goes through LFS.
+    m_xet_failed = true;
+    m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
+  };
+  // A write token first, as huggingface_hub >= 1.20 asks for it: no LFS batch (a request per
+  // 256 objects) when the Hub stores through Xet.
+  if (m_api.config().xet && !m_xet_failed && !m_xet_token_refused) {
+    try {
+      const auto pushed = push_through_xet(
+        m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + std::string(k_branch)), objects, source_of);
+      if (pushed) {
+        pushed_through_xet(*pushed);
+        return;
+      }
+      m_xet_token_refused = true; // the LFS batch offers Xet, or not
+    } catch (const Error& error) {
+      xet_failed(error);
+    }
+  }
   const bool offer_xet = m_api.config().xet && !m_xet_failed;
   auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects, offer_xet);
   if (offer_xet && !answer.empty() && answer.front().xet) {
     try {
-      const auto pushed = push_through_xet(m_api.config(), answer, source_of);
-      m_xet.new_bytes += pushed.new_bytes;
-      m_xet.deduplicated_bytes += pushed.deduplicated_bytes;
-      m_xet.stored_bytes += pushed.stored_bytes;
-      m_xet.xorbs += pushed.xorbs;
-      m_uploaded_lfs.merge(requested);
+      pushed_through_xet(push_through_xet(m_api.config(), answer, source_of));
       return;
     } catch (const Error& error) {
-      // Nothing is committed yet: the rest of this push goes through LFS.
-      m_xet_failed = true;
-      m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
+      xet_failed(error);
       answer = m_api.lfs_batch(m_repo_id, k_branch, objects, false);
     }
   }

@@ -76,29 +76,21 @@ xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& ac
 
 } // namespace
 
-XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
-                              const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
+namespace {
+
+// Packs `objects` through one CAS upload (shared xorbs, each chunk once, one shard naming
+// every file with its sha256).
+XetPushStats push_objects(const hub::HubConfig& config, xet::CasToken token, std::function<xet::CasToken()> refresh,
+                          const std::vector<hub::LfsObjectRef>& objects,
+                          const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
 {
-  const hub::LfsAction* action = nullptr;
-  for (const auto& object : answer) {
-    if (object.upload) {
-      action = &*object.upload;
-      break;
-    }
-  }
-  if (action == nullptr) {
-    return {};
-  }
   xet::CasOptions options;
   options.stall_timeout = config.stall_timeout;
   options.retry = config.retry;
-  xet::CasClient cas(write_token(config, *action), options);
-  cas.set_token_refresh([&config, refresh = *action] { return refresh_write_token(config, refresh); });
+  xet::CasClient cas(std::move(token), options);
+  cas.set_token_refresh(std::move(refresh));
   xet::CasUpload upload(cas);
-  for (const auto& object : answer) {
-    if (!object.upload) {
-      continue;
-    }
+  for (const auto& object : objects) {
     const auto source = source_of(object.oid);
     const auto packed = source.file
                           ? upload.add_file(*source.file)
@@ -111,6 +103,45 @@ XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hu
   }
   const auto stats = upload.finish();
   return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
+}
+
+} // namespace
+
+XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
+                              const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
+{
+  const hub::LfsAction* action = nullptr;
+  std::vector<hub::LfsObjectRef> objects;
+  for (const auto& object : answer) {
+    if (object.upload) {
+      action = action != nullptr ? action : &*object.upload;
+      objects.push_back({object.oid, object.size});
+    }
+  }
+  if (action == nullptr) {
+    return {};
+  }
+  return push_objects(
+    config, write_token(config, *action), [&config, refresh = *action] { return refresh_write_token(config, refresh); },
+    objects, source_of);
+}
+
+std::optional<XetPushStats>
+push_through_xet(const hub::HubConfig& config, const std::string& token_url,
+                 const std::vector<hub::LfsObjectRef>& objects,
+                 const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
+{
+  const auto fetch = [&config, token_url] {
+    http::Client client;
+    return xet::fetch_cas_token(client, token_url, config.token);
+  };
+  std::optional<xet::CasToken> token;
+  try {
+    token = fetch();
+  } catch (const Error&) {
+    return std::nullopt; // no token here: the LFS batch negotiates (and reports what is wrong)
+  }
+  return push_objects(config, std::move(*token), fetch, objects, source_of);
 }
 
 } // namespace hubcache::storage

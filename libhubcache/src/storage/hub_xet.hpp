@@ -1,13 +1,15 @@
 #pragma once
 
 // Xet for Hub repositories: the reader HubApi downloads Xet-stored files with, and the
-// push of a commit's LFS objects through Xet when the LFS batch chose it.
+// push of a commit's LFS objects through Xet (with a token asked directly, or when the LFS
+// batch chose it).
 
 #include "hubcache/hub/api.hpp"
 #include "hubcache/hub/config.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,13 @@ struct XetPushStats {
 // falls back to LFS).
 XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
                               const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of);
+// The same for `objects` with a write token asked of the Hub directly (`token_url`, its
+// xet-write-token route), without an LFS batch, as huggingface_hub >= 1.20 does: objects the
+// repo already holds cost a chunk query, not an upload. nullopt when the Hub answers that
+// route with no token (nothing was sent: the LFS batch decides); throws on a failure after.
+std::optional<XetPushStats>
+push_through_xet(const hub::HubConfig& config, const std::string& token_url,
+                 const std::vector<hub::LfsObjectRef>& objects,
+                 const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of);
 
 } // namespace hubcache::storage
