@@ -77,8 +77,18 @@ void for_each_child(const FileMap& files, const std::string& folder,
     }
     const auto name = rest.substr(0, slash);
     visit(name, true);
-    // Past this sub-folder's contents: '0' is the character after '/'.
-    it = files.lower_bound(prefix + std::string(name) + '0');
+    // Past this sub-folder's contents: a few steps for a small one (a MODULE folder holds a
+    // handful of files), else a search ('0' is the character after '/').
+    const auto inside = prefix.size() + name.size() + 1; // the length of "<folder>/<name>/"
+    const std::string_view sub(it->first.data(), inside);
+    int steps = 0;
+    while (it != files.end() && steps < 8 && it->first.size() > inside
+           && std::string_view(it->first).substr(0, inside) == sub) {
+      ++it;
+      ++steps;
+    }
+    if (steps == 8)
+      it = files.lower_bound(prefix + std::string(name) + '0');
   }
 }
 
