@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 using namespace hubcache::http;
 
 namespace hub_rate_limit_test {
@@ -113,6 +116,19 @@ TEST_CASE("a late answer from the window before does not end the window the pace
   // A 429 in the current window still holds it until its reset.
   pacer.settle("http://h", "resolvers", quota_headers("\"resolvers\";r=0;t=1", policy), next.window);
   CHECK(pacer.acquire("http://h", "resolvers").waited.count() >= 900);
+}
+
+TEST_CASE("what the first answer leaves is less the requests that went out before it")
+{
+  RateLimitPacer pacer;
+  for (int i = 0; i < 5; ++i) // nothing known yet: a pull's first requests go out together
+    CHECK(pacer.acquire("http://h", "resolvers").waited.count() == 0);
+  // The first answer leaves 10, and four requests are still out: 6 may go, 1 is the reserve.
+  pacer.settle("http://h", "resolvers",
+               quota_headers("\"resolvers\";r=10;t=1", "\"fixed window\";\"resolvers\";q=40;w=1"));
+  for (int i = 0; i < 5; ++i)
+    CHECK(pacer.acquire("http://h", "resolvers").waited.count() == 0);
+  CHECK(pacer.acquire("http://h", "resolvers").waited.count() >= 500);
 }
 
 } // namespace hub_rate_limit_test

@@ -110,11 +110,13 @@ RateLimitPacer::Grant RateLimitPacer::acquire(const std::string& origin, const s
   Grant grant;
   std::unique_lock lock(m_mutex);
   for (;;) {
-    auto it = m_windows.find(key);
-    if (it == m_windows.end()) {
-      return grant; // nothing known of this quota: the answer will tell
+    auto& window = m_windows[key];
+    if (!window.known) {
+      // Nothing known of this quota: the answer will tell, and what it leaves is less what
+      // went out before it (a pull's first requests go out together).
+      ++window.in_flight;
+      return grant;
     }
-    auto& window = it->second;
     auto now = Clock::now();
     if (now >= window.resets_at) {
       // A new window: its quota is whole again (or, when not announced, one request
@@ -156,11 +158,12 @@ void RateLimitPacer::settle(const std::string& origin, const std::string& bucket
   }
   auto now = Clock::now();
   auto resets_at = now + std::chrono::seconds(info->reset_seconds);
-  bool first_answer = it == m_windows.end();
-  if (first_answer) {
-    it = m_windows.emplace(key, Window{resets_at, 0, 0, {}, {}, 0}).first;
+  if (it == m_windows.end()) {
+    it = m_windows.emplace(key, Window{}).first;
   }
   auto& window = it->second;
+  const bool first_answer = !window.known;
+  window.known = true;
   window.quota = info->quota ? info->quota : window.quota;
   window.window_seconds = info->window ? info->window : window.window_seconds;
   // What the server has not counted yet (requests still in flight) will be counted.

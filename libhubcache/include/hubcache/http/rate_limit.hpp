@@ -69,6 +69,7 @@ public:
 
 private:
   struct Window {
+    bool known = false; // an answer told its quota (before: requests are only counted)
     Clock::time_point resets_at;
     long remaining = 0; // what may still be sent, in-flight requests deducted
     long in_flight = 0;
