@@ -5,31 +5,22 @@
 # refusing, with nothing installed, a CAS that lies. Xorbs and shards are made by
 # xet_chunk_tool --pack (hubcache::xet::UploadPacker) and uploaded with curl.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/xet_lib.sh"
 
-MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
-HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
 PACK="$BIN_DIR/xet_chunk_tool"
-VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
-TOKEN=hf_alice_xet_write_token
 READER=hf_alice_xet_read_token
-export NEURON_CACHE_HTTP_BACKOFF_BASE_MS=2
 
+# This suite also runs the test Hub without --xet (as before Xet): the flag is each test's.
 start_hub() {
   launch_test_hub --user "alice:$TOKEN:write" --user "alice:$READER:read" --lfs-threshold 1024 "$@" || return 1
   export HF_ENDPOINT="$HUB_URL" HF_TOKEN="$TOKEN"
 }
-
-stat_of() { curl -fsS "$HUB_URL/_test/stats" | jq "$1"; }
-fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "cannot inject $1"; }
-clear_faults() { curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null; }
-reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
 # http METHOD URL [CURL ARGS...]: body to $SCRATCH/b, headers to $SCRATCH/h; prints the status.
 http() {
   local method="$1" url="$2"; shift 2
   curl -sS -o "$SCRATCH/b" -D "$SCRATCH/h" -w '%{http_code}' -X "$method" "$url" "$@"
 }
 header() { grep -i "^$1:" "$SCRATCH/h" | head -n 1 | cut -d' ' -f2- | tr -d '\r'; }
-tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 # xet_token REPO read|write [HF_TOKEN]: sets CAS_URL and XET_TOKEN.
 xet_token() {
@@ -278,11 +269,9 @@ test_push_goes_through_xet_and_pull_reads_it_back() {
 
 test_a_hub_refusing_the_token_route_offers_xet_in_the_batch() {
   start_hub --xet || return
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 2 --neff-size 200000 --seed 7 >/dev/null || { fail "no cache"; return 1; }
-  run 0 "$NC" create alice/batchxet -q || return
   # A Hub without the route (older deployments): the LFS batch negotiates, silently.
-  fault '{"match":"/xet-write-token/","action":"status","status":404,"count":1000}'
-  reset_stats
+  faulted_repo batchxet 2 200000 7 '{"match":"/xet-write-token/","action":"status","status":404,"count":1000}' ||
+    return
   run 0 "$NC" synchronize --repo-id alice/batchxet --cache-dir "$SCRATCH/cache" --json || return
   lacks "$ERR" "warning"
   [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
@@ -295,10 +284,7 @@ test_a_hub_refusing_the_token_route_offers_xet_in_the_batch() {
 
 test_push_falls_back_to_lfs_with_one_warning() {
   start_hub --xet || return
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 200000 --seed 6 >/dev/null || { fail "no cache"; return 1; }
-  run 0 "$NC" create alice/fallback -q || return
-  fault '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000}'
-  reset_stats
+  faulted_repo fallback 3 200000 6 '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000}' || return
   run 0 "$NC" synchronize --repo-id alice/fallback --cache-dir "$SCRATCH/cache" --json || return
   equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
   [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "the fallback did not upload through LFS"

@@ -81,11 +81,8 @@ test_short_lived_tokens_are_refreshed_during_a_push() {
 
 test_a_token_expired_mid_push_is_refreshed_and_the_upload_retried() {
   start_hub || return
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 3 --neff-size 300000 --seed 44 >/dev/null || { fail "no cache"; return 1; }
-  run 0 "$NC" create alice/expired -q || return
   # The CAS refuses the token once, as when it expires between two uploads.
-  fault '{"match":"/cas/v1/shards","action":"status","status":401,"count":1}'
-  reset_stats
+  faulted_repo expired 3 300000 44 '{"match":"/cas/v1/shards","action":"status","status":401,"count":1}' || return
   run 0 "$NC" push --repo-id alice/expired --cache-dir "$SCRATCH/cache" --json || return
   lacks "$ERR" "warning"
   equals "$(stat_of '.by_route.lfs_upload // 0')" 0

@@ -1,5 +1,5 @@
-# Shared by the Xet suites (test_xet_cas.sh, test_xet_js.sh), sourced after lib.sh: the
-# test Hub with --xet and a writer alice, its stats and faults, a tree's digests.
+# Shared by the Xet suites (test_xet.sh, test_xet_cas.sh, test_xet_js.sh), sourced after
+# lib.sh: the test Hub with --xet and a writer alice, its stats and faults, a tree's digests.
 MAKE_CACHE="$SOURCE_DIR/tests/tools/make_sample_cache.sh"
 HUB_BIN="$BIN_DIR/neuron-cache-test-hub"
 VERSION_DIR="neuronxcc-2.21.33363.0+82129205"
@@ -15,3 +15,12 @@ fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "
 clear_faults() { curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null; }
 reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
 tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# faulted_repo REPO ENTRIES NEFF_SIZE SEED FAULT: a sample cache in $SCRATCH/cache, the repo
+# alice/REPO, FAULT armed on the running test Hub and its counters reset: what a test of a
+# push meeting that fault starts from.
+faulted_repo() {
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries "$2" --neff-size "$3" --seed "$4" >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create "alice/$1" -q || return 1
+  fault "$5"
+  reset_stats
+}
