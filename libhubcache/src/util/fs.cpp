@@ -298,10 +298,9 @@ std::optional<Fd> open_regular_file_if_exists(const stdfs::path& path)
   if (!S_ISREG(info.st_mode)) {
     throw IoError("cannot read " + path.string() + ": not a regular file");
   }
-  int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0) {
-    ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-  }
+  // O_NONBLOCK is the only status flag it was opened with: one call clears it (a push opens
+  // tens of thousands of files, each more than once).
+  ::fcntl(fd.get(), F_SETFL, 0);
   return fd;
 }
 
