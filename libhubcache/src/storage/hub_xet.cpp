@@ -74,10 +74,6 @@ xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& ac
   return refresh_write_token(config, action);
 }
 
-} // namespace
-
-namespace {
-
 // Packs `objects` through one CAS upload (shared xorbs, each chunk once, one shard naming
 // every file with its sha256).
 XetPushStats push_objects(const hub::HubConfig& config, xet::CasToken token, std::function<xet::CasToken()> refresh,
