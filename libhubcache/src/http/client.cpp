@@ -410,10 +410,10 @@ Response Client::perform(const Request& request, BodySink* sink)
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &impl);
   set_method_and_body(curl, impl, request);
   // Bigger buffers than libcurl's 16 KiB / 64 KiB for what may be large (a body of that
-  // size, a download streamed to a sink): fewer callbacks and syscalls on multi-GB
-  // transfers. libcurl allocates them for every request, and the many small ones (API
-  // calls, a small LFS object) keep its defaults.
-  if (sink != nullptr) {
+  // size, a download streamed to a sink or announced as large): fewer callbacks and
+  // syscalls on multi-GB transfers. libcurl allocates them for every request, and the many
+  // small ones (API calls, a small LFS object) keep its defaults.
+  if (sink != nullptr || request.expected_body >= static_cast<std::size_t>(k_transfer_buffer_size)) {
     curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, k_transfer_buffer_size);
   }
   const auto headers = header_list_for(request);

@@ -279,6 +279,7 @@ std::string CasClient::fetch_range(const XorbFetch& fetch)
   request.headers.emplace_back("Range",
                                "bytes=" + std::to_string(fetch.byte_start) + "-" + std::to_string(fetch.byte_end));
   request.body_limit = max_xorb_input_bytes;
+  request.expected_body = fetch.byte_end - fetch.byte_start + 1;
   auto response = send(std::move(request), false); // a signed URL: no token
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused a xorb range (HTTP " + std::to_string(response.status) + ")",

@@ -77,7 +77,9 @@ std::vector<std::string> split_byteranges(std::string_view body, std::string_vie
 std::vector<std::string> CasClient::fetch_ranges(const std::vector<const XorbFetch*>& fetches)
 {
   if (fetches.size() == 1) {
-    return {fetch_range(*fetches.front())};
+    std::vector<std::string> one; // not `return {...}`: an initializer list copies its strings
+    one.push_back(fetch_range(*fetches.front()));
+    return one;
   }
   http::Request request;
   std::string ranges;
@@ -89,7 +91,8 @@ std::vector<std::string> CasClient::fetch_ranges(const std::vector<const XorbFet
   request.url = fetches.front()->url;
   request.headers.emplace_back("Range", "bytes=" + ranges);
   request.body_limit = total + fetches.size() * 512 + 4096; // the parts and their headers
-  auto response = send(std::move(request), false);          // a signed URL: no token
+  request.expected_body = total;
+  auto response = send(std::move(request), false); // a signed URL: no token
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused xorb ranges (HTTP " + std::to_string(response.status) + ")",
                       "retry later; nothing was installed");

@@ -70,6 +70,10 @@ struct Request {
   // The most bytes of an answer kept in Response::body when no sink takes it: a bigger
   // answer is a RemoteError, never a growing buffer.
   std::size_t body_limit = k_default_body_limit;
+  // The bytes the answer is expected to carry when that is known to be large (a xorb range):
+  // it gets the large receive buffer a sink gets, not libcurl's 16 KiB, so a gigabyte costs
+  // a few thousand reads instead of 65,000 reads and as many polls.
+  std::size_t expected_body = 0;
   std::optional<AwsSigV4> aws_sigv4;
   // Connection timeout (0: the 10 s default); metadata services want a short one.
   std::chrono::milliseconds connect_timeout{0};
