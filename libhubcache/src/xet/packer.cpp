@@ -10,38 +10,33 @@
 
 namespace hubcache::xet {
 
-// One file being packed: its chunks' nodes, its terms so far and its sha256.
+void UploadPacker::PendingFile::append(const Location& at, const MerkleHash& hash, std::uint32_t chunk_size)
+{
+  auto& terms = info.terms;
+  const bool extends = !terms.empty() && term_xorbs.back() == at.xorb && terms.back().chunk_end == at.chunk;
+  if (!extends) {
+    terms.push_back({});
+    terms.back().chunk_start = at.chunk;
+    terms.back().chunk_end = at.chunk;
+    term_xorbs.push_back(at.xorb);
+    term_chunks.emplace_back();
+  }
+  terms.back().chunk_end = at.chunk + 1;
+  terms.back().unpacked_size += chunk_size;
+  term_chunks.back().push_back(hash);
+}
+
+// One file being read: its chunks' nodes and its sha256 (its terms are in m_files, placed
+// as dedup answers allow).
 class UploadPacker::FileBuilder {
 public:
-  PendingFile pending;
+  std::size_t index = 0;
   std::vector<HashedNode> nodes;
-  std::vector<std::vector<MerkleHash>> term_chunks; // chunk hashes of each term, for verification
-  std::vector<Location> term_starts;
   util::Hasher sha256{util::HashAlgorithm::sha256};
   std::uint64_t size = 0;
 
-  void append(const Location& at, const MerkleHash& hash, std::uint32_t chunk_size)
+  PackedFile finish(PendingFile& pending)
   {
-    auto& terms = pending.info.terms;
-    const bool extends = !terms.empty() && pending.term_xorbs.back() == at.xorb && terms.back().chunk_end == at.chunk;
-    if (!extends) {
-      terms.push_back({});
-      terms.back().chunk_start = at.chunk;
-      terms.back().chunk_end = at.chunk;
-      pending.term_xorbs.push_back(at.xorb);
-      term_chunks.emplace_back();
-    }
-    terms.back().chunk_end = at.chunk + 1;
-    terms.back().unpacked_size += chunk_size;
-    term_chunks.back().push_back(hash);
-    nodes.push_back({hash, chunk_size});
-  }
-
-  PackedFile finish()
-  {
-    for (const auto& hashes : term_chunks) {
-      pending.info.verification.push_back(verification_hash(hashes));
-    }
     pending.info.file_hash = file_hash(nodes);
     const auto digest = sha256.raw_digest();
     std::array<std::uint8_t, hash_size> raw{};
@@ -62,31 +57,33 @@ std::optional<UploadPacker::Location> UploadPacker::stored_location(const Merkle
   return std::nullopt;
 }
 
-// Queries the CAS for an eligible chunk not already known (xet-core's rule: a file's first
-// chunk or a hash 0 mod 1024) and keeps every chunk its answer lists, so that later chunks
-// of those xorbs match without asking. xet-core asks for every such chunk; to keep a first
-// push of many small files to a few queries, each miss in a row doubles the bytes of new
-// chunks the next query waits for (from dedup_query_min_spacing up to dedup_query_interval,
-// the JS client's spacing), and a hit asks again at once.
-std::optional<UploadPacker::Location> UploadPacker::ask_cas(const MerkleHash& hash, bool first_of_file)
+// A chunk is worth a query when it is eligible (xet-core's rule: a file's first chunk or a
+// hash 0 mod 1024) and not asked before. xet-core asks for every such chunk; to keep a
+// first push of many small files to a few queries, each miss in a row doubles the bytes of
+// new chunks the next query waits for (from dedup_query_min_spacing up to
+// dedup_query_interval, the JS client's spacing), and a hit asks again at once.
+bool UploadPacker::wants_query(const MerkleHash& hash, bool first_of_file, std::uint64_t bytes_since_miss,
+                               std::uint64_t spacing) const
 {
-  if (!m_query || m_bytes_since_miss < m_query_spacing || !is_global_dedup_eligible(hash, first_of_file)
-      || !m_asked.insert(hash).second) {
-    return std::nullopt;
+  return m_query && bytes_since_miss >= spacing && is_global_dedup_eligible(hash, first_of_file)
+         && m_asked.count(hash) == 0;
+}
+
+std::future<std::optional<Shard>>& UploadPacker::launch(const MerkleHash& hash)
+{
+  auto found = m_launched.find(hash);
+  if (found == m_launched.end()) {
+    ++m_stats.dedup_queries;
+    found = m_launched.emplace(hash, std::async(std::launch::async, [this, hash] { return m_query(hash); })).first;
   }
-  ++m_stats.dedup_queries;
-  const auto answer = m_query(hash);
-  if (answer) {
-    remember(*answer);
-  }
-  auto found = stored_location(hash);
-  if (found) {
-    m_query_spacing = 0;
-  } else {
-    m_bytes_since_miss = 0;
-    m_query_spacing = std::clamp(2 * m_query_spacing, dedup_query_min_spacing, dedup_query_interval);
-  }
-  return found;
+  return found->second;
+}
+
+std::size_t UploadPacker::queries_unanswered() const
+{
+  return static_cast<std::size_t>(std::count_if(m_launched.begin(), m_launched.end(), [](const auto& query) {
+    return query.second.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+  }));
 }
 
 // Answers with the same HMAC key (the CAS's, per period) share one table: a lookup costs one
@@ -110,22 +107,43 @@ void UploadPacker::remember(const Shard& answer)
   }
 }
 
-void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data)
+// Places one chunk: a reference to a chunk already packed or stored, or into the xorb being
+// filled. At a query, false when its answer is not in yet and `wait` is false; nothing is
+// changed then, and the same call later decides the same way.
+bool UploadPacker::place(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file, bool wait)
 {
   const auto size = static_cast<std::uint32_t>(data.size());
+  auto& pending = m_files[file];
   if (const auto found = m_packed.find(hash); found != m_packed.end()) {
     m_stats.deduplicated_bytes += size;
-    file.append(found->second, hash, size);
-    return;
+    pending.append(found->second, hash, size);
+    return true;
   }
   auto stored = stored_location(hash);
-  if (!stored) {
-    stored = ask_cas(hash, file.nodes.empty());
+  if (!stored && wants_query(hash, first_of_file, m_bytes_since_miss, m_query_spacing)) {
+    auto& query = launch(hash);
+    if (!wait && query.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return false;
+    }
+    auto answer = query.get();
+    m_launched.erase(hash);
+    m_asked.insert(hash);
+    if (answer) {
+      remember(*answer);
+      m_lookahead.stale = true; // what is known changed: the queries ahead are guessed again
+    }
+    stored = stored_location(hash);
+    if (stored) {
+      m_query_spacing = 0;
+    } else {
+      m_bytes_since_miss = 0;
+      m_query_spacing = std::clamp(2 * m_query_spacing, dedup_query_min_spacing, dedup_query_interval);
+    }
   }
   if (stored) {
     m_stats.stored_bytes += size;
-    file.append(*stored, hash, size);
-    return;
+    pending.append(*stored, hash, size);
+    return true;
   }
   m_bytes_since_miss += size;
   if (!m_builder.add(hash, data)) {
@@ -135,7 +153,73 @@ void UploadPacker::add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes da
   const Location at{m_xorb_hashes.size(), static_cast<std::uint32_t>(m_builder.chunks().size() - 1)};
   m_packed.emplace(hash, at);
   m_stats.new_bytes += size;
-  file.append(at, hash, size);
+  pending.append(at, hash, size);
+  return true;
+}
+
+// A chunk goes in at once unless chunks before it wait, or it waits for its own answer:
+// then it is kept, with its bytes, and packing goes on ahead while the queries it would
+// ask next go out (at most dedup_lookahead_bytes kept: then the oldest answer is waited for).
+void UploadPacker::add_chunk(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file)
+{
+  if (m_queue.empty() && place(file, hash, data, first_of_file, false)) {
+    m_lookahead.stale = true; // placed without being looked at: the guess starts again from here
+    return;
+  }
+  m_queue.push_back(QueuedChunk{file, hash, std::vector<std::uint8_t>(data.begin(), data.end()), first_of_file});
+  m_queued_bytes += data.size();
+  place_queued(false);
+  prefetch_queries();
+}
+
+// Places the kept chunks whose answers are in; with `drain`, all of them, waiting.
+void UploadPacker::place_queued(bool drain)
+{
+  while (!m_queue.empty()) {
+    const bool full = m_queued_bytes > dedup_lookahead_bytes || m_queue.size() > dedup_lookahead_chunks;
+    auto& chunk = m_queue.front();
+    if (!place(chunk.file, chunk.hash, chunk.data, chunk.first_of_file, drain || full)) {
+      return;
+    }
+    m_queued_bytes -= chunk.data.size();
+    m_lookahead.new_chunks.erase(chunk.hash);
+    m_queue.pop_front();
+    ++m_queue_front;
+  }
+}
+
+// Walks the kept chunks as the placing will, supposing every query not answered yet
+// misses (the common case: new chunks), and asks ahead the queries that supposes, up to
+// dedup_queries_in_flight at once. A wrong guess costs a query, never a wrong placing:
+// the placing uses only the answers to the queries it asks itself, in order.
+void UploadPacker::prefetch_queries()
+{
+  auto& ahead = m_lookahead;
+  // After a hit the next chunks are likely stored too (a re-push): a guess of misses would
+  // mostly ask queries the answer makes needless.
+  if (!m_query || (m_query_spacing == 0 && !m_asked.empty())) {
+    return;
+  }
+  if (ahead.stale || ahead.next < m_queue_front) {
+    ahead = Lookahead{m_queue_front, m_bytes_since_miss, m_query_spacing, {}, false};
+  }
+  const auto end = m_queue_front + m_queue.size();
+  for (; ahead.next < end; ++ahead.next) {
+    const auto& chunk = m_queue[ahead.next - m_queue_front];
+    if (m_packed.count(chunk.hash) != 0 || ahead.new_chunks.count(chunk.hash) != 0 || stored_location(chunk.hash)) {
+      continue;
+    }
+    if (wants_query(chunk.hash, chunk.first_of_file, ahead.bytes_since_miss, ahead.spacing)) {
+      if (m_launched.count(chunk.hash) == 0 && queries_unanswered() >= dedup_queries_in_flight) {
+        return; // looked at again once an answer is in
+      }
+      launch(chunk.hash);
+      ahead.bytes_since_miss = 0;
+      ahead.spacing = std::clamp(2 * ahead.spacing, dedup_query_min_spacing, dedup_query_interval);
+    }
+    ahead.bytes_since_miss += chunk.data.size();
+    ahead.new_chunks.insert(chunk.hash);
+  }
 }
 
 void UploadPacker::close_xorb()
@@ -162,35 +246,42 @@ void UploadPacker::close_xorb()
 PackedFile UploadPacker::add_bytes(Bytes data)
 {
   FileBuilder file;
+  file.index = m_files.size();
+  m_files.emplace_back();
   Chunker chunker;
-  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) { add_chunk(file, chunk.hash, bytes); };
+  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) {
+    add_chunk(file.index, chunk.hash, bytes, file.nodes.empty());
+    file.nodes.push_back({chunk.hash, bytes.size()});
+  };
   file.sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
   file.size = data.size();
   chunker.update(data, sink);
   chunker.finish(sink);
-  auto packed = file.finish();
-  m_files.push_back(std::move(file.pending));
-  return packed;
+  return file.finish(m_files[file.index]);
 }
 
 PackedFile UploadPacker::add_file(const std::filesystem::path& path)
 {
   FileBuilder file;
+  file.index = m_files.size();
+  m_files.emplace_back();
   Chunker chunker;
-  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) { add_chunk(file, chunk.hash, bytes); };
+  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) {
+    add_chunk(file.index, chunk.hash, bytes, file.nodes.empty());
+    file.nodes.push_back({chunk.hash, bytes.size()});
+  };
   for_each_block(path, [&](Bytes piece) {
     file.sha256.update(std::string_view(reinterpret_cast<const char*>(piece.data()), piece.size()));
     file.size += piece.size();
     chunker.update(piece, sink);
   });
   chunker.finish(sink);
-  auto packed = file.finish();
-  m_files.push_back(std::move(file.pending));
-  return packed;
+  return file.finish(m_files[file.index]);
 }
 
 std::vector<std::uint8_t> UploadPacker::finish()
 {
+  place_queued(true);
   close_xorb();
   Shard shard;
   for (auto& file : m_files) {
@@ -198,6 +289,7 @@ std::vector<std::uint8_t> UploadPacker::finish()
       const auto index = file.term_xorbs[t];
       file.info.terms[t].xorb_hash =
         (index & remote_xorb) != 0 ? m_remote_xorbs.at(index & ~remote_xorb) : m_xorb_hashes.at(index);
+      file.info.verification.push_back(verification_hash(file.term_chunks[t]));
     }
     shard.files.push_back(std::move(file.info));
   }

@@ -4,15 +4,18 @@
 // upload are referenced, not stored again (dedup within a push), and small files share
 // xorbs. Each xorb is handed to a sink as soon as it is full, so memory stays at one xorb.
 // With a dedup query (the CAS's global dedup, spec `deduplication.md`), chunks the CAS
-// already holds are referenced in its xorbs instead of uploaded.
+// already holds are referenced in its xorbs instead of uploaded. Queries go out ahead of
+// the packing (see UploadPacker::prefetch_queries), so their latency overlaps.
 
 #include "hubcache/xet/hash.hpp"
 #include "hubcache/xet/shard.hpp"
 #include "hubcache/xet/xorb.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,13 +40,20 @@ struct PackStats {
 
 // Asks the CAS whether it holds a chunk: a shard whose xorb section lists stored xorbs
 // (chunk hashes HMAC'd with its footer's key when that key is not zero), or nullopt.
+// Called on other threads, up to dedup_queries_in_flight at once.
 using DedupQuery = std::function<std::optional<Shard>(const MerkleHash& chunk)>;
 
 // Global dedup query spacing after misses in a row, in bytes of new chunks: the first miss
 // waits dedup_query_min_spacing, each further one twice as long, up to the JS client's
-// INTERVAL_BETWEEN_REMOTE_DEDUP; a hit resets it (see UploadPacker::ask_cas).
+// INTERVAL_BETWEEN_REMOTE_DEDUP; a hit resets it (see UploadPacker::wants_query).
 inline constexpr std::uint64_t dedup_query_min_spacing = 64 * 1024;
 inline constexpr std::uint64_t dedup_query_interval = 4'000'000;
+
+// How far packing may run ahead of a dedup answer it waits for: the chunks (and their
+// bytes) kept until the answer says where they go, and the queries asked ahead meanwhile.
+inline constexpr std::uint64_t dedup_lookahead_bytes = 8 * 1024 * 1024;
+inline constexpr std::size_t dedup_lookahead_chunks = 2048;
+inline constexpr std::size_t dedup_queries_in_flight = 4;
 
 // The xorbs an upload cuts: an eighth of the 64 MiB the protocol allows, so that a push
 // stays within 64 MB of memory (the xorb being filled and the one being uploaded) and a
@@ -73,15 +83,41 @@ private:
     MerkleHash key;
     std::map<MerkleHash, Location> chunks;
   };
+  // A file's terms as its chunks are placed; the verification hashes and xorb hashes are
+  // filled in at finish().
   struct PendingFile {
-    FileInfo info; // term xorb hashes filled in at finish()
+    FileInfo info;
     std::vector<std::size_t> term_xorbs;
+    std::vector<std::vector<MerkleHash>> term_chunks;
+    void append(const Location& at, const MerkleHash& hash, std::uint32_t chunk_size);
+  };
+  // A chunk that waits, with a copy of its bytes, for a dedup answer on it or before it.
+  struct QueuedChunk {
+    std::size_t file = 0;
+    MerkleHash hash;
+    std::vector<std::uint8_t> data;
+    bool first_of_file = false;
+  };
+  // Where the dedup queries ahead of the placed chunks stand: the spacing they would have
+  // if every query still unanswered misses, as of chunk `next` of the queue.
+  struct Lookahead {
+    std::uint64_t next = 0; // sequence number of the next queued chunk to look at
+    std::uint64_t bytes_since_miss = 0;
+    std::uint64_t spacing = 0;
+    std::set<MerkleHash> new_chunks; // looked at, would be packed
+    bool stale = true;
   };
   class FileBuilder;
-  void add_chunk(FileBuilder& file, const MerkleHash& hash, Bytes data);
+  void add_chunk(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file);
+  bool place(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file, bool wait);
+  void place_queued(bool drain);
+  void prefetch_queries();
+  bool wants_query(const MerkleHash& hash, bool first_of_file, std::uint64_t bytes_since_miss,
+                   std::uint64_t spacing) const;
+  std::future<std::optional<Shard>>& launch(const MerkleHash& hash);
+  std::size_t queries_unanswered() const;
   void close_xorb();
   std::optional<Location> stored_location(const MerkleHash& hash) const;
-  std::optional<Location> ask_cas(const MerkleHash& hash, bool first_of_file);
   void remember(const Shard& answer);
 
   XorbSink m_sink;
@@ -94,10 +130,16 @@ private:
   std::vector<MerkleHash> m_remote_xorbs;
   std::map<MerkleHash, std::size_t> m_remote_xorb_index;
   std::vector<RemoteChunks> m_remote;
-  std::set<MerkleHash> m_asked;
+  std::set<MerkleHash> m_asked; // answers taken into account
   std::uint64_t m_bytes_since_miss = 0;
   std::uint64_t m_query_spacing = 0;
+  std::deque<QueuedChunk> m_queue;
+  std::uint64_t m_queue_front = 0; // sequence number of m_queue.front()
+  std::uint64_t m_queued_bytes = 0;
+  Lookahead m_lookahead;
   PackStats m_stats;
+  // Last: joined (their queries finish) before anything they use goes.
+  std::map<MerkleHash, std::future<std::optional<Shard>>> m_launched;
 };
 
 } // namespace hubcache::xet
