@@ -1,9 +1,9 @@
 #include "hub_commit.hpp"
+#include "commit_payload.hpp"
 #include "hub_xet.hpp"
 
 #include "hubcache/error.hpp"
 #include "hubcache/storage/commit_batches.hpp"
-#include "hubcache/util/anonymous_file.hpp"
 #include "hubcache/util/fs.hpp"
 #include "hubcache/util/hash.hpp"
 #include "hubcache/util/process.hpp"
@@ -90,50 +90,6 @@ std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
   }
   return files;
 }
-
-// The NDJSON commit payload, written to a scratch file so that many regular files never
-// sit in memory together. The file has no name: a commit killed mid-way leaves nothing in
-// TMPDIR. The body is built ahead, while the previous commit is in flight; the header line
-// names that commit as its parent, so it goes last, into room kept at the front.
-class CommitPayload {
-public:
-  explicit CommitPayload(std::size_t header_room) : m_file(stdfs::temp_directory_path()), m_room(header_room)
-  {
-    append(std::string(m_room, ' '));
-  }
-
-  void append(std::string_view data) { m_file.write(data); }
-
-  void append_regular_file(const std::string& path_in_repo, const FileSource& source)
-  {
-    append(hub::commit_file_line_prefix(path_in_repo));
-    if (!source.is_file()) {
-      append(hub::base64_encode(source.bytes()));
-    } else {
-      // Whole chunks of a multiple of 3 bytes encode without padding in the middle.
-      stdfs::path file(source.file_for(path_in_repo));
-      util::read_chunks(
-        util::open_regular_file(file), file,
-        [&](const char* data, std::size_t size) { append(hub::base64_encode(std::string_view(data, size))); },
-        3 * 65536);
-    }
-    append(hub::k_commit_file_line_suffix);
-  }
-
-  bool fits(std::string_view header) const { return header.size() <= m_room; }
-
-  // The request body: `header` (which fits), then the body.
-  http::FileSlice finish(std::string_view header)
-  {
-    const auto start = m_room - header.size();
-    m_file.write_at(start, header);
-    return http::FileSlice{m_file.directory() / "(commit payload)", start, m_file.size() - start, m_file.fd().get()};
-  }
-
-private:
-  util::AnonymousFile m_file;
-  std::size_t m_room;
-};
 
 // One file of the plan and how it travels.
 struct Planned {
