@@ -309,6 +309,53 @@ test_push_falls_back_to_lfs_with_one_warning() {
   equals "$(json_get "$OUT" '.xet // "none"')" none
 }
 
+# lfs_oids REPO: "path oid" of every LFS file in the repo's tree (one page: start the Hub
+# with a --page-size above the repo's file count), sorted.
+lfs_oids() {
+  curl -fsS -H "Authorization: Bearer $TOKEN" "$HUB_URL/api/models/$1/tree/main?recursive=true" |
+    jq -r '.[] | select(.lfs) | "\(.path) \(.lfs.oid)"' | sort
+}
+# local_oids: the same paths with the sha256 of the files in $SCRATCH/cache.
+local_oids() { cut -d' ' -f1 | (cd "$SCRATCH/cache" && xargs sha256sum) | awk '{print $2, $1}' | sort; }
+
+test_a_push_of_many_commits_seals_xet_segment_by_segment() {
+  start_hub --xet --page-size 5000 || return
+  # 520 entries, 2,080 files: three commits of at most 1,000 files. The first is sealed (its
+  # shard sent) alone so that it can land while the next ones are packed; the next segment
+  # holds the other two: two shards, not one per commit, and not one for all.
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 520 --neff-size 2000 --seed 8 >/dev/null || { fail "no cache"; return 1; }
+  run 0 "$NC" create alice/segments -q || return
+  reset_stats
+  run 0 "$NC" push --repo-id alice/segments --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(json_get "$OUT" '.commits')" 3
+  equals "$(stat_of '.by_route.cas_shard // 0')" 2
+  equals "$(stat_of '.by_route.xet_token // 0')" 1
+  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  lacks "$ERR" "warning"
+  # Each commit named only files whose shard the CAS had accepted (the test Hub refuses a
+  # commit naming content it cannot serve): every LFS file is listed with its sha256.
+  lfs_oids alice/segments >"$SCRATCH/remote"
+  local_oids <"$SCRATCH/remote" >"$SCRATCH/local"
+  equals "$(grep -c . "$SCRATCH/remote")" 1040 # a NEFF and an HLO graph per entry
+  equals "$(cat "$SCRATCH/remote")" "$(cat "$SCRATCH/local")"
+}
+
+test_a_xet_failure_after_a_sealed_segment_sends_the_rest_through_lfs() {
+  start_hub --xet || return
+  # The first segment's shard is accepted and its commit lands; every later shard is
+  # refused: the batches packed for it go through LFS, with one warning, nothing lost.
+  faulted_repo segfail 520 2000 9 '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000,"after":1}' ||
+    return
+  run 0 "$NC" push --repo-id alice/segfail --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
+  equals "$(json_get "$OUT" '.commits')" 3
+  equals "$(stat_of '.by_route.cas_shard // 0')" 2
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 500 ]] || fail "the later batches were not uploaded through LFS"
+  clear_faults
+  run 0 "$NC" pull --repo-id alice/segfail --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 if [[ ! -x "$HUB_BIN" || ! -x "$PACK" ]]; then
   echo "  (skipped: $HUB_BIN or $PACK not built)"
   exit 0

@@ -43,6 +43,7 @@ Fault parse_fault(const json& body)
     std::transform(fault.method.begin(), fault.method.end(), fault.method.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     fault.remaining = body.value("count", 1);
+    fault.passes = body.value("after", 0);
     const auto action = body.value("action", std::string{"status"});
     const auto it = action_names().find(action);
     if (it == action_names().end())
@@ -60,6 +61,8 @@ Fault parse_fault(const json& body)
   }
   if (fault.remaining < 1)
     throw HubError(400, "fault: count must be at least 1");
+  if (fault.passes < 0)
+    throw HubError(400, "fault: after must not be negative");
   if (fault.status < 100 || fault.status > 599)
     throw HubError(400, "fault: status must be an HTTP status");
   return fault;
@@ -79,15 +82,18 @@ void FaultRegistry::clear()
   m_faults.clear();
 }
 
-std::optional<Fault> FaultRegistry::find(const std::string& method, const std::string& path,
-                                         const std::string& target) const
+std::optional<Fault> FaultRegistry::find(const std::string& method, const std::string& path, const std::string& target)
 {
   std::lock_guard lock(m_mutex);
-  for (const auto& fault : m_faults) {
+  for (auto& fault : m_faults) {
     if (fault.method != "*" && fault.method != method)
       continue;
     if (path.find(fault.match) == std::string::npos && target.find(fault.match) == std::string::npos)
       continue;
+    if (fault.passes > 0) {
+      --fault.passes; // this request goes through: the fault waits for a later one
+      continue;
+    }
     return fault;
   }
   return std::nullopt;
@@ -113,6 +119,7 @@ json FaultRegistry::describe() const
                     {"match", fault.match},
                     {"method", fault.method},
                     {"remaining", fault.remaining},
+                    {"after", fault.passes},
                     {"action", action_name(fault.action)}});
   }
   return list;

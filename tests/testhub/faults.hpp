@@ -19,6 +19,7 @@ struct Fault {
   std::string match;        // substring of the request path (decoded) or raw target (path + query)
   std::string method = "*"; // GET|HEAD|POST|PUT|DELETE|*
   int remaining = 1;
+  int passes = 0; // "after": matching requests let through before it applies
   Action action = Action::status;
   int status = 500;
   std::optional<int> retry_after;
@@ -37,8 +38,9 @@ class FaultRegistry {
 public:
   std::uint64_t add(Fault fault);
   void clear();
-  // The first live fault matching the request, without using it up.
-  std::optional<Fault> find(const std::string& method, const std::string& path, const std::string& target) const;
+  // The first live fault matching the request, without using it up (one still letting
+  // requests through, "after", counts this one instead).
+  std::optional<Fault> find(const std::string& method, const std::string& path, const std::string& target);
   // Uses up one application; false if another request took the last one meanwhile.
   bool consume(std::uint64_t id);
   json describe() const;

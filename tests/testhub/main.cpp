@@ -55,7 +55,8 @@
 //                           "action":"<action>", ...}
 //          `match` is looked for in the percent-decoded request path and in the raw target
 //          (path + query), so "cursor=" matches only follow-up tree pages. The fault applies to
-//          the next `count` matching requests, then expires. Actions:
+//          the next `count` matching requests (after the first "after": N, which pass), then
+//          expires. Actions:
 //            status            + "status": 500|503|429|408..., optional "retry_after": seconds ->
 //                              Retry-After; a 429 also carries `RateLimit: "api";r=0;t=<retry_after>`
 //                              and RateLimit-Policy. The operation is NOT performed.

@@ -187,6 +187,41 @@ Shard dedup_answer(const Packed& earlier, const MerkleHash& key)
 
 } // namespace
 
+TEST_CASE("an upload sealed in segments: each shard names its own files and xorbs, later ones reuse earlier xorbs")
+{
+  const auto first = xet_test::splitmix64_data(400000, 31);
+  auto second = first; // recompiled: shares all but its last chunks with the first
+  for (std::size_t i = 390000; i < 390010; ++i) {
+    second[i] ^= 0x5a;
+  }
+  Packed packed;
+  UploadPacker packer(
+    [&](const MerkleHash& hash, const std::vector<std::uint8_t>& bytes) { packed.xorbs.emplace(hash, bytes); });
+  packed.files.push_back(packer.add_bytes(first));
+  CHECK(packer.has_files());
+  const auto first_shard = parse_shard(packer.finish());
+  CHECK_FALSE(packer.has_files());
+  packed.files.push_back(packer.add_bytes(second));
+  const auto second_shard = parse_shard(packer.finish());
+  REQUIRE(first_shard.files.size() == 1);
+  REQUIRE(second_shard.files.size() == 1);
+  CHECK(first_shard.files[0].file_hash == packed.files[0].file_hash);
+  CHECK(second_shard.files[0].file_hash == packed.files[1].file_hash);
+  // The second segment sent only a xorb of the changed chunks; its file names the first
+  // segment's xorb for the rest.
+  REQUIRE(first_shard.xorbs.size() == 1);
+  REQUIRE(second_shard.xorbs.size() == 1);
+  CHECK(second_shard.xorbs[0].xorb_hash != first_shard.xorbs[0].xorb_hash);
+  CHECK(second_shard.xorbs[0].unpacked_size < 200000);
+  CHECK(second_shard.files[0].terms.front().xorb_hash == first_shard.xorbs[0].xorb_hash);
+  CHECK(packer.stats().deduplicated_bytes + packer.stats().new_bytes == first.size() + second.size());
+  CHECK(packed.xorbs.size() == 2);
+  // Each file rebuilds byte for byte from the xorbs of both segments.
+  packed.shard.files = {first_shard.files[0], second_shard.files[0]};
+  CHECK(rebuild(packed, 0, reconstruction_of(packed, 0), first.size()) == first);
+  CHECK(rebuild(packed, 1, reconstruction_of(packed, 1), second.size()) == second);
+}
+
 TEST_CASE("global dedup: chunks the CAS holds are referenced in its xorbs, not uploaded")
 {
   const auto original = xet_test::splitmix64_data(900000, 11);

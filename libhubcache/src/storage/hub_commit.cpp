@@ -26,6 +26,8 @@ namespace {
 
 constexpr std::string_view k_branch = "main";
 constexpr int k_max_failed_passes = 6; // passes in a row that land nothing
+// Batches one Xet segment (one shard) carries at most, and batches waiting on the committer.
+constexpr std::size_t k_max_segment_batches = 4;
 
 // What we know of one addition before talking to the Hub, digests as bytes (one per file
 // of the commit, tens of thousands). The preupload sample is read again when its batch is
@@ -111,6 +113,7 @@ struct Batch {
   std::vector<std::string> deletion_lines;
   std::size_t files_deleted = 0;
   std::unique_ptr<CommitPayload> payload; // built ahead; the header goes in when its turn comes
+  bool through_xet = false;               // its objects are in the Xet segment: it waits for the seal
 };
 
 // The commits of one pass, one after the other on the committer thread, while the caller
@@ -149,7 +152,14 @@ private:
   std::vector<PlannedUnit> plan_units(const std::string& revision);
   std::vector<std::string> deletion_lines(const std::string& revision, std::size_t& files_deleted);
   const LocalFile& with_sha256(const std::string& oid) const;
-  void upload_lfs(const std::vector<PlannedUnit>& units, const Batch& batch);
+  hub::HubApi::UploadSource source_of(const std::string& oid) const;
+  // Sends the batch's objects ahead of its commit: packed into the Xet push (on the Hub once
+  // the segment is sealed: batch.through_xet), or through LFS (on the Hub on return).
+  void send_objects(const std::vector<PlannedUnit>& units, Batch& batch);
+  void upload_lfs(std::vector<hub::LfsObjectRef> objects, std::set<util::Sha256Bytes> requested, Batch& batch);
+  void xet_failed(const Error& error);
+  // Seals the Xet segment; after a failure, sends what `held` had in it through LFS.
+  void seal_xet(const std::vector<PlannedUnit>& units, const std::vector<std::shared_ptr<Batch>>& held);
   std::unique_ptr<CommitPayload> build_payload(const std::vector<PlannedUnit>& units, const Batch& batch,
                                                std::size_t header_room) const;
   std::string header_of(const Batch& batch, std::size_t part, const std::optional<std::string>& parent) const;
@@ -182,6 +192,9 @@ private:
   std::set<util::Sha256Bytes> m_uploaded_lfs; // survives re-plans: objects stay on the Hub
   bool m_xet_failed = false;                  // one Xet failure: LFS for the rest of the push
   bool m_xet_token_refused = false;           // no write token asked directly: the LFS batch negotiates
+  std::unique_ptr<XetPush> m_xet_push;        // open while Xet carries the push
+  std::set<util::Sha256Bytes> m_xet_unsealed; // objects packed into the segment not sealed yet
+  std::size_t m_segment_batches = 1;          // batches a Xet segment holds: 1, then 2, up to 4
   XetPushStats m_xet;
   std::vector<std::string> m_warnings;
   CommitSizer m_sizer; // read by the uploader, adapted by the committer: under m_sizer_mutex
@@ -361,7 +374,20 @@ const LocalFile& HubCommitRun::with_sha256(const std::string& oid) const
   return **it;
 }
 
-void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch& batch)
+hub::HubApi::UploadSource HubCommitRun::source_of(const std::string& oid) const
+{
+  hub::HubApi::UploadSource source;
+  const auto& addition = *with_sha256(oid).addition;
+  const auto& content = addition.source;
+  if (content.is_file()) {
+    source.file = content.file_for(addition.path_in_repo);
+  } else {
+    source.bytes = &content.bytes();
+  }
+  return source;
+}
+
+void HubCommitRun::send_objects(const std::vector<PlannedUnit>& units, Batch& batch)
 {
   // LFS objects first: a commit naming an object the Hub lacks is refused.
   std::vector<hub::LfsObjectRef> objects;
@@ -369,7 +395,12 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
   for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
     for (const auto& item : units[u].files) {
       const auto& local = m_locals[item.local];
-      if (item.lfs && m_uploaded_lfs.count(local.sha256) == 0 && requested.insert(local.sha256).second) {
+      if (!item.lfs || m_uploaded_lfs.count(local.sha256) != 0) {
+        continue;
+      }
+      if (m_xet_unsealed.count(local.sha256) != 0) {
+        batch.through_xet = true; // the same content, packed for an earlier batch
+      } else if (requested.insert(local.sha256).second) {
         objects.push_back({local.sha256.hex(), local.size});
       }
     }
@@ -377,62 +408,89 @@ void HubCommitRun::upload_lfs(const std::vector<PlannedUnit>& units, const Batch
   if (objects.empty()) {
     return;
   }
-  const auto source_of = [&](const std::string& oid) {
-    hub::HubApi::UploadSource source;
-    const auto& addition = *with_sha256(oid).addition;
-    const auto& content = addition.source;
-    if (content.is_file()) {
-      source.file = content.file_for(addition.path_in_repo);
-    } else {
-      source.bytes = &content.bytes();
-    }
-    return source;
-  };
-  const auto pushed_through_xet = [&](const XetPushStats& pushed) {
-    m_xet.new_bytes += pushed.new_bytes;
-    m_xet.deduplicated_bytes += pushed.deduplicated_bytes;
-    m_xet.stored_bytes += pushed.stored_bytes;
-    m_xet.xorbs += pushed.xorbs;
-    m_uploaded_lfs.merge(requested);
-  };
-  const auto xet_failed = [&](const Error& error) {
-    // Nothing is committed yet: the rest of this push goes through LFS.
-    m_xet_failed = true;
-    m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
-  };
   // A write token first, as huggingface_hub >= 1.20 asks for it: no LFS batch (a request per
   // 256 objects) when the Hub stores through Xet.
-  if (m_api.config().xet && !m_xet_failed && !m_xet_token_refused) {
+  if (m_api.config().xet && !m_xet_failed) {
     try {
-      const auto pushed = push_through_xet(
-        m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + std::string(k_branch)), objects, source_of);
-      if (pushed) {
-        pushed_through_xet(*pushed);
+      if (!m_xet_push && !m_xet_token_refused) {
+        m_xet_push =
+          XetPush::open(m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + std::string(k_branch)));
+        m_xet_token_refused = !m_xet_push; // the LFS batch offers Xet, or not
+      }
+      if (m_xet_push) {
+        m_xet_push->add(objects, [this](const std::string& oid) { return source_of(oid); });
+        m_xet_unsealed.merge(requested);
+        batch.through_xet = true;
         return;
       }
-      m_xet_token_refused = true; // the LFS batch offers Xet, or not
     } catch (const Error& error) {
       xet_failed(error);
+      return; // the caller sends the segment's batches, this one too, through LFS
     }
   }
+  upload_lfs(std::move(objects), std::move(requested), batch);
+}
+
+void HubCommitRun::upload_lfs(std::vector<hub::LfsObjectRef> objects, std::set<util::Sha256Bytes> requested,
+                              Batch& batch)
+{
   const bool offer_xet = m_api.config().xet && !m_xet_failed;
   auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects, offer_xet);
   if (offer_xet && !answer.empty() && answer.front().xet) {
     try {
-      pushed_through_xet(push_through_xet(m_api.config(), answer, source_of));
+      m_xet_push = XetPush::open(m_api.config(), answer);
+      std::vector<hub::LfsObjectRef> to_pack;
+      for (const auto& object : answer) {
+        if (object.upload) {
+          to_pack.push_back({object.oid, object.size});
+        }
+      }
+      m_xet_push->add(to_pack, [this](const std::string& oid) { return source_of(oid); });
+      m_xet_unsealed.merge(requested);
+      batch.through_xet = true;
       return;
     } catch (const Error& error) {
       xet_failed(error);
       answer = m_api.lfs_batch(m_repo_id, k_branch, objects, false);
     }
   }
-  m_api.lfs_upload(answer, source_of, [&](std::uint64_t bytes) {
-    m_bytes_sent += bytes;
-    if (m_progress) {
-      m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
-    }
-  });
+  m_api.lfs_upload(
+    answer, [this](const std::string& oid) { return source_of(oid); },
+    [&](std::uint64_t bytes) {
+      m_bytes_sent += bytes;
+      if (m_progress) {
+        m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
+      }
+    });
   m_uploaded_lfs.merge(requested);
+}
+
+void HubCommitRun::xet_failed(const Error& error)
+{
+  // Nothing of the segment is committed yet: it and the rest of this push go through LFS.
+  m_xet_failed = true;
+  m_xet_push.reset();
+  m_xet_unsealed.clear();
+  m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
+}
+
+void HubCommitRun::seal_xet(const std::vector<PlannedUnit>& units, const std::vector<std::shared_ptr<Batch>>& held)
+{
+  if (m_xet_push && !m_xet_unsealed.empty()) {
+    try {
+      m_xet = m_xet_push->seal();
+      m_uploaded_lfs.merge(m_xet_unsealed);
+      m_xet_unsealed.clear();
+    } catch (const Error& error) {
+      xet_failed(error);
+    }
+  }
+  for (const auto& batch : held) {
+    if (batch->through_xet && m_xet_failed) {
+      batch->through_xet = false;
+      send_objects(units, *batch); // through LFS now
+    }
+  }
 }
 
 std::string HubCommitRun::header_of(const Batch& batch, std::size_t part,
@@ -566,18 +624,29 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     m_sizer.plan_first(sizes);
   }
   // One committer: commits land in order, each on the previous one, while this thread
-  // uploads the next batch's objects and builds its body. At most two batches wait on the
-  // committer (the Hub's quota may stop it: no uploading far ahead of what lands).
+  // uploads the next batch's objects and builds its body. At most two batches sent through
+  // LFS wait on the committer, or a Xet segment's (the Hub's quota may stop it: no
+  // uploading far ahead of what lands).
   util::TaskQueue committer(1);
-  if (m_api.config().xet && !m_xet_failed && !units.empty()) {
-    // Through Xet a push's contents travel in a few xorbs and one shard whatever the commit
-    // count: sending them all first keeps the requests per commit to the commit alone (the
-    // batches below then find nothing left to upload). A quota stop leaves content in the
-    // CAS and nothing committed, which a re-run deduplicates.
-    Batch everything;
-    everything.end_unit = units.size();
-    upload_lfs(units, everything);
-  }
+  // Through Xet, a segment's batches are packed, then sealed (one shard), then committed,
+  // while the next segment is packed: a push's content travels in few xorbs and shards, and
+  // its commits start after the first batch instead of after the whole upload. The first
+  // segment is one batch, each next one twice as many, up to k_max_segment_batches.
+  std::vector<std::shared_ptr<Batch>> held;
+  const auto submit = [&](std::vector<std::shared_ptr<Batch>>& batches) {
+    for (auto& batch : batches) {
+      std::unique_lock lock(chain.mutex);
+      const auto ahead = batch->through_xet ? k_max_segment_batches : std::size_t{2};
+      chain.changed.wait(lock, [&] { return chain.pending < ahead || chain.failed; });
+      if (chain.failed) {
+        return false;
+      }
+      ++chain.pending;
+      committer.submit([this, &units, &chain, batch] { commit_in_turn(units, *batch, chain); });
+    }
+    batches.clear();
+    return true;
+  };
   std::size_t begin = 0;
   bool first = true;
   while (begin < units.size() || (first && !deletions.empty())) {
@@ -598,19 +667,21 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
       batch->deletion_lines = std::move(deletions);
       batch->files_deleted = files_deleted;
     }
-    upload_lfs(units, *batch);
+    send_objects(units, *batch);
     batch->payload = build_payload(units, *batch, header_room);
-    {
-      std::unique_lock lock(chain.mutex);
-      chain.changed.wait(lock, [&] { return chain.pending < 2 || chain.failed; });
-      if (chain.failed) {
-        break;
-      }
-      ++chain.pending;
-    }
-    committer.submit([this, &units, &chain, batch] { commit_in_turn(units, *batch, chain); });
+    held.push_back(batch);
     begin = batch->end_unit;
     first = false;
+    if (!m_xet_unsealed.empty() && held.size() < m_segment_batches && begin < units.size()) {
+      continue; // packed into the Xet segment: committed once it is sealed
+    }
+    if (!m_xet_unsealed.empty()) {
+      m_segment_batches = std::min<std::size_t>(2 * m_segment_batches, k_max_segment_batches);
+    }
+    seal_xet(units, held);
+    if (!submit(held)) {
+      break;
+    }
   }
   committer.wait();
   // The stop point: once interrupted, the commit in flight has settled and no other started.

@@ -74,58 +74,29 @@ xet::CasToken write_token(const hub::HubConfig& config, const hub::LfsAction& ac
   return refresh_write_token(config, action);
 }
 
-// Packs `objects` through one CAS upload (shared xorbs, each chunk once, one shard naming
-// every file with its sha256).
-XetPushStats push_objects(const hub::HubConfig& config, xet::CasToken token, std::function<xet::CasToken()> refresh,
-                          const std::vector<hub::LfsObjectRef>& objects,
-                          const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
-{
-  xet::CasOptions options;
-  options.stall_timeout = config.stall_timeout;
-  options.retry = config.retry;
-  xet::CasClient cas(std::move(token), options);
-  cas.set_token_refresh(std::move(refresh));
-  xet::CasUpload upload(cas);
-  for (const auto& object : objects) {
-    const auto source = source_of(object.oid);
-    const auto packed = source.file
-                          ? upload.add_file(*source.file)
-                          : upload.add_bytes(xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes->data()),
-                                                        source.bytes->size()));
-    if (packed.sha256 != object.oid || packed.size != object.size) {
-      throw IntegrityError(
-        "a file changed while it was pushed (sha256 " + packed.sha256 + ", expected " + object.oid + ")", "push again");
-    }
-  }
-  const auto stats = upload.finish();
-  return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
-}
-
 } // namespace
 
-XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
-                              const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
-{
-  const hub::LfsAction* action = nullptr;
-  std::vector<hub::LfsObjectRef> objects;
-  for (const auto& object : answer) {
-    if (object.upload) {
-      action = action != nullptr ? action : &*object.upload;
-      objects.push_back({object.oid, object.size});
-    }
+struct XetPush::Session {
+  Session(const hub::HubConfig& config, xet::CasToken token, xet::CasClient::TokenRefresh refresh)
+    : cas(std::move(token), options_of(config)), upload(cas)
+  {
+    cas.set_token_refresh(std::move(refresh));
   }
-  if (action == nullptr) {
-    return {};
+  static xet::CasOptions options_of(const hub::HubConfig& config)
+  {
+    xet::CasOptions options;
+    options.stall_timeout = config.stall_timeout;
+    options.retry = config.retry;
+    return options;
   }
-  return push_objects(
-    config, write_token(config, *action), [&config, refresh = *action] { return refresh_write_token(config, refresh); },
-    objects, source_of);
-}
+  xet::CasClient cas;
+  xet::CasUpload upload; // after cas: it holds it
+};
 
-std::optional<XetPushStats>
-push_through_xet(const hub::HubConfig& config, const std::string& token_url,
-                 const std::vector<hub::LfsObjectRef>& objects,
-                 const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of)
+XetPush::XetPush(std::unique_ptr<Session> session) : m_session(std::move(session)) {}
+XetPush::~XetPush() = default;
+
+std::unique_ptr<XetPush> XetPush::open(const hub::HubConfig& config, const std::string& token_url)
 {
   const auto fetch = [&config, token_url] {
     http::Client client;
@@ -135,9 +106,41 @@ push_through_xet(const hub::HubConfig& config, const std::string& token_url,
   try {
     token = fetch();
   } catch (const Error&) {
-    return std::nullopt; // no token here: the LFS batch negotiates (and reports what is wrong)
+    return nullptr; // no token here: the LFS batch negotiates (and reports what is wrong)
   }
-  return push_objects(config, std::move(*token), fetch, objects, source_of);
+  return std::unique_ptr<XetPush>(new XetPush(std::make_unique<Session>(config, std::move(*token), fetch)));
+}
+
+std::unique_ptr<XetPush> XetPush::open(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer)
+{
+  const auto with_upload = std::find_if(answer.begin(), answer.end(), [](const auto& object) { return object.upload; });
+  if (with_upload == answer.end()) {
+    throw RemoteError("the Hub's Xet upload offer has no upload action", "retry later");
+  }
+  const auto action = *with_upload->upload;
+  return std::unique_ptr<XetPush>(new XetPush(std::make_unique<Session>(
+    config, write_token(config, action), [&config, action] { return refresh_write_token(config, action); })));
+}
+
+void XetPush::add(const std::vector<hub::LfsObjectRef>& objects, const SourceOf& source_of)
+{
+  for (const auto& object : objects) {
+    const auto source = source_of(object.oid);
+    const auto packed =
+      source.file ? m_session->upload.add_file(*source.file)
+                  : m_session->upload.add_bytes(
+                    xet::Bytes(reinterpret_cast<const std::uint8_t*>(source.bytes->data()), source.bytes->size()));
+    if (packed.sha256 != object.oid || packed.size != object.size) {
+      throw IntegrityError(
+        "a file changed while it was pushed (sha256 " + packed.sha256 + ", expected " + object.oid + ")", "push again");
+    }
+  }
+}
+
+XetPushStats XetPush::seal()
+{
+  const auto stats = m_session->upload.finish();
+  return XetPushStats{stats.new_bytes, stats.deduplicated_bytes, stats.stored_bytes, stats.xorbs};
 }
 
 } // namespace hubcache::storage

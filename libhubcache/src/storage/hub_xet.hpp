@@ -2,13 +2,14 @@
 
 // Xet for Hub repositories: the reader HubApi downloads Xet-stored files with, and the
 // push of a commit's LFS objects through Xet (with a token asked directly, or when the LFS
-// batch chose it).
+// batch chose it), sealed segment by segment so that commits need not wait for it all.
 
 #include "hubcache/hub/api.hpp"
 #include "hubcache/hub/config.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,19 +27,34 @@ struct XetPushStats {
   std::size_t xorbs = 0;
 };
 
-// Uploads the objects a batch answered with the "xet" transfer: their chunks packed into
-// shared xorbs (each chunk once), then one shard naming every file with its sha256. The
-// commit that follows names them by sha256 as for LFS. Throws on any failure (the caller
-// falls back to LFS).
-XetPushStats push_through_xet(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer,
-                              const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of);
-// The same for `objects` with a write token asked of the Hub directly (`token_url`, its
-// xet-write-token route), without an LFS batch, as huggingface_hub >= 1.20 does: objects the
-// repo already holds cost a chunk query, not an upload. nullopt when the Hub answers that
-// route with no token (nothing was sent: the LFS batch decides); throws on a failure after.
-std::optional<XetPushStats>
-push_through_xet(const hub::HubConfig& config, const std::string& token_url,
-                 const std::vector<hub::LfsObjectRef>& objects,
-                 const std::function<hub::HubApi::UploadSource(const std::string& oid)>& source_of);
+// One push's LFS objects through Xet, in segments: each segment's files are packed into
+// xorbs that go up as they fill (a chunk met earlier in the push, in any segment, is
+// referenced, not sent again; chunks the CAS holds are found by chunk queries), and seal()
+// sends the segment's shard once the CAS holds every xorb it names: from then on a commit
+// may name those files by sha256, as for LFS. One CAS token (renewed as needed) for it all.
+// Any failure throws (the caller falls back to LFS for what was not sealed).
+class XetPush {
+public:
+  using SourceOf = std::function<hub::HubApi::UploadSource(const std::string& oid)>;
+  // With a write token asked of the Hub directly (`token_url`, its xet-write-token route),
+  // as huggingface_hub >= 1.20 does; nullptr when the route gives no token (nothing was
+  // sent: the LFS batch decides).
+  static std::unique_ptr<XetPush> open(const hub::HubConfig& config, const std::string& token_url);
+  // With the token of an LFS batch answer that chose the "xet" transfer.
+  static std::unique_ptr<XetPush> open(const hub::HubConfig& config, const std::vector<hub::LfsBatchObject>& answer);
+  ~XetPush();
+  XetPush(const XetPush&) = delete;
+  XetPush& operator=(const XetPush&) = delete;
+
+  // Packs `objects` (IntegrityError when a file no longer has the size and sha256 planned).
+  void add(const std::vector<hub::LfsObjectRef>& objects, const SourceOf& source_of);
+  // Sends the segment's shard; returns what the push sent so far, in all.
+  XetPushStats seal();
+
+private:
+  struct Session;
+  explicit XetPush(std::unique_ptr<Session> session);
+  std::unique_ptr<Session> m_session;
+};
 
 } // namespace hubcache::storage

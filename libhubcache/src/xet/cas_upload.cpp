@@ -11,9 +11,11 @@ CasUpload::CasUpload(CasClient& cas)
 
 PackStats CasUpload::finish()
 {
-  auto shard = m_packer.finish();
-  m_uploads.wait(); // the shard names the xorbs: the CAS must hold them first
-  m_cas.upload_shard(shard);
+  if (m_packer.has_files()) {
+    auto shard = m_packer.finish();
+    m_uploads.wait(); // the shard names the xorbs: the CAS must hold them first
+    m_cas.upload_shard(shard);
+  }
   return m_packer.stats();
 }
 

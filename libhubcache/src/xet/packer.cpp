@@ -294,6 +294,7 @@ std::vector<std::uint8_t> UploadPacker::finish()
     shard.files.push_back(std::move(file.info));
   }
   shard.xorbs = std::move(m_xorb_infos);
+  m_xorb_infos.clear();
   m_files.clear();
   return serialize_shard(shard);
 }

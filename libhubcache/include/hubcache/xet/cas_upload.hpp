@@ -18,8 +18,9 @@ public:
 
   PackedFile add_file(const std::filesystem::path& path) { return m_packer.add_file(path); }
   PackedFile add_bytes(Bytes data) { return m_packer.add_bytes(data); }
-  // Sends the last xorb, waits for the CAS to hold them all, uploads the shard; returns
-  // where the bytes went.
+  // Sends the xorb being filled, waits for the CAS to hold them all, uploads the shard of
+  // the files added since the last call (none: nothing is sent); returns where the bytes
+  // went, in all. Files may be added after it, for the next shard.
   PackStats finish();
 
 private:

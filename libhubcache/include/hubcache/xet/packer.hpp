@@ -68,8 +68,11 @@ public:
 
   PackedFile add_file(const std::filesystem::path& path);
   PackedFile add_bytes(Bytes data);
-  // Sends the last xorb; returns the shard (no footer, verification and sha256 entries).
+  // Sends the xorb being filled; returns the shard (no footer, verification and sha256
+  // entries) of the files added since the last call and the xorbs closed since. Packing may
+  // go on after it: later files reference chunks packed before, in xorbs already sent.
   std::vector<std::uint8_t> finish();
+  bool has_files() const noexcept { return !m_files.empty(); }
   const PackStats& stats() const noexcept { return m_stats; }
 
 private:
