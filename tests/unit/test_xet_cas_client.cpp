@@ -403,4 +403,23 @@ TEST_CASE("an upload cuts xorbs of at most upload_xorb_bytes, each handed over o
   CHECK(shard.xorbs[0].unpacked_size + shard.xorbs[1].unpacked_size == data.size());
 }
 
+TEST_CASE("a xorb buffer handed back is where the next xorb is built")
+{
+  const auto data = xet_test::splitmix64_data(2 * upload_xorb_bytes + upload_xorb_bytes / 4, 32);
+  std::vector<const std::uint8_t*> buffers;
+  std::vector<std::vector<std::uint8_t>> kept;
+  UploadPacker packer([&](const MerkleHash& hash, std::vector<std::uint8_t> bytes) {
+    CHECK(decode_xorb(bytes).hash == hash); // what was handed over is the whole xorb
+    buffers.push_back(bytes.data());
+    kept.push_back(bytes);            // as an upload would send it...
+    packer.recycle(std::move(bytes)); // ...then hand the buffer back
+  });
+  packer.add_bytes(data);
+  packer.finish();
+  REQUIRE(buffers.size() == 3);
+  CHECK(buffers[1] == buffers[0]);
+  CHECK(buffers[2] == buffers[0]);
+  CHECK(kept[0] != kept[1]);
+}
+
 } // namespace xet_cas_client_test

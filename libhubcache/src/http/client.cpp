@@ -101,7 +101,7 @@ struct Client::Impl {
   bool sink_accepted = false;
   std::size_t body_limit = 0;
   std::exception_ptr callback_error;
-  const std::string* body_bytes = nullptr;
+  std::optional<std::string_view> body_bytes; // a body in memory
   std::uint64_t body_position = 0;
   util::Fd body_fd;
   std::uint64_t body_remaining = 0;
@@ -115,7 +115,7 @@ struct Client::Impl {
     sink_accepted = false;
     body_limit = limit;
     callback_error = nullptr;
-    body_bytes = nullptr;
+    body_bytes.reset();
     body_position = 0;
     body_fd.reset();
     body_remaining = 0;
@@ -201,7 +201,7 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
 {
   auto& impl = *static_cast<Client::Impl*>(user);
   std::size_t capacity = size * count;
-  if (impl.body_bytes != nullptr) {
+  if (impl.body_bytes) {
     std::size_t n = std::min<std::size_t>(capacity, impl.body_bytes->size() - impl.body_position);
     std::memcpy(buffer, impl.body_bytes->data() + impl.body_position, n);
     impl.body_position += n;
@@ -286,9 +286,9 @@ void set_method_and_body(CURL* curl, Client::Impl& impl, const Request& request)
 {
   // A POST or PUT always says how long its body is, even when empty: servers would
   // otherwise wait for a body that never comes.
-  static const std::string k_empty_body;
   bool sends_body_anyway = request.method == "POST" || request.method == "PUT" || request.method == "PATCH";
-  bool has_body = request.body.has_value() || request.body_file.has_value() || sends_body_anyway;
+  bool has_body =
+    request.body.has_value() || request.body_view.has_value() || request.body_file.has_value() || sends_body_anyway;
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method != "GET" || has_body) {
@@ -299,7 +299,7 @@ void set_method_and_body(CURL* curl, Client::Impl& impl, const Request& request)
   }
   std::uint64_t length = 0;
   if (!request.body_file) {
-    impl.body_bytes = request.body ? &*request.body : &k_empty_body;
+    impl.body_bytes = request.body ? std::string_view(*request.body) : request.body_view.value_or(std::string_view{});
     length = impl.body_bytes->size();
   } else {
     const auto& slice = *request.body_file;

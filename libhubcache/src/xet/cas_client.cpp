@@ -403,13 +403,12 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   }
 }
 
-void CasClient::upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
+void CasClient::upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)
 {
   http::Request request;
   request.method = "POST";
   request.url = m_token.cas_url + "/v1/xorbs/default/" + hash.hex();
-  request.body = std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  bytes = {}; // one copy in memory while it is sent
+  request.body_view = std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const auto response = send(std::move(request), true);
   if (!response.ok()) {
     throw RemoteError("the Xet CAS refused xorb " + hash.hex() + " (HTTP " + std::to_string(response.status) + ")",
@@ -461,12 +460,14 @@ BackgroundXorbUploads::~BackgroundXorbUploads()
   }
 }
 
-void BackgroundXorbUploads::send(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
+std::vector<std::uint8_t> BackgroundXorbUploads::send(const MerkleHash& hash, std::vector<std::uint8_t> bytes)
 {
-  wait();
+  auto sent = m_pending.valid() ? m_pending.get() : std::vector<std::uint8_t>{};
   m_pending = std::async(std::launch::async, [this, hash, bytes = std::move(bytes)]() mutable {
-    m_cas.upload_xorb(hash, std::move(bytes));
+    m_cas.upload_xorb(hash, bytes);
+    return std::move(bytes);
   });
+  return sent;
 }
 
 void BackgroundXorbUploads::wait()

@@ -4,9 +4,9 @@ namespace hubcache::xet {
 
 CasUpload::CasUpload(CasClient& cas)
   : m_cas(cas), m_uploads(cas),
-    m_packer(
-      [this](const MerkleHash& hash, std::vector<std::uint8_t> bytes) { m_uploads.send(hash, std::move(bytes)); },
-      [this](const MerkleHash& chunk) { return m_cas.query_chunk(chunk); })
+    m_packer([this](const MerkleHash& hash,
+                    std::vector<std::uint8_t> bytes) { m_packer.recycle(m_uploads.send(hash, std::move(bytes))); },
+             [this](const MerkleHash& chunk) { return m_cas.query_chunk(chunk); })
 {}
 
 PackStats CasUpload::finish()

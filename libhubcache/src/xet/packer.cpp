@@ -240,6 +240,10 @@ void UploadPacker::close_xorb()
   m_sink(info.xorb_hash, m_builder.take_bytes());
   m_xorb_infos.push_back(std::move(info));
   m_builder.clear();
+  if (m_spare.capacity() > 0) {
+    m_builder.reuse(std::move(m_spare));
+    m_spare = {};
+  }
   ++m_stats.xorbs;
 }
 

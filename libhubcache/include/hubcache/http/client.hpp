@@ -60,7 +60,10 @@ struct Request {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers; // includes Authorization when wanted
   std::optional<std::string> body;                          // bytes body
-  std::optional<FileSlice> body_file;                       // or a file slice
+  // Or bytes the caller keeps alive until the request returns (a xorb of 8 MiB), sent as
+  // they are: no copy.
+  std::optional<std::string_view> body_view;
+  std::optional<FileSlice> body_file; // or a file slice
   // Abort when fewer than `min_rate` bytes a second moved over this long (unset: the
   // caller's default, 30 s for a bare Client; 0: never), so a server that trickles a byte
   // now and then trips it like one that went silent; and a total limit (0: none).

@@ -91,7 +91,7 @@ public:
   // Writes the file's bytes in order; throws IntegrityError unless every chunk is there and
   // they hash to `file_hash` with `size` bytes in all.
   void reconstruct(const MerkleHash& file_hash, std::uint64_t size, const std::function<void(std::string_view)>& write);
-  void upload_xorb(const MerkleHash& hash, std::vector<std::uint8_t> bytes);
+  void upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes);
   void upload_shard(const std::vector<std::uint8_t>& bytes);
   // Global dedup: the shard the CAS answers for a chunk it holds; nullopt when it does not
   // (404) or gives no usable answer (the query is optional: a miss only costs an upload).
@@ -118,19 +118,20 @@ private:
 
 // Uploads xorbs on a second thread while the packer fills the next one: one upload in
 // flight, so a push holds at most two xorbs. A failed upload is thrown by the next send()
-// or by wait().
+// or by wait(). send() hands back the buffer of the upload it waited for, for the packer to
+// build the next xorb in: two buffers go back and forth, no fresh pages per xorb.
 class BackgroundXorbUploads {
 public:
   explicit BackgroundXorbUploads(CasClient& cas) : m_cas(cas) {}
   BackgroundXorbUploads(const BackgroundXorbUploads&) = delete;
   BackgroundXorbUploads& operator=(const BackgroundXorbUploads&) = delete;
   ~BackgroundXorbUploads();
-  void send(const MerkleHash& hash, std::vector<std::uint8_t> bytes);
+  std::vector<std::uint8_t> send(const MerkleHash& hash, std::vector<std::uint8_t> bytes);
   void wait();
 
 private:
   CasClient& m_cas;
-  std::future<void> m_pending;
+  std::future<std::vector<std::uint8_t>> m_pending;
 };
 
 } // namespace hubcache::xet

@@ -73,6 +73,8 @@ public:
   // go on after it: later files reference chunks packed before, in xorbs already sent.
   std::vector<std::uint8_t> finish();
   bool has_files() const noexcept { return !m_files.empty(); }
+  // A xorb buffer the sink is done with (sent): the next xorb is built in it.
+  void recycle(std::vector<std::uint8_t> buffer) noexcept { m_spare = std::move(buffer); }
   const PackStats& stats() const noexcept { return m_stats; }
 
 private:
@@ -125,6 +127,7 @@ private:
 
   XorbSink m_sink;
   XorbBuilder m_builder{upload_xorb_bytes};
+  std::vector<std::uint8_t> m_spare;
   std::vector<MerkleHash> m_xorb_hashes; // of closed xorbs
   std::vector<XorbInfo> m_xorb_infos;
   std::map<MerkleHash, Location> m_packed;

@@ -42,6 +42,13 @@ public:
   const std::vector<std::uint8_t>& bytes() const noexcept { return m_bytes; }
   // Hands the serialized bytes over (the builder is then to be cleared).
   std::vector<std::uint8_t> take_bytes() noexcept { return std::move(m_bytes); }
+  // Takes `buffer` (a xorb handed over earlier, sent) for the next xorb's bytes: its pages
+  // are reused instead of fresh ones faulted in. Call after clear().
+  void reuse(std::vector<std::uint8_t> buffer) noexcept
+  {
+    m_bytes = std::move(buffer);
+    m_bytes.clear();
+  }
   const std::vector<XorbChunk>& chunks() const noexcept { return m_chunks; }
   std::uint64_t unpacked_size() const noexcept { return m_unpacked; }
   // The xorb hash: the aggregated root of its (chunk hash, size) list.
