@@ -234,15 +234,14 @@ std::vector<XetFile> XetCas::put_shard(const std::string& body, bool for_bucket)
 }
 
 void XetCas::for_each_chunk(const std::string& xorb, const xet::XorbLayout& layout, std::uint32_t start,
-                            std::uint32_t end,
-                            const std::function<void(const std::vector<std::uint8_t>&)>& consume) const
+                            std::uint32_t end, const std::function<void(hubcache::xet::Bytes)>& consume) const
 {
   const auto fd = hubcache::util::open_regular_file(xorb_path(xorb));
   read_chunks(fd.get(), xorb, layout, start, end, consume);
 }
 
 void XetCas::read_chunks(int fd, const std::string& xorb, const xet::XorbLayout& layout, std::uint32_t start,
-                         std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume)
+                         std::uint32_t end, const std::function<void(hubcache::xet::Bytes)>& consume)
 {
   // Only the chunks' bytes of the xorb: a small file of a 64 MiB xorb reads a few KiB.
   const auto& first = layout.chunks.at(start);
@@ -252,10 +251,11 @@ void XetCas::read_chunks(int fd, const std::string& xorb, const xet::XorbLayout&
   std::string bytes(stop - begin, '\0');
   if (::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(begin)) != static_cast<ssize_t>(bytes.size()))
     throw HubError(500, "Cannot read xorb " + xorb);
+  std::vector<std::uint8_t> scratch;
   for (auto c = start; c < end; ++c) {
     auto chunk = layout.chunks[c];
     chunk.header_offset -= static_cast<std::uint32_t>(begin);
-    consume(xet::xorb_chunk_data(bytes_of(bytes), chunk));
+    consume(xet::xorb_chunk_view(bytes_of(bytes), chunk, scratch));
   }
 }
 

@@ -73,9 +73,9 @@ private:
   // The uncompressed bytes of chunks [start, end) of a stored xorb, one chunk at a time,
   // from its file or from that file already open.
   static void read_chunks(int fd, const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
-                          std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume);
+                          std::uint32_t end, const std::function<void(hubcache::xet::Bytes)>& consume);
   void for_each_chunk(const std::string& xorb, const hubcache::xet::XorbLayout& layout, std::uint32_t start,
-                      std::uint32_t end, const std::function<void(const std::vector<std::uint8_t>&)>& consume) const;
+                      std::uint32_t end, const std::function<void(hubcache::xet::Bytes)>& consume) const;
   // Records a shard's files, in memory and in files.jsonl (one append).
   void record(const std::vector<XetFile>& files);
   void load_journals();

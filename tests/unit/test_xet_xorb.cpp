@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <array>
 #include <string>
 
@@ -149,6 +151,15 @@ TEST_CASE("a xorb round-trips: each chunk compressed as xet-core chooses, hashes
     CHECK(decoded.layout.chunks[i].header_offset == built[i].header_offset);
     CHECK(xorb_chunk_data(bytes, decoded.layout.chunks[i]) == chunks[i]);
   }
+  // The view reads a chunk stored uncompressed in place and decompresses the others into
+  // the scratch buffer.
+  std::vector<std::uint8_t> scratch;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const auto view = xorb_chunk_view(bytes, decoded.layout.chunks[i], scratch);
+    CHECK(std::equal(view.begin(), view.end(), chunks[i].begin(), chunks[i].end()));
+    const bool in_xorb = view.data() >= bytes.data() && view.data() < bytes.data() + bytes.size();
+    CHECK(in_xorb == (built[i].scheme == CompressionScheme::none && !chunks[i].empty()));
+  }
   builder.clear();
   CHECK(builder.empty());
   CHECK(builder.bytes().empty());
@@ -269,6 +280,12 @@ TEST_CASE("xorb_chunk_data refuses a chunk outside the buffer")
   CHECK_THROWS_AS(xorb_chunk_data(small, chunk), FormatError);
   chunk.header_offset = 100;
   CHECK_THROWS_AS(xorb_chunk_data(small, chunk), FormatError);
+  // An uncompressed chunk whose two sizes differ is refused, not read as a view.
+  std::vector<std::uint8_t> scratch;
+  chunk.header_offset = 0;
+  chunk.stored_size = 4;
+  chunk.size = 5;
+  CHECK_THROWS_AS(xorb_chunk_view(small, chunk, scratch), FormatError);
 }
 
 TEST_SUITE_END();

@@ -162,7 +162,7 @@ ReconstructionPlan parse_reconstruction(std::string_view body, std::uint64_t exp
 }
 
 void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
-                 const std::function<void(const DecodedChunk&)>& each)
+                 const std::function<void(const MerkleHash& hash, Bytes data)>& each)
 {
   const Bytes bytes(reinterpret_cast<const std::uint8_t*>(fetched.data()), fetched.size());
   XorbLayout layout;
@@ -178,19 +178,19 @@ void decode_term(std::string_view fetched, const XorbFetch& fetch, const Reconst
                      + std::to_string(first + count) + " asked for");
   }
   std::uint64_t size = 0;
-  DecodedChunk chunk;
+  std::vector<std::uint8_t> scratch;
   for (std::size_t i = first; i < first + count; ++i) {
+    Bytes data;
     try {
-      chunk.data = xorb_chunk_data(bytes, layout.chunks[i]);
+      data = xorb_chunk_view(bytes, layout.chunks[i], scratch);
     } catch (const FormatError& error) {
       detail::cas_lied(std::string("a xorb chunk that does not decode: ") + error.what());
     }
-    chunk.hash = chunk_hash(chunk.data);
-    size += chunk.data.size();
+    size += data.size();
     if (size > term.unpacked_length) {
       break;
     }
-    each(chunk);
+    each(chunk_hash(data), data);
   }
   if (size != term.unpacked_length) {
     detail::cas_lied("a term of " + std::to_string(size) + " bytes where it announced "
@@ -201,7 +201,9 @@ void decode_term(std::string_view fetched, const XorbFetch& fetch, const Reconst
 std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term)
 {
   std::vector<DecodedChunk> chunks;
-  decode_term(fetched, fetch, term, [&chunks](const DecodedChunk& chunk) { chunks.push_back(chunk); });
+  decode_term(fetched, fetch, term, [&chunks](const MerkleHash& hash, Bytes data) {
+    chunks.push_back({hash, std::vector<std::uint8_t>(data.begin(), data.end())});
+  });
   return chunks;
 }
 
@@ -388,9 +390,9 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
     }
     while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
       const auto& term = plan.terms[next];
-      decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term, [&](const DecodedChunk& chunk) {
-        nodes.push_back({chunk.hash, chunk.data.size()});
-        write(std::string_view(reinterpret_cast<const char*>(chunk.data.data()), chunk.data.size()));
+      decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term, [&](const MerkleHash& hash, Bytes data) {
+        nodes.push_back({hash, data.size()});
+        write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
       });
       if (--uses[term.fetch] == 0) {
         fetched.erase(term.fetch);

@@ -144,13 +144,31 @@ XorbLayout read_xorb_layout(Bytes xorb)
 
 std::vector<std::uint8_t> xorb_chunk_data(Bytes xorb, const XorbChunk& chunk)
 {
+  std::vector<std::uint8_t> scratch;
+  const auto view = xorb_chunk_view(xorb, chunk, scratch);
+  if (view.data() != scratch.data()) {
+    scratch.assign(view.begin(), view.end());
+  }
+  return scratch;
+}
+
+Bytes xorb_chunk_view(Bytes xorb, const XorbChunk& chunk, std::vector<std::uint8_t>& scratch)
+{
   if (chunk.header_offset > xorb.size()
       || chunk_header_size + std::size_t{chunk.stored_size} > xorb.size() - chunk.header_offset) {
     throw FormatError("xorb chunk outside the xorb");
   }
-  std::vector<std::uint8_t> data(chunk.size);
-  decompress_chunk(chunk.scheme, xorb.subspan(chunk.header_offset + chunk_header_size, chunk.stored_size), data);
-  return data;
+  const auto stored = xorb.subspan(chunk.header_offset + chunk_header_size, chunk.stored_size);
+  if (chunk.scheme == CompressionScheme::none) {
+    if (stored.size() != chunk.size) {
+      throw FormatError("an uncompressed xorb chunk holds " + std::to_string(stored.size()) + " bytes, its header says "
+                        + std::to_string(chunk.size));
+    }
+    return stored;
+  }
+  scratch.resize(chunk.size);
+  decompress_chunk(chunk.scheme, stored, scratch);
+  return scratch;
 }
 
 DecodedXorb decode_xorb(Bytes xorb)
@@ -158,8 +176,9 @@ DecodedXorb decode_xorb(Bytes xorb)
   DecodedXorb decoded{read_xorb_layout(xorb), {}};
   std::vector<HashedNode> nodes;
   nodes.reserve(decoded.layout.chunks.size());
+  std::vector<std::uint8_t> scratch;
   for (auto& chunk : decoded.layout.chunks) {
-    chunk.hash = chunk_hash(xorb_chunk_data(xorb, chunk));
+    chunk.hash = chunk_hash(xorb_chunk_view(xorb, chunk, scratch));
     nodes.push_back({chunk.hash, chunk.size});
   }
   decoded.hash = xorb_hash(nodes);

@@ -73,10 +73,11 @@ struct DecodedChunk {
   std::vector<std::uint8_t> data;
 };
 std::vector<DecodedChunk> decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term);
-// The same one chunk at a time (memory: one chunk, not the term); the size check comes
-// last, so a caller writes into staging that the file hash check guards.
+// The same one chunk at a time, each a view valid during the call (into `fetched` when
+// stored uncompressed: no copy); the size check comes last, so a caller writes into
+// staging that the file hash check guards.
 void decode_term(std::string_view fetched, const XorbFetch& fetch, const ReconstructionTerm& term,
-                 const std::function<void(const DecodedChunk&)>& each);
+                 const std::function<void(const MerkleHash& hash, Bytes data)>& each);
 
 struct CasOptions {
   std::size_t parallel_fetches = 8;

@@ -72,6 +72,10 @@ XorbLayout read_xorb_layout(Bytes xorb);
 
 // A chunk's uncompressed bytes.
 std::vector<std::uint8_t> xorb_chunk_data(Bytes xorb, const XorbChunk& chunk);
+// The same without a copy when the chunk is stored uncompressed (a view into `xorb`), else
+// decompressed into `scratch` (reused from chunk to chunk): what readers of whole xorbs
+// and ranges (a CAS checking one, a pull) use.
+Bytes xorb_chunk_view(Bytes xorb, const XorbChunk& chunk, std::vector<std::uint8_t>& scratch);
 
 // Every chunk decoded and hashed, and the xorb hash they give: what a CAS checks before it
 // stores a xorb under a hash. FormatError on any malformed part.
