@@ -356,6 +356,23 @@ test_a_xet_failure_after_a_sealed_segment_sends_the_rest_through_lfs() {
   equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_a_xorb_refused_while_packing_sends_the_batch_through_lfs() {
+  start_hub --xet || return
+  # Three 6 MB NEFFs fill three xorbs: the first one's refusal comes back while the next
+  # one is handed over, in the middle of packing the batch. That batch goes through LFS.
+  faulted_repo xorbfail 3 6000000 10 '{"match":"/cas/v1/xorbs/","action":"status","status":400,"count":1000}' ||
+    return
+  run 0 "$NC" push --repo-id alice/xorbfail --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
+  equals "$(stat_of '.by_route.cas_shard // 0')" 0
+  [[ "$(stat_of '.by_route.cas_xorb // 0')" -ge 1 ]] || fail "no xorb was tried"
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "the batch was not uploaded through LFS"
+  equals "$(json_get "$OUT" '.commits')" 1
+  clear_faults
+  run 0 "$NC" pull --repo-id alice/xorbfail --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 if [[ ! -x "$HUB_BIN" || ! -x "$PACK" ]]; then
   echo "  (skipped: $HUB_BIN or $PACK not built)"
   exit 0

@@ -424,8 +424,7 @@ void HubCommitRun::send_objects(const std::vector<PlannedUnit>& units, Batch& ba
         return;
       }
     } catch (const Error& error) {
-      xet_failed(error);
-      return; // the caller sends the segment's batches, this one too, through LFS
+      xet_failed(error); // this batch goes through LFS below, the segment's earlier ones at its seal
     }
   }
   upload_lfs(std::move(objects), std::move(requested), batch);
