@@ -340,20 +340,27 @@ test_a_push_of_many_commits_seals_xet_segment_by_segment() {
   equals "$(cat "$SCRATCH/remote")" "$(cat "$SCRATCH/local")"
 }
 
+# pushed_with_lfs_fallback REPO COMMITS SHARDS LFS_UPLOADS: pushes $SCRATCH/cache into
+# alice/REPO with a Xet fault armed; the push lands COMMITS commits, one warning, SHARDS
+# shard requests and at least LFS_UPLOADS LFS uploads, and a pull gets every byte back.
+pushed_with_lfs_fallback() {
+  run 0 "$NC" push --repo-id "alice/$1" --cache-dir "$SCRATCH/cache" --json || return
+  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
+  equals "$(json_get "$OUT" '.commits')" "$2"
+  equals "$(stat_of '.by_route.cas_shard // 0')" "$3"
+  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge "$4" ]] || fail "not uploaded through LFS"
+  clear_faults
+  run 0 "$NC" pull --repo-id "alice/$1" --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 test_a_xet_failure_after_a_sealed_segment_sends_the_rest_through_lfs() {
   start_hub --xet || return
   # The first segment's shard is accepted and its commit lands; every later shard is
   # refused: the batches packed for it go through LFS, with one warning, nothing lost.
   faulted_repo segfail 520 2000 9 '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000,"after":1}' ||
     return
-  run 0 "$NC" push --repo-id alice/segfail --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
-  equals "$(json_get "$OUT" '.commits')" 3
-  equals "$(stat_of '.by_route.cas_shard // 0')" 2
-  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 500 ]] || fail "the later batches were not uploaded through LFS"
-  clear_faults
-  run 0 "$NC" pull --repo-id alice/segfail --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pushed_with_lfs_fallback segfail 3 2 500
 }
 
 test_a_xorb_refused_while_packing_sends_the_batch_through_lfs() {
@@ -362,15 +369,7 @@ test_a_xorb_refused_while_packing_sends_the_batch_through_lfs() {
   # one is handed over, in the middle of packing the batch. That batch goes through LFS.
   faulted_repo xorbfail 3 6000000 10 '{"match":"/cas/v1/xorbs/","action":"status","status":400,"count":1000}' ||
     return
-  run 0 "$NC" push --repo-id alice/xorbfail --cache-dir "$SCRATCH/cache" --json || return
-  equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
-  equals "$(stat_of '.by_route.cas_shard // 0')" 0
-  [[ "$(stat_of '.by_route.cas_xorb // 0')" -ge 1 ]] || fail "no xorb was tried"
-  [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "the batch was not uploaded through LFS"
-  equals "$(json_get "$OUT" '.commits')" 1
-  clear_faults
-  run 0 "$NC" pull --repo-id alice/xorbfail --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pushed_with_lfs_fallback xorbfail 1 0 3
 }
 
 if [[ ! -x "$HUB_BIN" || ! -x "$PACK" ]]; then

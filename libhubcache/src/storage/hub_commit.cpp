@@ -1,6 +1,6 @@
 #include "hub_commit.hpp"
 #include "commit_payload.hpp"
-#include "hub_xet.hpp"
+#include "hub_objects.hpp"
 
 #include "hubcache/error.hpp"
 #include "hubcache/storage/commit_batches.hpp"
@@ -156,8 +156,7 @@ private:
   // Sends the batch's objects ahead of its commit: packed into the Xet push (on the Hub once
   // the segment is sealed: batch.through_xet), or through LFS (on the Hub on return).
   void send_objects(const std::vector<PlannedUnit>& units, Batch& batch);
-  void upload_lfs(std::vector<hub::LfsObjectRef> objects, std::set<util::Sha256Bytes> requested, Batch& batch);
-  void xet_failed(const Error& error);
+  void sent(std::uint64_t bytes);
   // Seals the Xet segment; after a failure, sends what `held` had in it through LFS.
   void seal_xet(const std::vector<PlannedUnit>& units, const std::vector<std::shared_ptr<Batch>>& held);
   std::unique_ptr<CommitPayload> build_payload(const std::vector<PlannedUnit>& units, const Batch& batch,
@@ -186,18 +185,18 @@ private:
 
   std::vector<LocalFile> m_locals;
   std::vector<const LocalFile*> m_by_sha256;
-  std::vector<std::size_t> m_order;           // local indices in landing order
-  std::vector<std::size_t> m_unit_start;      // positions in m_order where a unit starts
-  std::vector<char> m_present;                // per local: known to be in the repo
-  std::set<util::Sha256Bytes> m_uploaded_lfs; // survives re-plans: objects stay on the Hub
-  bool m_xet_failed = false;                  // one Xet failure: LFS for the rest of the push
-  bool m_xet_token_refused = false;           // no write token asked directly: the LFS batch negotiates
-  std::unique_ptr<XetPush> m_xet_push;        // open while Xet carries the push
-  std::set<util::Sha256Bytes> m_xet_unsealed; // objects packed into the segment not sealed yet
-  std::size_t m_segment_batches = 1;          // batches a Xet segment holds: 1, then 2, up to 4
-  XetPushStats m_xet;
+  std::vector<std::size_t> m_order;      // local indices in landing order
+  std::vector<std::size_t> m_unit_start; // positions in m_order where a unit starts
+  std::vector<char> m_present;           // per local: known to be in the repo
   std::vector<std::string> m_warnings;
-  CommitSizer m_sizer; // read by the uploader, adapted by the committer: under m_sizer_mutex
+  HubObjectUploader m_objects{m_api,
+                              m_repo_id,
+                              std::string(k_branch),
+                              [this](const std::string& oid) { return source_of(oid); },
+                              [this](std::uint64_t bytes) { sent(bytes); },
+                              m_warnings};
+  std::size_t m_segment_batches = 1; // batches a Xet segment holds: 1, then 2, up to 4
+  CommitSizer m_sizer;               // read by the uploader, adapted by the committer: under m_sizer_mutex
   std::mutex m_sizer_mutex;
   std::string m_revision;
   std::size_t m_commits = 0;
@@ -395,97 +394,34 @@ void HubCommitRun::send_objects(const std::vector<PlannedUnit>& units, Batch& ba
   for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
     for (const auto& item : units[u].files) {
       const auto& local = m_locals[item.local];
-      if (!item.lfs || m_uploaded_lfs.count(local.sha256) != 0) {
+      if (!item.lfs || m_objects.on_hub(local.sha256)) {
         continue;
       }
-      if (m_xet_unsealed.count(local.sha256) != 0) {
+      if (m_objects.in_segment(local.sha256)) {
         batch.through_xet = true; // the same content, packed for an earlier batch
       } else if (requested.insert(local.sha256).second) {
         objects.push_back({local.sha256.hex(), local.size});
       }
     }
   }
-  if (objects.empty()) {
-    return;
+  if (m_objects.send(objects, requested)) {
+    batch.through_xet = true;
   }
-  // A write token first, as huggingface_hub >= 1.20 asks for it: no LFS batch (a request per
-  // 256 objects) when the Hub stores through Xet.
-  if (m_api.config().xet && !m_xet_failed) {
-    try {
-      if (!m_xet_push && !m_xet_token_refused) {
-        m_xet_push =
-          XetPush::open(m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + std::string(k_branch)));
-        m_xet_token_refused = !m_xet_push; // the LFS batch offers Xet, or not
-      }
-      if (m_xet_push) {
-        m_xet_push->add(objects, [this](const std::string& oid) { return source_of(oid); });
-        m_xet_unsealed.merge(requested);
-        batch.through_xet = true;
-        return;
-      }
-    } catch (const Error& error) {
-      xet_failed(error); // this batch goes through LFS below, the segment's earlier ones at its seal
-    }
-  }
-  upload_lfs(std::move(objects), std::move(requested), batch);
 }
 
-void HubCommitRun::upload_lfs(std::vector<hub::LfsObjectRef> objects, std::set<util::Sha256Bytes> requested,
-                              Batch& batch)
+void HubCommitRun::sent(std::uint64_t bytes)
 {
-  const bool offer_xet = m_api.config().xet && !m_xet_failed;
-  auto answer = m_api.lfs_batch(m_repo_id, k_branch, objects, offer_xet);
-  if (offer_xet && !answer.empty() && answer.front().xet) {
-    try {
-      m_xet_push = XetPush::open(m_api.config(), answer);
-      std::vector<hub::LfsObjectRef> to_pack;
-      for (const auto& object : answer) {
-        if (object.upload) {
-          to_pack.push_back({object.oid, object.size});
-        }
-      }
-      m_xet_push->add(to_pack, [this](const std::string& oid) { return source_of(oid); });
-      m_xet_unsealed.merge(requested);
-      batch.through_xet = true;
-      return;
-    } catch (const Error& error) {
-      xet_failed(error);
-      answer = m_api.lfs_batch(m_repo_id, k_branch, objects, false);
-    }
+  m_bytes_sent += bytes;
+  if (m_progress) {
+    m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
   }
-  m_api.lfs_upload(
-    answer, [this](const std::string& oid) { return source_of(oid); },
-    [&](std::uint64_t bytes) {
-      m_bytes_sent += bytes;
-      if (m_progress) {
-        m_progress(std::min(m_bytes_sent, m_bytes_total), m_bytes_total);
-      }
-    });
-  m_uploaded_lfs.merge(requested);
-}
-
-void HubCommitRun::xet_failed(const Error& error)
-{
-  // Nothing of the segment is committed yet: it and the rest of this push go through LFS.
-  m_xet_failed = true;
-  m_xet_push.reset();
-  m_xet_unsealed.clear();
-  m_warnings.push_back(std::string("Xet upload failed (") + error.what() + "); pushing through LFS instead");
 }
 
 void HubCommitRun::seal_xet(const std::vector<PlannedUnit>& units, const std::vector<std::shared_ptr<Batch>>& held)
 {
-  if (m_xet_push && !m_xet_unsealed.empty()) {
-    try {
-      m_xet = m_xet_push->seal();
-      m_uploaded_lfs.merge(m_xet_unsealed);
-      m_xet_unsealed.clear();
-    } catch (const Error& error) {
-      xet_failed(error);
-    }
-  }
+  m_objects.seal();
   for (const auto& batch : held) {
-    if (batch->through_xet && m_xet_failed) {
+    if (batch->through_xet && m_objects.xet_failed()) {
       batch->through_xet = false;
       send_objects(units, *batch); // through LFS now
     }
@@ -671,10 +607,10 @@ bool HubCommitRun::land(const std::vector<PlannedUnit>& units, std::vector<std::
     held.push_back(batch);
     begin = batch->end_unit;
     first = false;
-    if (!m_xet_unsealed.empty() && held.size() < m_segment_batches && begin < units.size()) {
+    if (m_objects.segment_open() && held.size() < m_segment_batches && begin < units.size()) {
       continue; // packed into the Xet segment: committed once it is sealed
     }
-    if (!m_xet_unsealed.empty()) {
+    if (m_objects.segment_open()) {
       m_segment_batches = std::min<std::size_t>(2 * m_segment_batches, k_max_segment_batches);
     }
     seal_xet(units, held);
@@ -810,9 +746,9 @@ CommitResult HubCommitRun::run()
   if (m_progress && m_bytes_total > 0) {
     m_progress(m_bytes_total, m_bytes_total);
   }
-  return CommitResult{m_revision,         m_commits > 0,     m_files_added,   m_files_deleted,
-                      files_of(m_locals), m_commits,         m_xet.new_bytes, m_xet.deduplicated_bytes,
-                      m_warnings,         m_xet.stored_bytes};
+  const auto& xet = m_objects.xet();
+  return CommitResult{m_revision, m_commits > 0, m_files_added,          m_files_deleted, files_of(m_locals),
+                      m_commits,  xet.new_bytes, xet.deduplicated_bytes, m_warnings,      xet.stored_bytes};
 }
 
 } // namespace
