@@ -282,6 +282,27 @@ test_a_hub_refusing_the_token_route_offers_xet_in_the_batch() {
   equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
 }
 
+test_a_batch_whose_objects_the_repo_holds_is_no_xet_failure() {
+  start_hub --xet || return
+  faulted_repo batchheld 2 200000 11 '{"match":"/xet-write-token/","action":"status","status":404,"count":1000}' ||
+    return
+  run 0 "$NC" push --repo-id alice/batchheld --cache-dir "$SCRATCH/cache" --json || return
+  # A new entry with the same bytes as one pushed: its files are new paths, their objects
+  # are on the Hub already, and the batch offers Xet with nothing to upload.
+  local entry; entry=$(find "$SCRATCH/cache/$VERSION_DIR" -mindepth 1 -maxdepth 1 -name 'MODULE_*' | sort | head -n 1)
+  cp -a "$entry" "$SCRATCH/cache/$VERSION_DIR/MODULE_9999999999999999+39f12043"
+  reset_stats
+  run 0 "$NC" push --repo-id alice/batchheld --cache-dir "$SCRATCH/cache" --json || return
+  lacks "$ERR" "warning"
+  [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
+  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  equals "$(stat_of '.by_route.cas_xorb // 0')" 0
+  equals "$(json_get "$OUT" '.commits')" 1
+  clear_faults
+  run 0 "$NC" pull --repo-id alice/batchheld --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
+
 test_push_falls_back_to_lfs_with_one_warning() {
   start_hub --xet || return
   faulted_repo fallback 3 200000 6 '{"match":"/cas/v1/shards","action":"status","status":400,"count":1000}' || return

@@ -37,16 +37,20 @@ bool HubObjectUploader::send_through_lfs(const std::vector<hub::LfsObjectRef>& o
 {
   const bool offer_xet = m_api.config().xet && !m_xet_failed;
   auto answer = m_api.lfs_batch(m_repo_id, m_branch, objects, offer_xet);
-  if (offer_xet && !answer.empty() && answer.front().xet) {
+  std::vector<hub::LfsObjectRef> to_send;
+  for (const auto& object : answer) {
+    if (object.upload) {
+      to_send.push_back({object.oid, object.size});
+    }
+  }
+  if (to_send.empty()) {
+    m_on_hub.insert(digests.begin(), digests.end()); // the repo holds them all: nothing to send
+    return false;
+  }
+  if (offer_xet && answer.front().xet) {
     try {
       m_xet_push = XetPush::open(m_api.config(), answer);
-      std::vector<hub::LfsObjectRef> to_pack;
-      for (const auto& object : answer) {
-        if (object.upload) {
-          to_pack.push_back({object.oid, object.size});
-        }
-      }
-      pack(to_pack, digests);
+      pack(to_send, digests);
       return true;
     } catch (const Error& error) {
       fail_xet(error);
