@@ -249,22 +249,15 @@ void UploadPacker::close_xorb()
 
 PackedFile UploadPacker::add_bytes(Bytes data)
 {
-  FileBuilder file;
-  file.index = m_files.size();
-  m_files.emplace_back();
-  Chunker chunker;
-  const ChunkSink sink = [&](const Chunk& chunk, Bytes bytes) {
-    add_chunk(file.index, chunk.hash, bytes, file.nodes.empty());
-    file.nodes.push_back({chunk.hash, bytes.size()});
-  };
-  file.sha256.update(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-  file.size = data.size();
-  chunker.update(data, sink);
-  chunker.finish(sink);
-  return file.finish(m_files[file.index]);
+  return add_stream([&](const std::function<void(Bytes)>& piece) { piece(data); });
 }
 
 PackedFile UploadPacker::add_file(const std::filesystem::path& path)
+{
+  return add_stream([&](const std::function<void(Bytes)>& piece) { for_each_block(path, piece); });
+}
+
+PackedFile UploadPacker::add_stream(const std::function<void(const std::function<void(Bytes)>&)>& read)
 {
   FileBuilder file;
   file.index = m_files.size();
@@ -274,7 +267,7 @@ PackedFile UploadPacker::add_file(const std::filesystem::path& path)
     add_chunk(file.index, chunk.hash, bytes, file.nodes.empty());
     file.nodes.push_back({chunk.hash, bytes.size()});
   };
-  for_each_block(path, [&](Bytes piece) {
+  read([&](Bytes piece) {
     file.sha256.update(std::string_view(reinterpret_cast<const char*>(piece.data()), piece.size()));
     file.size += piece.size();
     chunker.update(piece, sink);

@@ -113,6 +113,8 @@ private:
     bool stale = true;
   };
   class FileBuilder;
+  // One file whose bytes `read` hands over in order, piece by piece.
+  PackedFile add_stream(const std::function<void(const std::function<void(Bytes)>&)>& read);
   void add_chunk(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file);
   bool place(std::size_t file, const MerkleHash& hash, Bytes data, bool first_of_file, bool wait);
   void place_queued(bool drain);
