@@ -281,18 +281,22 @@ TEST_CASE("global dedup: chunks the CAS holds are referenced in its xorbs, not u
 TEST_CASE("global dedup: a miss or no answer uploads everything; misses in a row space the queries out")
 {
   const auto data = xet_test::splitmix64_data(300000, 12);
-  // Each answer takes a few milliseconds, like a CAS across a network.
   std::atomic<std::size_t> asked = 0;
   std::atomic<std::size_t> running = 0;
   std::atomic<std::size_t> most_at_once = 0;
+  // The first answer is held until another query is asked meanwhile (at most 5 s): a
+  // packer that waited for each answer would ask nothing more until then, whatever the
+  // machine's speed.
   UploadPacker packer([](const MerkleHash&, const std::vector<std::uint8_t>&) {},
                       [&](const MerkleHash&) -> std::optional<Shard> {
-                        ++asked;
+                        const auto call = ++asked;
                         const auto now = ++running;
                         auto most = most_at_once.load();
                         while (now > most && !most_at_once.compare_exchange_weak(most, now)) {
                         }
-                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                        for (int waited = 0; call == 1 && running < 2 && waited < 5000; ++waited) {
+                          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        }
                         --running;
                         return std::nullopt;
                       });
