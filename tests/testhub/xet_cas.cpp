@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <unistd.h>
 
@@ -248,14 +249,16 @@ void XetCas::read_chunks(int fd, const std::string& xorb, const xet::XorbLayout&
   const auto& last = layout.chunks.at(end - 1);
   const std::uint64_t begin = first.header_offset;
   const std::uint64_t stop = std::uint64_t{last.header_offset} + xet::chunk_header_size + last.stored_size;
-  std::string bytes(stop - begin, '\0');
-  if (::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(begin)) != static_cast<ssize_t>(bytes.size()))
+  // Not zero-filled first: a shard of a 2 GB file reads 2 GB here before it is answered.
+  const auto size = static_cast<std::size_t>(stop - begin);
+  const auto bytes = std::make_unique_for_overwrite<std::uint8_t[]>(size);
+  if (::pread(fd, bytes.get(), size, static_cast<off_t>(begin)) != static_cast<ssize_t>(size))
     throw HubError(500, "Cannot read xorb " + xorb);
   std::vector<std::uint8_t> scratch;
   for (auto c = start; c < end; ++c) {
     auto chunk = layout.chunks[c];
     chunk.header_offset -= static_cast<std::uint32_t>(begin);
-    consume(xet::xorb_chunk_view(bytes_of(bytes), chunk, scratch));
+    consume(xet::xorb_chunk_view(xet::Bytes(bytes.get(), size), chunk, scratch));
   }
 }
 
