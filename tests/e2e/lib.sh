@@ -9,6 +9,12 @@ NC="$BIN_DIR/neuron-cache"
 SUITE_ROOT="$(mktemp -d "${TMPDIR:-/tmp}/neuron-cache-e2e.XXXXXX")"
 trap 'rm -rf "$SUITE_ROOT"' EXIT
 
+# The sanitizer suite leak-checks the programs of some e2e suites only (tests/CMakeLists.txt
+# says which and why); a later detect_leaks in ASAN_OPTIONS wins over an earlier one.
+if [[ "${NEURON_CACHE_E2E_LEAK_CHECK:-1}" == 0 && -n "${ASAN_OPTIONS:-}" ]]; then
+  export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+fi
+
 # Variables a test must not inherit from the developer's shell.
 unset CUSTOM_CACHE_REPO HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_TOKEN_PATH HF_ENDPOINT HF_HUB_OFFLINE \
       HF_HUB_CACHE HUGGINGFACE_HUB_CACHE NEURON_CC_FLAGS NEURON_COMPILE_CACHE_URL XDG_CACHE_HOME XDG_STATE_HOME \
