@@ -1,5 +1,6 @@
 // The pure pieces of the Hub client: header parsing, retry policy, URL handling, error
 // mapping, token resolution and the upload payloads.
+#include "fake_server.hpp"
 #include "test_support.hpp"
 
 #include <hubcache/error.hpp>
@@ -443,6 +444,56 @@ TEST_CASE("a file read whole is bounded: StringDownloadTarget refuses to grow pa
   CHECK_THROWS_AS(target.write("x"), hubcache::InvalidArgument);
   target.restart();
   CHECK_NOTHROW(target.write("abc"));
+}
+
+TEST_CASE("a file stored with Xet is announced to its target as a redirect's download is, so it is streamed")
+{
+  // The resolve answers as the Hub does for a Xet file: a redirect naming the Xet hash,
+  // the size and the read-token URL. Without the size announced, the target wrote the
+  // rebuilt file one chunk at a time through the page cache instead of streaming it.
+  const std::string content(3 * 1024 * 1024 + 17, 'x');
+  const std::string xet_hash(64, 'a');
+  test_support::FakeServer server([&](httplib::Server& routes, test_support::FakeServer& self) {
+    routes.Get(".*", [&](const httplib::Request&, httplib::Response& response) {
+      response.status = 302;
+      response.set_header("Location", self.url + "/cas-bridge/file");
+      response.set_header("X-Xet-Hash", xet_hash);
+      response.set_header("X-Linked-Size", std::to_string(content.size()));
+      response.set_header("X-Linked-Etag", "\"" + hex_digest(HashAlgorithm::sha256, content) + "\"");
+      response.set_header("Link", "<" + self.url + "/api/models/a/b/xet-read-token/main>; rel=\"xet-auth\"");
+    });
+  });
+  auto config = HubConfig::from_environment(Environment::from_map({{"HF_ENDPOINT", server.url}, {"HF_TOKEN", "hf_x"}}),
+                                            std::nullopt);
+  std::vector<std::string> asked;
+  config.xet_reader = [&](const XetFileRef& file, const std::function<void(std::string_view)>& write) {
+    asked.push_back(file.file_hash);
+    CHECK(file.size == content.size());
+    for (std::size_t at = 0; at < content.size(); at += 65536) {
+      write(std::string_view(content).substr(at, 65536));
+    }
+  };
+  struct RecordingTarget final : DownloadTarget {
+    std::vector<std::uint64_t> announced;
+    std::string content;
+    void expect(std::uint64_t size) override { announced.push_back(size); }
+    void restart() override { content.clear(); }
+    void write(std::string_view chunk) override
+    {
+      CHECK_FALSE(announced.empty()); // announced before the first byte
+      content.append(chunk);
+    }
+    util::FileDigests digests() override
+    {
+      return util::FileDigests{content.size(), hex_digest(HashAlgorithm::sha256, content), {}};
+    }
+  } target;
+  HubApi api(config);
+  auto result = api.download("a/b", "main", "model.neff", target);
+  CHECK(asked == std::vector<std::string>{xet_hash});
+  CHECK(target.announced == std::vector<std::uint64_t>{content.size()});
+  CHECK(target.content == content);
+  CHECK(result.size == content.size());
 }
 
 } // namespace hub_protocol_test

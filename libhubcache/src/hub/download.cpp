@@ -127,6 +127,16 @@ public:
     written = 0;
   }
 
+  // Bytes that come from elsewhere than a response (a Xet reconstruction) are announced
+  // as a response's would be: the target then streams them as a download (blocks written
+  // on a second thread, a big file past the page cache) instead of one write per chunk.
+  void expect_announced_size()
+  {
+    if (expected_size) {
+      m_target.expect(*expected_size);
+    }
+  }
+
   util::FileDigests digests()
   {
     if (m_sha1) {
@@ -262,6 +272,7 @@ DownloadResult HubApi::download_from(std::string url, const HubErrorContext& err
         // Stored with Xet: rebuilt from the CAS, through the same sink (size and sha256
         // checks below) as a download from the Hub's redirect.
         sink.reset();
+        sink.expect_announced_size();
         m_config.xet_reader(*xet_file, [&sink](std::string_view bytes) { sink.write(bytes); });
         break;
       }

@@ -465,6 +465,7 @@ bool BucketRepository::reread_through_xet(const RepoFile& listed, util::FileDige
     return false;
   }
   target.restart();
+  target.expect(listed.size); // streamed as a download is, not one write per chunk
   reader(hub::XetFileRef{listed.etag.substr(k_etag_prefix.size()), bucket_url("xet-read-token"), listed.size},
          [&target](std::string_view chunk) { target.write(chunk); });
   got.etag = listed.etag;
