@@ -267,19 +267,23 @@ test_push_goes_through_xet_and_pull_reads_it_back() {
   contains "$SCRATCH/pointer" "oid sha256:$(sha256sum "$SCRATCH/cache/$neff_path" | cut -d' ' -f1)"
 }
 
+# negotiated_through_the_batch: the last push asked the LFS batch for Xet, warned of nothing
+# and uploaded nothing through LFS.
+negotiated_through_the_batch() {
+  lacks "$ERR" "warning"
+  [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
+  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+}
+
 test_a_hub_refusing_the_token_route_offers_xet_in_the_batch() {
   start_hub --xet || return
   # A Hub without the route (older deployments): the LFS batch negotiates, silently.
   faulted_repo batchxet 2 200000 7 '{"match":"/xet-write-token/","action":"status","status":404,"count":1000}' ||
     return
   run 0 "$NC" synchronize --repo-id alice/batchxet --cache-dir "$SCRATCH/cache" --json || return
-  lacks "$ERR" "warning"
-  [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
+  negotiated_through_the_batch
   equals "$(stat_of '.by_route.cas_shard // 0')" 1
-  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
-  clear_faults
-  run 0 "$NC" synchronize --pull --repo-id alice/batchxet --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pulls_back_whole batchxet
 }
 
 test_a_batch_whose_objects_the_repo_holds_is_no_xet_failure() {
@@ -293,14 +297,10 @@ test_a_batch_whose_objects_the_repo_holds_is_no_xet_failure() {
   cp -a "$entry" "$SCRATCH/cache/$VERSION_DIR/MODULE_9999999999999999+39f12043"
   reset_stats
   run 0 "$NC" push --repo-id alice/batchheld --cache-dir "$SCRATCH/cache" --json || return
-  lacks "$ERR" "warning"
-  [[ "$(stat_of '.by_route.lfs_batch // 0')" -ge 1 ]] || fail "the LFS batch was not asked"
-  equals "$(stat_of '.by_route.lfs_upload // 0')" 0
+  negotiated_through_the_batch
   equals "$(stat_of '.by_route.cas_xorb // 0')" 0
   equals "$(json_get "$OUT" '.commits')" 1
-  clear_faults
-  run 0 "$NC" pull --repo-id alice/batchheld --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pulls_back_whole batchheld
 }
 
 test_push_falls_back_to_lfs_with_one_warning() {
@@ -310,9 +310,7 @@ test_push_falls_back_to_lfs_with_one_warning() {
   equals "$(grep -c "warning: Xet upload failed" "$ERR")" 1
   [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge 3 ]] || fail "the fallback did not upload through LFS"
   equals "$(stat_of '.by_route.commit // 0')" 1
-  clear_faults
-  run 0 "$NC" synchronize --pull --repo-id alice/fallback --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pulls_back_whole fallback
   # HF_HUB_DISABLE_XET=1: the batch is not offered xet, the CAS is never called.
   run 0 "$NC" create alice/noxet -q || return
   reset_stats
@@ -370,9 +368,7 @@ pushed_with_lfs_fallback() {
   equals "$(json_get "$OUT" '.commits')" "$2"
   equals "$(stat_of '.by_route.cas_shard // 0')" "$3"
   [[ "$(stat_of '.by_route.lfs_upload // 0')" -ge "$4" ]] || fail "not uploaded through LFS"
-  clear_faults
-  run 0 "$NC" pull --repo-id "alice/$1" --cache-dir "$SCRATCH/fresh" --json || return
-  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+  pulls_back_whole "$1"
 }
 
 test_a_xet_failure_after_a_sealed_segment_sends_the_rest_through_lfs() {

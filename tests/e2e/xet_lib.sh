@@ -15,6 +15,13 @@ fault() { curl -fsS -X POST "$HUB_URL/_test/faults" -d "$1" >/dev/null || fail "
 clear_faults() { curl -fsS -X DELETE "$HUB_URL/_test/faults" >/dev/null; }
 reset_stats() { curl -fsS -X POST "$HUB_URL/_test/stats/reset" >/dev/null; }
 tree() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# pulls_back_whole REPO: with the faults cleared, a pull of alice/REPO into $SCRATCH/fresh
+# gives every file of $SCRATCH/cache byte for byte.
+pulls_back_whole() {
+  clear_faults
+  run 0 "$NC" pull --repo-id "alice/$1" --cache-dir "$SCRATCH/fresh" --json || return
+  equals "$(tree "$SCRATCH/fresh/$VERSION_DIR")" "$(tree "$SCRATCH/cache/$VERSION_DIR")"
+}
 # faulted_repo REPO ENTRIES NEFF_SIZE SEED FAULT: a sample cache in $SCRATCH/cache, the repo
 # alice/REPO, FAULT armed on the running test Hub and its counters reset: what a test of a
 # push meeting that fault starts from.
