@@ -1,5 +1,6 @@
 #include "hub_commit.hpp"
 #include "commit_payload.hpp"
+#include "hub_locals.hpp"
 #include "hub_objects.hpp"
 
 #include "hubcache/error.hpp"
@@ -29,68 +30,12 @@ constexpr int k_max_failed_passes = 6; // passes in a row that land nothing
 // Batches one Xet segment (one shard) carries at most, and batches waiting on the committer.
 constexpr std::size_t k_max_segment_batches = 4;
 
-// What we know of one addition before talking to the Hub, digests as bytes (one per file
-// of the commit, tens of thousands). The preupload sample is read again when its batch is
-// asked (512 bytes a file: not kept).
-struct LocalFile {
-  const Addition* addition = nullptr;
-  std::uint64_t size = 0;
-  util::Sha256Bytes sha256;
-  util::Sha1Bytes git_blob_sha1;
-};
-
-LocalFile describe_addition(const Addition& addition)
-{
-  LocalFile local;
-  local.addition = &addition;
-  util::FileDigests digests;
-  if (!addition.source.is_file()) {
-    const auto& bytes = addition.source.bytes();
-    digests = {bytes.size(), util::hex_digest(util::HashAlgorithm::sha256, bytes), util::git_blob_sha1(bytes)};
-  } else if (addition.digests && util::Sha256Bytes::from_hex(addition.digests->sha256)
-             && util::Sha1Bytes::from_hex(addition.digests->git_blob_sha1)) {
-    digests = *addition.digests;
-  } else {
-    digests = util::digest_file(addition.source.file_for(addition.path_in_repo));
-  }
-  local.size = digests.size;
-  local.sha256 = util::Sha256Bytes::from_hex(digests.sha256).value();
-  local.git_blob_sha1 = util::Sha1Bytes::from_hex(digests.git_blob_sha1).value();
-  return local;
-}
-
 // Whether the Hub's oid for a file (hex, from the network) is `digest`.
 template <std::size_t N>
 bool is_oid(const std::optional<std::string>& oid, const util::DigestBytes<N>& digest)
 {
   auto parsed = oid ? util::DigestBytes<N>::from_hex(*oid) : std::nullopt;
   return parsed && *parsed == digest;
-}
-
-// The preupload sample: the first bytes of the content.
-std::string sample_of(const LocalFile& local)
-{
-  const auto& source = local.addition->source;
-  auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(local.size, hub::k_preupload_sample_size));
-  if (!source.is_file()) {
-    return source.bytes().substr(0, wanted);
-  }
-  std::string sample(wanted, '\0');
-  if (wanted > 0) {
-    stdfs::path path(source.file_for(local.addition->path_in_repo));
-    sample.resize(util::read_up_to(util::open_regular_file(path), path, sample.data(), sample.size()));
-  }
-  return sample;
-}
-
-std::vector<RepoFile> files_of(const std::vector<LocalFile>& locals)
-{
-  std::vector<RepoFile> files;
-  files.reserve(locals.size());
-  for (const auto& local : locals) {
-    files.push_back({local.addition->path_in_repo, local.size, local.sha256.hex(), local.git_blob_sha1.hex()});
-  }
-  return files;
 }
 
 // One file of the plan and how it travels.
@@ -156,6 +101,9 @@ private:
   // Sends the batch's objects ahead of its commit: packed into the Xet push (on the Hub once
   // the segment is sealed: batch.through_xet), or through LFS (on the Hub on return).
   void send_objects(const std::vector<PlannedUnit>& units, Batch& batch);
+  // The batch's LFS files not hashed yet: packed into the Xet segment, which hashes them as
+  // it reads them, else hashed here.
+  void pack_unhashed(const std::vector<std::size_t>& unhashed, Batch& batch);
   void sent(std::uint64_t bytes);
   // Seals the Xet segment; after a failure, sends what `held` had in it through LFS.
   void seal_xet(const std::vector<PlannedUnit>& units, const std::vector<std::shared_ptr<Batch>>& held);
@@ -184,7 +132,7 @@ private:
   const util::ProgressCallback& m_progress;
 
   std::vector<LocalFile> m_locals;
-  std::vector<const LocalFile*> m_by_sha256;
+  LocalsBySha256 m_by_sha256;            // rebuilt when files are hashed later
   std::vector<std::size_t> m_order;      // local indices in landing order
   std::vector<std::size_t> m_unit_start; // positions in m_order where a unit starts
   std::vector<char> m_present;           // per local: known to be in the repo
@@ -211,18 +159,13 @@ private:
 
 void HubCommitRun::hash_additions()
 {
-  // Hash every addition once, several files at a time; the plan may be remade, the
-  // hashes stay.
+  // Hash every addition once, several files at a time (the plan may be remade, the hashes
+  // stay); big ones wait for the Xet pass when Xet may carry them.
   m_locals.resize(m_request.additions.size());
+  const bool defer_big = m_api.config().xet;
   util::parallel_for(m_locals.size(), m_api.config().workers,
-                     [&](std::size_t i) { m_locals[i] = describe_addition(m_request.additions[i]); });
-  // The additions by content, for the LFS uploads: a sorted vector, not a node per file.
-  m_by_sha256.reserve(m_locals.size());
-  for (const auto& local : m_locals) {
-    m_by_sha256.push_back(&local);
-  }
-  std::sort(m_by_sha256.begin(), m_by_sha256.end(),
-            [](const LocalFile* a, const LocalFile* b) { return a->sha256 < b->sha256; });
+                     [&](std::size_t i) { m_locals[i] = describe_addition(m_request.additions[i], defer_big); });
+  m_by_sha256.rebuild(m_locals);
   m_present.assign(m_locals.size(), 0);
 }
 
@@ -287,8 +230,12 @@ std::vector<PlannedUnit> HubCommitRun::plan_units(const std::string& revision)
           if (it == index.end()) {
             continue;
           }
-          const auto& local = m_locals[it->second];
+          auto& local = m_locals[it->second];
           bool lfs = remote.lfs && local.size > 0; // empty files cannot be LFS objects
+          if (!remote.should_ignore && (remote.remote_oid || !lfs)
+              && !(lfs ? local.has_sha256 : local.has_git_blob_sha1)) {
+            hash_local(local); // compared with the repo's copy, or committed as a regular file
+          }
           if (remote.should_ignore
               || (lfs ? is_oid(remote.remote_oid, local.sha256) : is_oid(remote.remote_oid, local.git_blob_sha1))) {
             ways[it->second] = Way::skip; // ignored, or already there with this content
@@ -298,6 +245,7 @@ std::vector<PlannedUnit> HubCommitRun::plan_units(const std::string& revision)
         }
       });
   }
+  m_by_sha256.rebuild(m_locals);
   std::vector<PlannedUnit> units;
   for (std::size_t u = 0; u < m_unit_start.size(); ++u) {
     auto end = u + 1 < m_unit_start.size() ? m_unit_start[u + 1] : m_order.size();
@@ -364,13 +312,11 @@ std::vector<std::string> HubCommitRun::deletion_lines(const std::string& revisio
 const LocalFile& HubCommitRun::with_sha256(const std::string& oid) const
 {
   auto digest = util::Sha256Bytes::from_hex(oid);
-  auto it = digest ? std::lower_bound(m_by_sha256.begin(), m_by_sha256.end(), *digest,
-                                      [](const LocalFile* local, const auto& value) { return local->sha256 < value; })
-                   : m_by_sha256.end();
-  if (it == m_by_sha256.end() || (*it)->sha256 != *digest) {
+  const auto* local = digest ? m_by_sha256.find(*digest) : nullptr;
+  if (local == nullptr) {
     throw RemoteError("the Hub asked for an LFS object that is not part of this commit (" + oid + ")", "retry later");
   }
-  return **it;
+  return *local;
 }
 
 hub::HubApi::UploadSource HubCommitRun::source_of(const std::string& oid) const
@@ -389,6 +335,17 @@ hub::HubApi::UploadSource HubCommitRun::source_of(const std::string& oid) const
 void HubCommitRun::send_objects(const std::vector<PlannedUnit>& units, Batch& batch)
 {
   // LFS objects first: a commit naming an object the Hub lacks is refused.
+  std::vector<std::size_t> unhashed;
+  for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
+    for (const auto& item : units[u].files) {
+      if (item.lfs && !m_locals[item.local].has_sha256) {
+        unhashed.push_back(item.local);
+      }
+    }
+  }
+  if (!unhashed.empty()) {
+    pack_unhashed(unhashed, batch);
+  }
   std::vector<hub::LfsObjectRef> objects;
   std::set<util::Sha256Bytes> requested;
   for (auto u = batch.first_unit; u < batch.end_unit; ++u) {
@@ -407,6 +364,29 @@ void HubCommitRun::send_objects(const std::vector<PlannedUnit>& units, Batch& ba
   if (m_objects.send(objects, requested)) {
     batch.through_xet = true;
   }
+}
+
+void HubCommitRun::pack_unhashed(const std::vector<std::size_t>& unhashed, Batch& batch)
+{
+  std::vector<HubObjectUploader::UnhashedFile> files;
+  files.reserve(unhashed.size());
+  for (auto i : unhashed) {
+    const auto& addition = *m_locals[i].addition;
+    files.push_back({addition.source.file_for(addition.path_in_repo), m_locals[i].size});
+  }
+  const auto packed = m_objects.pack_unhashed(
+    files, [&](std::size_t k, const util::Sha256Bytes& sha256) { set_packed_sha256(m_locals[unhashed[k]], sha256); });
+  if (packed > 0) {
+    batch.through_xet = true;
+  }
+  // What Xet did not take (it does not carry this push yet, or failed on the way) is hashed
+  // now and sent like the rest.
+  util::parallel_for(unhashed.size(), m_api.config().workers, [&](std::size_t k) {
+    if (!m_locals[unhashed[k]].has_sha256) {
+      hash_local(m_locals[unhashed[k]]);
+    }
+  });
+  m_by_sha256.rebuild(m_locals);
 }
 
 void HubCommitRun::sent(std::uint64_t bytes)

@@ -13,23 +13,48 @@ bool HubObjectUploader::send(const std::vector<hub::LfsObjectRef>& objects, cons
   if (objects.empty()) {
     return false;
   }
-  // A write token first, as huggingface_hub >= 1.20 asks for it: no LFS batch (a request per
-  // 256 objects) when the Hub stores through Xet.
-  if (m_api.config().xet && !m_xet_failed) {
-    try {
-      if (!m_xet_push && !m_xet_token_refused) {
-        m_xet_push = XetPush::open(m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + m_branch));
-        m_xet_token_refused = !m_xet_push; // the LFS batch offers Xet, or not
-      }
-      if (m_xet_push) {
-        pack(objects, digests);
-        return true;
-      }
-    } catch (const Error& error) {
-      fail_xet(error); // these go through LFS below, the segment's earlier ones once the caller sends them again
+  try {
+    if (xet_session() != nullptr) {
+      pack(objects, digests);
+      return true;
     }
+  } catch (const Error& error) {
+    fail_xet(error); // these go through LFS below, the segment's earlier ones once the caller sends them again
   }
   return send_through_lfs(objects, digests);
+}
+
+std::size_t HubObjectUploader::pack_unhashed(const std::vector<UnhashedFile>& files,
+                                             const std::function<void(std::size_t k, const util::Sha256Bytes&)>& packed)
+{
+  std::size_t count = 0;
+  try {
+    if (xet_session() == nullptr) {
+      return 0;
+    }
+    for (; count < files.size(); ++count) {
+      const auto sha256 = m_xet_push->add_unhashed(files[count].path, files[count].size);
+      m_unsealed.insert(sha256);
+      packed(count, sha256);
+    }
+  } catch (const Error& error) {
+    fail_xet(error);
+  }
+  return count;
+}
+
+XetPush* HubObjectUploader::xet_session()
+{
+  // A write token first, as huggingface_hub >= 1.20 asks for it: no LFS batch (a request per
+  // 256 objects) when the Hub stores through Xet.
+  if (!m_api.config().xet || m_xet_failed) {
+    return nullptr;
+  }
+  if (!m_xet_push && !m_xet_token_refused) {
+    m_xet_push = XetPush::open(m_api.config(), m_api.api_url(m_repo_id, "xet-write-token/" + m_branch));
+    m_xet_token_refused = !m_xet_push; // the LFS batch offers Xet, or not
+  }
+  return m_xet_push.get();
 }
 
 bool HubObjectUploader::send_through_lfs(const std::vector<hub::LfsObjectRef>& objects,

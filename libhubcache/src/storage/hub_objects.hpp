@@ -35,6 +35,17 @@ public:
   // Sends `objects` (`digests`: the same, as bytes). True when they went into the Xet
   // segment (on the Hub once it is sealed); false when LFS uploaded them (on the Hub now).
   bool send(const std::vector<hub::LfsObjectRef>& objects, const std::set<util::Sha256Bytes>& digests);
+  // A file whose sha256 is not known yet.
+  struct UnhashedFile {
+    std::string path;
+    std::uint64_t size = 0;
+  };
+  // Packs `files` into the Xet segment, each hashed in the same read as its chunks;
+  // `packed(k, sha256)` names each one packed. Returns how many were: none when Xet does not
+  // carry this push (LFS, or the LFS batch has not offered it yet), fewer than all when it
+  // failed on the way (the caller sends the rest through LFS).
+  std::size_t pack_unhashed(const std::vector<UnhashedFile>& files,
+                            const std::function<void(std::size_t k, const util::Sha256Bytes& sha256)>& packed);
   // Sends the segment's shard. After it, xet_failed() says whether what the segment held
   // must be sent again (send() then goes through LFS).
   void seal();
@@ -45,6 +56,9 @@ private:
   bool send_through_lfs(const std::vector<hub::LfsObjectRef>& objects, const std::set<util::Sha256Bytes>& digests);
   void pack(const std::vector<hub::LfsObjectRef>& objects, const std::set<util::Sha256Bytes>& digests);
   void fail_xet(const Error& error);
+  // The Xet push, opened with a token asked directly the first time; nullptr when Xet does
+  // not carry this push (yet).
+  XetPush* xet_session();
 
   hub::HubApi& m_api;
   std::string m_repo_id;

@@ -137,6 +137,18 @@ void XetPush::add(const std::vector<hub::LfsObjectRef>& objects, const SourceOf&
   }
 }
 
+util::Sha256Bytes XetPush::add_unhashed(const std::string& path, std::uint64_t size)
+{
+  const auto packed = m_session->upload.add_file(path);
+  const auto sha256 = util::Sha256Bytes::from_hex(packed.sha256);
+  if (!sha256 || packed.size != size) {
+    throw IntegrityError("a file changed while it was pushed (" + std::to_string(packed.size) + " bytes, expected "
+                           + std::to_string(size) + ")",
+                         "push again");
+  }
+  return *sha256;
+}
+
 XetPushStats XetPush::seal()
 {
   const auto stats = m_session->upload.finish();

@@ -6,6 +6,7 @@
 
 #include "hubcache/hub/api.hpp"
 #include "hubcache/hub/config.hpp"
+#include "hubcache/util/hash.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -48,6 +49,9 @@ public:
 
   // Packs `objects` (IntegrityError when a file no longer has the size and sha256 planned).
   void add(const std::vector<hub::LfsObjectRef>& objects, const SourceOf& source_of);
+  // Packs a file whose sha256 is not known yet, hashed in the same read as its chunks (the
+  // spec's upload flow); returns the sha256 (IntegrityError when it is no longer `size` long).
+  util::Sha256Bytes add_unhashed(const std::string& path, std::uint64_t size);
   // Sends the segment's shard; returns what the push sent so far, in all.
   XetPushStats seal();
 
