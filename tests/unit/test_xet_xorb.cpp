@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include <array>
+#include <bit>
 #include <string>
 
 using namespace hubcache;
@@ -74,6 +75,26 @@ TEST_CASE("BG4 split and regroup, for every length modulo 4")
     std::vector<std::uint8_t> back(size);
     bg4_regroup(split, back);
     CHECK(back == data);
+  }
+}
+
+TEST_CASE("BG4 predictor's histograms: byte bit counts per position modulo 4, as counted one byte at a time")
+{
+  const auto counted_one_by_one = [](const std::vector<std::uint8_t>& data) {
+    BitCountHistograms histograms{};
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      ++histograms[i % 4][static_cast<std::size_t>(std::popcount(data[i]))];
+    }
+    return histograms;
+  };
+  // Sizes around the packed counters' emptying (127 rounds of 4 bytes) and odd tails; bytes
+  // all of one count fill one 7-bit field to its limit.
+  for (std::size_t size : {0, 1, 3, 4, 5, 507, 508, 509, 512, 1016, 1017, 65539}) {
+    for (auto data : {xet_test::splitmix64_data(size, size), std::vector<std::uint8_t>(size, 0xFF),
+                      std::vector<std::uint8_t>(size, 0), structured_data(size, 3)}) {
+      CAPTURE(size);
+      CHECK(bit_count_histograms(data) == counted_one_by_one(data));
+    }
   }
 }
 

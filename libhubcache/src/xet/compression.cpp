@@ -109,28 +109,50 @@ void bg4_regroup(Bytes groups, std::span<std::uint8_t> out)
   }
 }
 
-bool bg4_recommended(Bytes data)
+BitCountHistograms bit_count_histograms(Bytes data)
 {
-  // Per position modulo 4, how many bytes have 0..8 bits set. A table, not std::popcount:
-  // without -mpopcnt that is a libgcc call per byte.
-  static constexpr auto bits_set = [] {
-    std::array<std::uint8_t, 256> table{};
+  // Each byte adds 1 to the 7-bit field (of nine in a 64-bit word) of its bit count, in its
+  // position's word: adds in registers, not increments in memory that wait on each other
+  // when bytes in a row have the same count (it was a quarter of a push's CPU). A field
+  // holds 127: the words are emptied into the histograms every 127 rounds of 4 bytes.
+  static constexpr auto field_of = [] {
+    std::array<std::uint64_t, 256> table{};
     for (unsigned byte = 0; byte < 256; ++byte) {
-      table[byte] = static_cast<std::uint8_t>(std::popcount(byte));
+      table[byte] = std::uint64_t{1} << (7 * std::popcount(byte));
     }
     return table;
   }();
-  std::array<std::array<std::uint32_t, 9>, 4> histograms{};
+  constexpr std::size_t k_rounds = 127;
+  BitCountHistograms histograms{};
+  const auto empty_into_histograms = [&](const std::array<std::uint64_t, 4>& packed) {
+    for (std::size_t group = 0; group < 4; ++group) {
+      for (std::size_t bin = 0; bin < 9; ++bin) {
+        histograms[group][bin] += static_cast<std::uint32_t>((packed[group] >> (7 * bin)) & 0x7F);
+      }
+    }
+  };
   std::size_t i = 0;
-  for (; i + 4 <= data.size(); i += 4) {
-    ++histograms[0][bits_set[data[i]]];
-    ++histograms[1][bits_set[data[i + 1]]];
-    ++histograms[2][bits_set[data[i + 2]]];
-    ++histograms[3][bits_set[data[i + 3]]];
+  while (i + 4 <= data.size()) {
+    std::array<std::uint64_t, 4> packed{};
+    const auto end = i + 4 * std::min(k_rounds, (data.size() - i) / 4);
+    for (; i < end; i += 4) {
+      packed[0] += field_of[data[i]];
+      packed[1] += field_of[data[i + 1]];
+      packed[2] += field_of[data[i + 2]];
+      packed[3] += field_of[data[i + 3]];
+    }
+    empty_into_histograms(packed);
   }
   for (; i < data.size(); ++i) {
-    ++histograms[i % 4][bits_set[data[i]]];
+    ++histograms[i % 4][static_cast<std::size_t>(std::popcount(data[i]))];
   }
+  return histograms;
+}
+
+bool bg4_recommended(Bytes data)
+{
+  // Per position modulo 4, how many bytes have 0..8 bits set.
+  const auto histograms = bit_count_histograms(data);
   // A base count of 1 keeps every probability of the sum above zero.
   std::array<std::uint32_t, 9> base_counts;
   base_counts.fill(1);

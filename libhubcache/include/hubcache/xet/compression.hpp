@@ -6,6 +6,7 @@
 
 #include "hubcache/xet/hash.hpp"
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -24,6 +25,9 @@ void lz4_decompress(Bytes frames, std::span<std::uint8_t> out);
 std::vector<std::uint8_t> bg4_split(Bytes data);
 // The inverse; groups.size() == out.size().
 void bg4_regroup(Bytes groups, std::span<std::uint8_t> out);
+// Per position modulo 4, how many bytes have 0, 1, ... 8 bits set (BG4Predictor's input).
+using BitCountHistograms = std::array<std::array<std::uint32_t, 9>, 4>;
+BitCountHistograms bit_count_histograms(Bytes data);
 // xet-core's BG4Predictor: BG4 when the per-position byte popcount distributions differ
 // (maximum KL divergence from their sum > 0.02).
 bool bg4_recommended(Bytes data);
