@@ -311,7 +311,7 @@ interrupt_push() {
 }
 
 test_sigint_stops_a_push_after_the_commit_in_flight() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 1100 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 550 --faults >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commit-cost-us-per-file 1000 || return
   create_repo stopped
   create_repo whole
@@ -348,17 +348,17 @@ test_sigint_stops_a_push_after_the_commit_in_flight() {
 }
 
 test_sigterm_stops_a_push_the_same_way() {
-  "$MAKE_CACHE" "$SCRATCH/cache" --entries 1100 >/dev/null || { fail "cannot make the sample cache"; return; }
+  "$MAKE_CACHE" "$SCRATCH/cache" --entries 550 >/dev/null || { fail "cannot make the sample cache"; return; }
   start_hub --page-size 100000 --commit-cost-us-per-file 1000 || return
   create_repo termed
   interrupt_push TERM termed
   equals "$STATUS" 143
-  grep -qE '^Interrupted: [0-9]+ of 1100 entries published; run the same command to finish\.$' "$ERR" ||
+  grep -qE '^Interrupted: [0-9]+ of 550 entries published; run the same command to finish\.$' "$ERR" ||
     fail "no account of the interrupt: $(cat "$ERR")"
   every_commit_whole alice/termed
   run 0 push termed || return
   tree_at alice/termed main >"$SCRATCH/paths"
-  equals "$(grep -c '/model.done$' "$SCRATCH/paths")" 1100
+  equals "$(grep -c '/model.done$' "$SCRATCH/paths")" 550
 }
 
 test_lost_commit_answer_is_recognised_not_repeated() {
