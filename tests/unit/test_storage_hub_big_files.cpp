@@ -5,6 +5,7 @@
 #include "test_hub_server.hpp"
 #include "test_support.hpp"
 
+#include <hubcache/error.hpp>
 #include <hubcache/storage/hub_repository.hpp>
 #include <hubcache/util/fs.hpp>
 #include <hubcache/util/hash.hpp>
@@ -12,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <fstream>
 #include <random>
 
 using namespace hubcache;
@@ -114,6 +116,36 @@ TEST_CASE("hub commit of a big file through Xet: hashed in the pass that packs i
     CHECK(hub.route_count("cas_shard") == 1);
     check_holds(*repo, other, dir.path());
   }
+}
+
+TEST_CASE("hub commit of a big file that grows after the plan: a clear error, no commit naming it")
+{
+  auto hub = xet_hub();
+  test_support::TempDir dir;
+  auto repo = hub.repo("alice/moving");
+  repo->create({});
+  const auto before = hub.commit_count("alice/moving");
+  util::write_file_atomically(dir / "model.neff", random_bytes(k_big, 4));
+  auto request = one_file(dir / "model.neff");
+  // The commit asks for each file's unit once its sizes are known and before anything is
+  // sent: the file grows there, as a compiler still writing it would make it.
+  bool grown = false;
+  request.unit_of = [&](std::string_view path) {
+    if (!grown) {
+      grown = true;
+      std::ofstream(dir / "model.neff", std::ios::app) << "more bytes";
+    }
+    return CommitUnit{std::string(path), 0};
+  };
+  try {
+    repo->commit(request);
+    FAIL("the commit of a file that changed went through");
+  } catch (const IntegrityError& error) {
+    CHECK(std::string(error.what()).find("changed while it was being pushed") != std::string::npos);
+  }
+  CHECK(grown);
+  CHECK(hub.commit_count("alice/moving") == before);
+  CHECK_FALSE(repo->stat(k_path));
 }
 
 TEST_CASE("hub commit of a big file without Xet, or with Xet offered by the LFS batch: hashed before it is asked")
