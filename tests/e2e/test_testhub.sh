@@ -421,6 +421,33 @@ test_concurrent_commits_are_serialized() {
   equals "$(jq length "$SCRATCH/b")" 13
 }
 
+# Several requests written at once on one connection (HTTP/1.1 pipelining): each is
+# answered in turn, a body larger than the server's read buffer included, and the bytes
+# of the next request already read with it are not lost.
+test_pipelined_requests_on_one_connection() {
+  start_hub || return
+  create_repo r false
+  head -c 300000 /dev/urandom | base64 >"$SCRATCH/big.txt" # text: the Hub refuses binary regular files
+  printf '{"key":"header","value":{"summary":"big"}}\n{"key":"file","value":{"path":"big.txt","content":"%s","encoding":"base64"}}\n' \
+    "$(base64 -w0 "$SCRATCH/big.txt")" >"$SCRATCH/commit.ndjson"
+  local port=${HUB_URL##*:}
+  {
+    printf 'POST /api/models/alice/r/commit/main HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n' "$OWNER"
+    printf 'Content-Type: application/x-ndjson\r\nContent-Length: %s\r\n\r\n' "$(stat -c %s "$SCRATCH/commit.ndjson")"
+    cat "$SCRATCH/commit.ndjson"
+    printf 'GET /api/whoami-v2 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n' "$OWNER"
+    printf 'GET /api/whoami-v2 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'
+  } >"$SCRATCH/pipelined"
+  exec {connection}<>"/dev/tcp/127.0.0.1/$port"
+  cat "$SCRATCH/pipelined" >&"$connection"
+  timeout 20 cat <&"$connection" >"$SCRATCH/answers"
+  exec {connection}>&-
+  equals "$(grep -a -o 'HTTP/1.1 [0-9]*' "$SCRATCH/answers" | tr '\n' ' ')" "HTTP/1.1 200 HTTP/1.1 200 HTTP/1.1 401 "
+  contains "$SCRATCH/answers" '"name":"alice"'
+  equals "$(hub GET /alice/r/resolve/main/big.txt)" 200
+  cmp -s "$SCRATCH/b" "$SCRATCH/big.txt" || fail "the file committed on the pipelined connection differs"
+}
+
 test_restart_keeps_everything() {
   start_hub --lfs-threshold 4 || return
   create_repo r true

@@ -14,6 +14,7 @@
 #include <httplib.h>
 
 #include "buckets.hpp"
+#include "buffered_server.hpp"
 #include "faults.hpp"
 #include "http_util.hpp"
 #include "limits.hpp"
@@ -215,7 +216,7 @@ private:
   FaultRegistry m_faults;
   Limits m_limits;
   RequestStats m_stats;
-  httplib::Server m_server;
+  BufferedServer m_server;
   int m_port = 0;
 };
 
