@@ -5,6 +5,7 @@
 #include <hubcache/xet/shard.hpp>
 #include <hubcache/xet/xorb.hpp>
 
+#include "fake_server.hpp"
 #include "xet_test_data.hpp"
 
 #include <doctest/doctest.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -438,6 +440,132 @@ TEST_CASE("a xorb buffer handed back is where the next xorb is built")
   CHECK(buffers[1] == buffers[0]);
   CHECK(buffers[2] == buffers[0]);
   CHECK(kept[0] != kept[1]);
+}
+
+namespace {
+
+// A CAS serving one file's v1 reconstruction: the terms of `packed`'s file 0 with the
+// first one twice (a file repeating its start), each xorb listed as one range.
+struct WindowedCas {
+  const Packed& packed;
+  std::string answer;
+  std::vector<std::uint8_t> expected; // the file those terms make
+  MerkleHash expected_hash;
+  std::atomic<int> in_flight{0};
+  std::atomic<int> most_in_flight{0};
+  std::atomic<int> range_requests{0};
+  std::atomic<int> writes_during_fetches{0};
+  int fail_request = 0; // the range request (counting from 1) answered 500; 0: none
+
+  WindowedCas(const Packed& packed_upload, const std::string& url) : packed(packed_upload)
+  {
+    auto terms = packed.shard.files[0].terms;
+    terms.insert(terms.begin() + 1, terms.front());
+    std::string term_text;
+    std::string fetch_text;
+    std::set<MerkleHash> listed;
+    std::uint64_t size = 0;
+    for (const auto& term : terms) {
+      const auto range =
+        "{\"start\":" + std::to_string(term.chunk_start) + ",\"end\":" + std::to_string(term.chunk_end) + "}";
+      term_text += std::string(term_text.empty() ? "" : ",") + "{\"hash\":\"" + term.xorb_hash.hex()
+                   + "\",\"unpacked_length\":" + std::to_string(term.unpacked_size) + ",\"range\":" + range + "}";
+      size += term.unpacked_size;
+      if (listed.insert(term.xorb_hash).second) {
+        const auto& xorb = packed.xorbs.at(term.xorb_hash);
+        fetch_text += std::string(fetch_text.empty() ? "" : ",") + "\"" + term.xorb_hash.hex()
+                      + "\":[{\"range\":{\"start\":0,\"end\":" + std::to_string(read_xorb_layout(xorb).chunks.size())
+                      + "},\"url\":\"" + url + "/xorb/" + term.xorb_hash.hex()
+                      + "\",\"url_range\":{\"start\":0,\"end\":" + std::to_string(xorb.size() - 1) + "}}]";
+      }
+    }
+    answer = "{\"offset_into_first_range\":0,\"terms\":[" + term_text + "],\"fetch_info\":{" + fetch_text + "}}";
+    // What the file is, decoded term by term from the xorbs in memory.
+    std::vector<HashedNode> nodes;
+    const auto plan = parse_reconstruction(answer, size);
+    for (const auto& term : plan.terms) {
+      const auto& fetch = plan.fetches[term.fetch];
+      for (const auto& chunk : decode_term(as_text(packed.xorbs.at(fetch.xorb)), fetch, term)) {
+        nodes.push_back({chunk.hash, chunk.data.size()});
+        expected.insert(expected.end(), chunk.data.begin(), chunk.data.end());
+      }
+    }
+    expected_hash = file_hash(nodes);
+  }
+
+  void serve_range(const httplib::Request& req, httplib::Response& res, const test_support::FakeServer& server)
+  {
+    const auto number = ++range_requests;
+    const auto now = ++in_flight;
+    for (auto most = most_in_flight.load(); now > most && !most_in_flight.compare_exchange_weak(most, now);) {
+    }
+    // Open until a second request arrives, or for 200 ms: a client that fetches ahead
+    // decodes the range before meanwhile.
+    for (int i = 0; i < 40 && in_flight < 2 && !server.stopping(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const auto hash = MerkleHash::from_hex(req.matches[1].str());
+    const auto& xorb = packed.xorbs.at(*hash);
+    if (number == fail_request) {
+      res.status = 500;
+    } else if (req.get_header_value("Range") != "bytes=0-" + std::to_string(xorb.size() - 1)) {
+      res.status = 416;
+    } else {
+      res.status = 206;
+      res.set_content(as_text(xorb), "application/octet-stream");
+    }
+    --in_flight;
+  }
+};
+
+} // namespace
+
+TEST_CASE("a reconstruction fetches ranges ahead while it decodes, and reuses a range the next term needs")
+{
+  // Three xorbs of up to 8 MiB: the reconstruction's 16 MiB of ranges hold two at once.
+  const auto data = xet_test::splitmix64_data(2 * upload_xorb_bytes + upload_xorb_bytes / 2, 41);
+  const auto packed = pack({data});
+  REQUIRE(packed.xorbs.size() == 3);
+  std::unique_ptr<WindowedCas> cas; // its answer names the server's URL, known once bound
+  test_support::FakeServer server([&](httplib::Server& routes, test_support::FakeServer& self) {
+    routes.Get("/v2/reconstructions/.*", [](const httplib::Request&, httplib::Response& res) { res.status = 404; });
+    routes.Get("/v1/reconstructions/.*", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(cas->answer, "application/json");
+    });
+    routes.Get("/xorb/([0-9a-f]+)",
+               [&](const httplib::Request& req, httplib::Response& res) { cas->serve_range(req, res, self); });
+  });
+  cas = std::make_unique<WindowedCas>(packed, server.url);
+  CasOptions options;
+  options.parallel_fetches = 4;
+  options.retry.max_attempts = 1;
+
+  SUBCASE("the file byte for byte, the first xorb fetched once for both its terms")
+  {
+    CasClient client({"read-token", server.url, 0}, options);
+    std::vector<std::uint8_t> rebuilt;
+    client.reconstruct(cas->expected_hash, cas->expected.size(), [&](std::string_view bytes) {
+      rebuilt.insert(rebuilt.end(), bytes.begin(), bytes.end());
+      cas->writes_during_fetches += cas->in_flight > 0 ? 1 : 0;
+    });
+    CHECK(rebuilt == cas->expected);
+    CHECK(cas->range_requests == 3);
+    // Ranges were decoded while the next was fetched (a batch at a time, none would be), and
+    // never more were in flight than the 16 MiB of ranges allow.
+    CHECK(cas->writes_during_fetches > 0);
+    CHECK(cas->most_in_flight == 2);
+  }
+  SUBCASE("a range refused in the middle: one error, the other fetches waited for")
+  {
+    cas->fail_request = 3;
+    CasClient client({"read-token", server.url, 0}, options);
+    std::uint64_t written = 0;
+    CHECK_THROWS_WITH_AS(client.reconstruct(cas->expected_hash, cas->expected.size(),
+                                            [&](std::string_view bytes) { written += bytes.size(); }),
+                         doctest::Contains("HTTP 500"), RemoteError);
+    CHECK(written < cas->expected.size());
+    CHECK(cas->in_flight == 0);
+  }
 }
 
 } // namespace xet_cas_client_test

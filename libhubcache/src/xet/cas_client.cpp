@@ -6,8 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <future>
-#include <map>
 #include <thread>
 
 namespace hubcache::xet {
@@ -224,7 +222,7 @@ std::string CasClient::current_token(bool force_refresh)
   return m_token.access_token;
 }
 
-http::Response CasClient::send_once(http::Request& request, const std::string& token)
+http::Response CasClient::send_once(http::Request& request, const std::string& token, http::BodySink* sink)
 {
   // The token goes on for this call only, without copying the request: its body may be a
   // 16 MiB xorb.
@@ -242,7 +240,7 @@ http::Response CasClient::send_once(http::Request& request, const std::string& t
     http::Response response;
     try {
       auto client = m_clients.acquire();
-      response = client->perform(sent);
+      response = client->perform(sent, sink);
     } catch (const http::TransportError& error) {
       const auto delay = error.retryable() ? m_options.retry.delay_after(attempt, nullptr) : std::nullopt;
       if (!delay) {
@@ -262,147 +260,16 @@ http::Response CasClient::send_once(http::Request& request, const std::string& t
   }
 }
 
-http::Response CasClient::send(http::Request request, bool with_token)
+http::Response CasClient::send(http::Request request, bool with_token, http::BodySink* sink)
 {
   if (!with_token) {
-    return send_once(request, {});
+    return send_once(request, {}, sink);
   }
-  auto response = send_once(request, current_token(false));
+  auto response = send_once(request, current_token(false), sink);
   if (response.status == 401 && m_refresh) {
-    response = send_once(request, current_token(true));
+    response = send_once(request, current_token(true), sink);
   }
   return response;
-}
-
-std::string CasClient::fetch_range(const XorbFetch& fetch)
-{
-  http::Request request;
-  request.url = fetch.url;
-  request.headers.emplace_back("Range",
-                               "bytes=" + std::to_string(fetch.byte_start) + "-" + std::to_string(fetch.byte_end));
-  request.body_limit = max_xorb_input_bytes;
-  request.expected_body = fetch.byte_end - fetch.byte_start + 1;
-  auto response = send(std::move(request), false); // a signed URL: no token
-  if (!response.ok()) {
-    throw RemoteError("the Xet CAS refused a xorb range (HTTP " + std::to_string(response.status) + ")",
-                      detail::k_cas_retry_hint);
-  }
-  const auto wanted = fetch.byte_end - fetch.byte_start + 1;
-  if (response.status != 206 && !(response.status == 200 && fetch.byte_start == 0)) {
-    detail::cas_lied("a xorb range request with the whole xorb");
-  }
-  if (response.body.size() != wanted) {
-    detail::cas_lied("a xorb range of " + std::to_string(response.body.size()) + " bytes, not the "
-                     + std::to_string(wanted) + " asked for");
-  }
-  return std::move(response.body);
-}
-
-namespace {
-
-// The fetches that go in one request: each alone (v1), or all those sharing a URL (v2).
-std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& plan, std::vector<std::size_t>& group_of)
-{
-  std::vector<std::vector<std::size_t>> groups;
-  std::map<std::string, std::size_t> by_url;
-  group_of.assign(plan.fetches.size(), 0);
-  for (std::size_t i = 0; i < plan.fetches.size(); ++i) {
-    const auto [found, added] =
-      plan.multi_range ? by_url.emplace(plan.fetches[i].url, groups.size()) : std::pair{by_url.end(), true};
-    if (added) {
-      groups.emplace_back();
-    }
-    group_of[i] = added ? groups.size() - 1 : found->second;
-    groups[group_of[i]].push_back(i);
-  }
-  return groups;
-}
-
-} // namespace
-
-// What a reconstruction's parallel range fetches may hold at once (one group always goes,
-// whatever its size).
-constexpr std::uint64_t fetch_budget_bytes = 16 * 1024 * 1024;
-
-void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
-                            const std::function<void(std::string_view)>& write)
-{
-  // v2 (one signed URL per xorb, multi-range fetches), v1 where the CAS has no v2.
-  http::Response response;
-  for (const char* version : {"/v2/reconstructions/", "/v1/reconstructions/"}) {
-    http::Request request;
-    request.url = m_token.cas_url + version + file_hash.hex();
-    response = send(std::move(request), true);
-    if (response.status != 404 && response.status != 501) {
-      break;
-    }
-  }
-  if (!response.ok()) {
-    throw RemoteError("the Xet CAS refused the reconstruction of " + file_hash.hex() + " (HTTP "
-                        + std::to_string(response.status) + ")",
-                      detail::k_cas_retry_hint);
-  }
-  const auto plan = parse_reconstruction(response.body, size);
-  // How many later terms still need each range: a range is dropped once none does, and
-  // one fetched for an earlier term is reused (a file repeating its own chunks).
-  std::vector<std::size_t> uses(plan.fetches.size(), 0);
-  for (const auto& term : plan.terms) {
-    ++uses[term.fetch];
-  }
-  std::vector<std::size_t> group_of;
-  const auto groups = request_groups(plan, group_of);
-  std::map<std::size_t, std::string> fetched;
-  std::vector<HashedNode> nodes;
-  const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
-  std::size_t next = 0; // the first term not yet written
-  while (next < plan.terms.size()) {
-    // Fetch, in parallel, the missing ranges of the next terms, at most `window` requests
-    // and fetch_budget_bytes (memory stays bounded whatever the file's size).
-    std::map<std::size_t, std::future<std::vector<std::string>>> pending; // by group
-    std::uint64_t pending_bytes = 0;
-    for (auto t = next; t < plan.terms.size() && pending.size() < window; ++t) {
-      const auto group = group_of[plan.terms[t].fetch];
-      if (!fetched.count(plan.terms[t].fetch) && !pending.count(group)) {
-        std::uint64_t bytes = 0;
-        for (const auto member : groups[group]) {
-          bytes += plan.fetches[member].byte_end - plan.fetches[member].byte_start + 1;
-        }
-        if (!pending.empty() && pending_bytes + bytes > fetch_budget_bytes) {
-          break;
-        }
-        pending_bytes += bytes;
-        pending.emplace(group, std::async(std::launch::async, [this, &plan, &members = groups[group]] {
-                          std::vector<const XorbFetch*> asked;
-                          for (const auto member : members) {
-                            asked.push_back(&plan.fetches[member]);
-                          }
-                          return fetch_ranges(asked);
-                        }));
-      }
-    }
-    for (auto& [group, future] : pending) {
-      auto parts = future.get();
-      for (std::size_t m = 0; m < groups[group].size(); ++m) {
-        if (uses[groups[group][m]] > 0) {
-          fetched[groups[group][m]] = std::move(parts[m]);
-        }
-      }
-    }
-    while (next < plan.terms.size() && fetched.count(plan.terms[next].fetch)) {
-      const auto& term = plan.terms[next];
-      decode_term(fetched.at(term.fetch), plan.fetches[term.fetch], term, [&](const MerkleHash& hash, Bytes data) {
-        nodes.push_back({hash, data.size()});
-        write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-      });
-      if (--uses[term.fetch] == 0) {
-        fetched.erase(term.fetch);
-      }
-      ++next;
-    }
-  }
-  if (xet::file_hash(nodes) != file_hash) {
-    detail::cas_lied("chunks that do not hash to the file " + file_hash.hex());
-  }
 }
 
 void CasClient::upload_xorb(const MerkleHash& hash, const std::vector<std::uint8_t>& bytes)

@@ -104,10 +104,12 @@ public:
   void set_token_refresh(TokenRefresh refresh) { m_refresh = std::move(refresh); }
 
 private:
-  http::Response send(http::Request request, bool with_token);
-  http::Response send_once(http::Request& request, const std::string& token);
+  // With a sink, the body of a successful answer goes to it (http::Client::perform).
+  http::Response send(http::Request request, bool with_token, http::BodySink* sink = nullptr);
+  http::Response send_once(http::Request& request, const std::string& token, http::BodySink* sink);
   std::string current_token(bool force_refresh);
-  std::string fetch_range(const XorbFetch& fetch);
+  // The range's bytes, received into `buffer` (its capacity reused).
+  std::string fetch_range(const XorbFetch& fetch, std::string buffer = {});
   std::vector<std::string> fetch_ranges(const std::vector<const XorbFetch*>& fetches);
 
   std::mutex m_token_mutex;
