@@ -44,27 +44,36 @@ private:
   std::size_t m_limit;
 };
 
-// The fetches that go in one request: each alone (v1), or all those sharing a URL (v2).
-std::vector<std::vector<std::size_t>> request_groups(const ReconstructionPlan& plan, std::vector<std::size_t>& group_of)
-{
-  std::vector<std::vector<std::size_t>> groups;
-  std::map<std::string, std::size_t> by_url;
-  group_of.assign(plan.fetches.size(), 0);
-  for (std::size_t i = 0; i < plan.fetches.size(); ++i) {
-    const auto [found, added] =
-      plan.multi_range ? by_url.emplace(plan.fetches[i].url, groups.size()) : std::pair{by_url.end(), true};
-    if (added) {
-      groups.emplace_back();
-    }
-    group_of[i] = added ? groups.size() - 1 : found->second;
-    groups[group_of[i]].push_back(i);
-  }
-  return groups;
-}
-
 std::uint64_t fetch_bytes(const XorbFetch& fetch)
 {
   return fetch.byte_end - fetch.byte_start + 1;
+}
+
+// The fetches that go in one request: each alone (v1), or all those sharing a URL (v2).
+struct RequestGroups {
+  std::vector<std::vector<std::size_t>> members; // fetch indexes, per group
+  std::vector<std::size_t> group_of;             // per fetch
+  std::vector<std::uint64_t> bytes;              // per group
+};
+
+RequestGroups request_groups(const ReconstructionPlan& plan)
+{
+  RequestGroups groups;
+  std::map<std::string, std::size_t> by_url;
+  groups.group_of.assign(plan.fetches.size(), 0);
+  for (std::size_t i = 0; i < plan.fetches.size(); ++i) {
+    const auto [found, added] =
+      plan.multi_range ? by_url.emplace(plan.fetches[i].url, groups.members.size()) : std::pair{by_url.end(), true};
+    if (added) {
+      groups.members.emplace_back();
+      groups.bytes.push_back(0);
+    }
+    const auto group = added ? groups.members.size() - 1 : found->second;
+    groups.group_of[i] = group;
+    groups.members[group].push_back(i);
+    groups.bytes[group] += fetch_bytes(plan.fetches[i]);
+  }
+  return groups;
 }
 
 } // namespace
@@ -95,11 +104,7 @@ std::string CasClient::fetch_range(const XorbFetch& fetch, std::string buffer)
   return buffer;
 }
 
-// The ranges of the next terms are asked for as soon as the window has room, not a batch at
-// a time: the network keeps busy while the terms fetched are decoded and written, and a
-// slow range holds up only the terms that need it.
-void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
-                            const std::function<void(std::string_view)>& write)
+ReconstructionPlan CasClient::reconstruction_plan(const MerkleHash& file_hash, std::uint64_t size)
 {
   // v2 (one signed URL per xorb, multi-range fetches), v1 where the CAS has no v2.
   http::Response response;
@@ -116,22 +121,24 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
                         + std::to_string(response.status) + ")",
                       detail::k_cas_retry_hint);
   }
-  const auto plan = parse_reconstruction(response.body, size);
+  return parse_reconstruction(response.body, size);
+}
+
+// The ranges of the next terms are asked for as soon as the window has room, not a batch at
+// a time: the network keeps busy while the terms fetched are decoded and written, and a
+// slow range holds up only the terms that need it.
+void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
+                            const std::function<void(std::string_view)>& write)
+{
+  const auto plan = reconstruction_plan(file_hash, size);
   // How many later terms still need each range: a range is dropped once none does, and
   // one fetched for an earlier term is reused (a file repeating its own chunks).
   std::vector<std::size_t> uses(plan.fetches.size(), 0);
   for (const auto& term : plan.terms) {
     ++uses[term.fetch];
   }
-  std::vector<std::size_t> group_of;
-  const auto groups = request_groups(plan, group_of);
-  std::vector<std::uint64_t> group_bytes(groups.size(), 0);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    for (const auto member : groups[g]) {
-      group_bytes[g] += fetch_bytes(plan.fetches[member]);
-    }
-  }
-  std::vector<bool> asked(groups.size(), false);
+  const auto groups = request_groups(plan);
+  std::vector<bool> asked(groups.members.size(), false);
   std::map<std::size_t, std::string> fetched;
   std::vector<std::string> spare; // buffers of decoded ranges, for the next ones
   std::uint64_t spare_bytes = 0;
@@ -145,8 +152,8 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   const auto window = std::max<std::size_t>(1, m_options.parallel_fetches);
   const auto ask = [&](std::size_t group) {
     asked[group] = true;
-    held += group_bytes[group];
-    const auto& members = groups[group];
+    held += groups.bytes[group];
+    const auto& members = groups.members[group];
     std::string buffer;
     if (members.size() == 1 && !spare.empty()) {
       buffer = std::move(spare.back());
@@ -183,11 +190,11 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
   while (next < plan.terms.size()) {
     for (; scan < plan.terms.size() && in_flight.size() < window; ++scan) {
       const auto fetch = plan.terms[scan].fetch;
-      const auto group = group_of[fetch];
+      const auto group = groups.group_of[fetch];
       if (fetched.count(fetch) || asked[group]) {
         continue;
       }
-      if (!in_flight.empty() && held + group_bytes[group] > k_fetch_budget_bytes) {
+      if (!in_flight.empty() && held + groups.bytes[group] > k_fetch_budget_bytes) {
         break;
       }
       ask(group);
@@ -201,8 +208,8 @@ void CasClient::reconstruct(const MerkleHash& file_hash, std::uint64_t size,
       auto oldest = std::move(in_flight.front());
       in_flight.pop_front();
       auto parts = oldest.parts.get();
-      for (std::size_t m = 0; m < groups[oldest.group].size(); ++m) {
-        const auto member = groups[oldest.group][m];
+      for (std::size_t m = 0; m < groups.members[oldest.group].size(); ++m) {
+        const auto member = groups.members[oldest.group][m];
         fetched[member] = std::move(parts[m]);
         if (uses[member] == 0) {
           release(member); // a range no term needs (a CAS that lists one too many)

@@ -108,6 +108,8 @@ private:
   http::Response send(http::Request request, bool with_token, http::BodySink* sink = nullptr);
   http::Response send_once(http::Request& request, const std::string& token, http::BodySink* sink);
   std::string current_token(bool force_refresh);
+  // The file's terms and the xorb ranges to fetch them from (v2, or v1 where the CAS has no v2).
+  ReconstructionPlan reconstruction_plan(const MerkleHash& file_hash, std::uint64_t size);
   // The range's bytes, received into `buffer` (its capacity reused).
   std::string fetch_range(const XorbFetch& fetch, std::string buffer = {});
   std::vector<std::string> fetch_ranges(const std::vector<const XorbFetch*>& fetches);
